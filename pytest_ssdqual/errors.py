@@ -1,0 +1,118 @@
+"""The project's own exceptions.
+
+Three kinds of bad outcome, each with its own class family (see STYLE.md row 7):
+
+* ``ConfigError`` -- bad user input (threshold file, inventory, option, ``--drive`` value). The
+  plugin turns it into ``pytest.UsageError`` before any I/O.
+* ``FioError`` / ``DeviceError`` -- fio crashed, its output is unreadable, the device vanished.
+  Raised inside a test, the test is *broken* (Allure) / *error*, never passed and never *failed*.
+* ``SafetyRefusal`` -- a write to a drive was refused; the plugin skips the test with the reason.
+
+A violated limit is not an exception here: verdicts are data, and the plugin fails the test.
+"""
+
+from __future__ import annotations
+
+
+class SsdQualError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigError(SsdQualError):
+    """Bad user input: names the file, the line, the key and the fix.
+
+    Args:
+        message: what is wrong, in plain words.
+        file: the offending file (``None`` for a command-line option).
+        line: 1-based line in ``file`` when known.
+        key: dotted key / JSON path (``profiles[0].limits.seq_write_128k_qd32``) or option name.
+        fix: what the user should do.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "")
+        parts = [p for p in (where, self.key) if p]
+        text = (": ".join(parts) + ": " if parts else "") + self.message
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class ConfigErrors(ConfigError):
+    """Several ``ConfigError`` at once (a threshold file is reported whole, not error by error)."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        self.errors = list(errors)
+        first = self.errors[0] if self.errors else ConfigError("no errors")
+        super().__init__(
+            first.message, file=first.file, line=first.line, key=first.key, fix=first.fix
+        )
+
+    def __str__(self) -> str:
+        if len(self.errors) == 1:
+            return str(self.errors[0])
+        return f"{len(self.errors)} errors:\n" + "\n".join(f"  - {e}" for e in self.errors)
+
+
+class FioError(SsdQualError):
+    """fio did not produce a usable result. ``raw_output`` keeps what it printed, for the report."""
+
+    def __init__(self, message: str, *, raw_output: str | None = None) -> None:
+        self.raw_output = raw_output
+        super().__init__(message)
+
+
+class FioNotFound(FioError):
+    """The fio binary is missing or not executable."""
+
+
+class FioOutputError(FioError):
+    """fio's output holds no readable JSON document (empty, truncated, error text only)."""
+
+
+class FioJobError(FioError):
+    """A job in fio's JSON reports ``error != 0`` (errno), e.g. 5 (EIO) or 22 (EINVAL).
+
+    Attributes:
+        job: the job name; errno: fio's ``error`` value.
+    """
+
+    def __init__(self, message: str, *, job: str, errno: int, raw_output: str | None = None):
+        self.job = job
+        self.errno = errno
+        super().__init__(message, raw_output=raw_output)
+
+
+class FioTimeout(FioError):
+    """fio ran longer than the workload's expected duration plus the margin and was killed."""
+
+
+class DeviceError(SsdQualError):
+    """The drive cannot be used: gone, unreadable identity, busy (locked by another run)."""
+
+
+class SafetyRefusal(SsdQualError):
+    """A write to a drive was refused. ``reasons`` lists every reason, each a full sentence."""
+
+    def __init__(self, drive: str, reasons: list[str]) -> None:
+        self.drive = drive
+        self.reasons = list(reasons)
+        super().__init__(f"write to {drive} refused: " + "; ".join(self.reasons))

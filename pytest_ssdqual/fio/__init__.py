@@ -1,0 +1,1 @@
+"""fio integration: job rendering (``job``), running (``runner``) and result parsing (``result``)."""

@@ -1,0 +1,1 @@
+"""Threshold files: schema validation and loading (``loader``), limits and verdicts (``verdict``)."""
