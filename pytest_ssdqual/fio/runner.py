@@ -1,0 +1,282 @@
+"""Run fio: argument list, JSON output file, timeout, and no orphan fio ever.
+
+fio runs in its own process group (``start_new_session``); a timeout, Ctrl-C or any other
+exception while it runs kills the whole group (SIGTERM, then SIGKILL after a grace period),
+so no fio keeps writing to a drive after the test that started it is gone.
+
+Success means all three: exit status 0, a readable JSON document, every job ``error == 0``
+(STYLE.md row 8). Anything else raises a ``FioError`` subclass that carries fio's raw output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import FioError, FioJobError, FioNotFound, FioTimeout
+from .result import WorkloadResult, parse_fio_output
+
+#: Oldest fio whose JSON this project reads for its own runs (``clat_ns``, ``bw_bytes``,
+#: ``percentile_list`` with p99.99, io_uring engine).
+MIN_FIO_VERSION = (3, 13)
+
+#: Seconds fio gets beyond ramp + runtime before it is declared hung (start-up, file layout,
+#: device flush at close).
+TIMEOUT_MARGIN_S = 30.0
+
+#: A run that measured less than this share of the asked runtime finished early.
+MIN_RUNTIME_SHARE = 0.9
+
+#: Seconds between SIGTERM and SIGKILL when stopping a fio process group.
+KILL_GRACE_S = 1.0
+
+
+@dataclass(frozen=True)
+class FioRun:
+    """One fio invocation and everything it produced.
+
+    Attributes:
+        argv: the exact argument list run.
+        job_path: the job file. output_path: fio's ``--output`` file.
+        returncode: fio's exit status. duration_s: wall time.
+        raw_output: the text of the output file (JSON, maybe with text around it).
+        stderr: what fio printed on stderr.
+    """
+
+    argv: tuple[str, ...]
+    job_path: Path
+    output_path: Path
+    returncode: int
+    duration_s: float
+    raw_output: str
+    stderr: str
+
+
+def parse_fio_version(text: str) -> tuple[int, int]:
+    """``'fio-3.33'`` / ``'fio-3.14-6-g97134'`` -> ``(3, 33)`` / ``(3, 14)``.
+
+    Raises:
+        FioError: text is not a fio version string.
+    """
+    m = re.search(r"fio-(\d+)\.(\d+)", text)
+    if not m:
+        raise FioError(f"cannot read a fio version from {text.strip()!r}", raw_output=text)
+    return int(m.group(1)), int(m.group(2))
+
+
+class FioRunner:
+    """Runs fio jobs. One instance per pytest process.
+
+    Args:
+        fio_bin: fio executable (name on PATH or path): ``--fio-bin`` option.
+        cgroup: a cgroup-v1 blkio directory fio is placed in before it starts (its pid is written
+            to ``cgroup.procs`` in the child before ``exec``), e.g. for throttled test drives.
+    """
+
+    def __init__(self, fio_bin: str = "fio", *, cgroup: Path | None = None) -> None:
+        self.fio_bin = fio_bin
+        self.cgroup = cgroup
+        self._version: str | None = None
+        self._engine: str | None = None
+
+    def executable(self) -> str:
+        """Absolute path of fio. Raises ``FioNotFound`` with the fix when it is missing."""
+        found = shutil.which(self.fio_bin)
+        if not found:
+            raise FioNotFound(
+                f"fio not found ({self.fio_bin!r}): install it (apt-get install fio) "
+                "or point --fio-bin at it"
+            )
+        return found
+
+    def version(self) -> str:
+        """``fio --version`` (e.g. ``'fio-3.33'``), checked once against ``MIN_FIO_VERSION``.
+
+        Raises:
+            FioNotFound: fio missing. FioError: unreadable or too old a version.
+        """
+        if self._version is None:
+            proc = subprocess.run(
+                [self.executable(), "--version"],
+                capture_output=True, text=True, timeout=30, env=_env(),
+            )
+            text = (proc.stdout or proc.stderr).strip()
+            if parse_fio_version(text) < MIN_FIO_VERSION:
+                need = ".".join(map(str, MIN_FIO_VERSION))
+                raise FioError(f"{text} is too old: fio {need} or newer is needed")
+            self._version = text
+        return self._version
+
+    def ioengine(self, probe_file: Path) -> str:
+        """The best asynchronous engine that works here: ``io_uring``, else ``libaio``, else
+        ``psync``. Probed once with a 4 KiB O_DIRECT read of ``probe_file`` (created if needed).
+        """
+        if self._engine is None:
+            if not probe_file.exists():
+                probe_file.write_bytes(b"\0" * 65536)
+            failures = []
+            for engine in ("io_uring", "libaio", "psync"):
+                argv = [
+                    self.executable(), "--name=probe", f"--ioengine={engine}",
+                    f"--filename={probe_file}", "--size=64k", "--bs=4k", "--rw=read",
+                    "--direct=1", "--output-format=json",
+                ]
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env())
+                try:
+                    if proc.returncode != 0:
+                        raise FioError(_first_line(proc.stderr) or f"exit status {proc.returncode}")
+                    parse_fio_output(proc.stdout, source=f"fio {engine} probe")
+                except FioError as exc:
+                    failures.append(f"{engine}: {exc}")
+                    continue
+                self._engine = engine
+                break
+            else:
+                raise FioError("no fio I/O engine works here: " + "; ".join(failures))
+        return self._engine
+
+    def run(
+        self,
+        job_text: str,
+        *,
+        workdir: Path,
+        name: str,
+        timeout_s: float,
+        readonly: bool,
+        extra_args: Sequence[str] = (),
+    ) -> FioRun:
+        """Write ``job_text`` to ``workdir/name.fio`` and run fio on it.
+
+        Args:
+            readonly: pass fio's ``--readonly`` safety flag (fio refuses any write or trim).
+            timeout_s: wall-clock limit; on expiry the fio process group is killed.
+
+        Raises:
+            FioNotFound, FioTimeout; ``KeyboardInterrupt`` is re-raised after the kill.
+        """
+        workdir.mkdir(parents=True, exist_ok=True)
+        job_path = workdir / f"{name}.fio"
+        output_path = workdir / f"{name}.json"
+        job_path.write_text(job_text)
+        argv = [self.executable(), "--output-format=json", f"--output={output_path}"]
+        if readonly:
+            argv.append("--readonly")
+        argv += [*extra_args, str(job_path)]
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+            start_new_session=True,
+            preexec_fn=self._join_cgroup if self.cgroup else None,
+        )
+        try:
+            _stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_process_group(proc)
+            raise FioTimeout(
+                f"fio ran {timeout_s:.0f} s, longer than expected, and was killed",
+                raw_output=_read(output_path),
+            ) from None
+        except BaseException:
+            kill_process_group(proc)
+            raise
+        return FioRun(
+            argv=tuple(argv),
+            job_path=job_path,
+            output_path=output_path,
+            returncode=proc.returncode,
+            duration_s=time.monotonic() - start,
+            raw_output=_read(output_path),
+            stderr=stderr or "",
+        )
+
+    def _join_cgroup(self) -> None:  # runs in the child, before exec
+        assert self.cgroup is not None
+        (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
+    """Judge whether a fio run succeeded and parse it.
+
+    Success = exit status 0, a readable JSON document, every job ``error == 0``, no
+    "terminating on signal", and at least ``MIN_RUNTIME_SHARE`` of the asked runtime measured.
+
+    Raises:
+        FioOutputError, FioJobError (from the parser); FioError for a non-zero exit, a signal
+        or a run that finished early. Each carries the raw output.
+    """
+    raw = run.raw_output + ("\n" + run.stderr if run.stderr.strip() else "")
+    source = str(run.output_path)
+    if run.returncode != 0:
+        try:
+            parse_fio_output(run.raw_output, source=source)
+        except FioJobError as exc:  # a job's errno explains the exit status best
+            exc.raw_output = raw
+            raise
+        except FioError:
+            pass
+        detail = _first_line(run.stderr) or _first_line(run.raw_output) or "no output"
+        raise FioError(f"fio exited with status {run.returncode}: {detail}", raw_output=raw)
+    result = parse_fio_output(run.raw_output, source=source)
+    if result.terminated_by_signal:
+        raise FioError("fio was interrupted (terminating on signal)", raw_output=raw)
+    if expected_runtime_s and result.runtime_ms < expected_runtime_s * 1000 * MIN_RUNTIME_SHARE:
+        raise FioError(
+            f"fio stopped early: measured {result.runtime_ms / 1000:.1f} s of the "
+            f"{expected_runtime_s:.0f} s asked",
+            raw_output=raw,
+        )
+    return result
+
+
+def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace_s)
+            # fio's children share the group: make sure none is left.
+            os.killpg(proc.pid, 0)
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    else:
+        proc.wait(timeout=grace_s)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""

@@ -1,0 +1,347 @@
+"""pytest hooks only: options, markers, fixtures, drive parametrization, terminal summary.
+
+Thin glue (STYLE.md row 2): options are parsed into one ``SessionOptions`` at configure time
+(bad input -> ``pytest.UsageError`` before any I/O), kept in ``config.stash``, and every real
+decision is delegated to ``session``, ``drive``, ``thresholds`` and ``fio``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import allure_report
+from .drive import DriveSpec, parse_drive_option
+from .errors import ConfigError, FioError, SsdQualError
+from .fio.runner import FioRunner
+from .inventory import Inventory
+from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
+from .summary import SummaryRow, format_summary, rows_from_outcome
+from .thresholds.loader import ThresholdSet
+from .workloads import PROFILES, get_workload
+
+OPTIONS_KEY = pytest.StashKey[SessionOptions]()
+SESSION_KEY = pytest.StashKey[QualSession]()
+
+#: user_properties keys carrying results from (xdist) workers to the controller.
+PROP_ROWS = "ssdqual_rows"
+PROP_DRIVE = "ssdqual_drive"
+
+
+def _size(value: str) -> int:
+    """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", value, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
+        )
+    return int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
+
+
+def _profile(value: str) -> str:
+    if value not in PROFILES:
+        raise argparse.ArgumentTypeError(
+            f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
+        )
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ssdqual", "SSD qualification (pytest-ssdqual)")
+    group.addoption(
+        "--drive", action="append", default=[], metavar="PATH",
+        help="drive under test, repeatable: a block device (/dev/sdb, /dev/nvme0n1, /dev/loop0), "
+        "an existing regular file, or file:PATH (created and sized when missing, removed "
+        "afterwards). Default: a scratch file in the temp folder.",
+    )
+    group.addoption(
+        "--confirm-destroy", action="append", default=[], metavar="SERIAL",
+        help="allow write (destructive) tests on the block device with this serial, repeatable. "
+        "Default: none, write tests on block devices are skipped.",
+    )
+    group.addoption(
+        "--ssd-profile", default=None, type=_profile, metavar="NAME",
+        help="run profile: smoke (seconds per workload, small span), quick (minutes), full "
+        "(published methodology). Default: ini ssdqual_profile, else smoke without --drive and "
+        "quick with one.",
+    )
+    group.addoption(
+        "--thresholds", action="append", default=[], metavar="PATH",
+        help="threshold YAML file or folder, repeatable. Default: ini ssdqual_thresholds, else "
+        "thresholds/ in the rootdir.",
+    )
+    group.addoption(
+        "--inventory", default=None, metavar="PATH",
+        help="lab inventory YAML mapping model/serial to controller and NAND. Default: ini "
+        "ssdqual_inventory, else inventory.yaml in the rootdir when present.",
+    )
+    group.addoption("--controller", default=None, metavar="NAME",
+                    help="controller of the drive(s), overriding the inventory. Default: none.")
+    group.addoption("--nand", default=None, metavar="NAME",
+                    help="NAND of the drive(s), overriding the inventory. Default: none.")
+    group.addoption("--fio-bin", default=None, metavar="PATH",
+                    help="fio executable. Default: ini ssdqual_fio_bin, else fio on PATH.")
+    group.addoption(
+        "--fio-cgroup", default=None, metavar="DIR",
+        help="cgroup-v1 blkio folder to run every fio in (e.g. a throttled test setup). "
+        "Default: none.",
+    )
+    group.addoption(
+        "--strict-thresholds", action="store_true", default=False,
+        help="a measured metric with no limit fails the test. Default: reported as not judged.",
+    )
+    group.addoption(
+        "--scratch-size", default=None, type=_size, metavar="SIZE",
+        help="size of a file target the plugin creates (512M, 4G). Default: the profile's.",
+    )
+    parser.addini("ssdqual_profile", "default --ssd-profile", default="")
+    parser.addini("ssdqual_thresholds", "default threshold files/folders", type="paths",
+                  default=[])
+    parser.addini("ssdqual_inventory", "default lab inventory file", default="")
+    parser.addini("ssdqual_fio_bin", "default fio executable", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "destructive: the test writes to the drive (runs only on a confirmed drive)"
+    )
+    config.addinivalue_line("markers", "ssdqual_family(name): methodology family for reports")
+    try:
+        options = _build_options(config)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
+    config.stash[OPTIONS_KEY] = options
+    config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+
+
+def _build_options(config: pytest.Config) -> SessionOptions:
+    root = Path(config.rootpath)
+    drives = config.getoption("drive") or []
+    specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
+    if not specs:
+        scratch = Path(tempfile.gettempdir()) / "pytest-ssdqual" / "scratch.img"
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        specs = [parse_drive_option(f"file:{scratch}")]
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.path in seen:
+            raise ConfigError(f"{spec.raw} is given twice", key="--drive",
+                              fix="name each drive once")
+        seen.add(spec.path)
+
+    profile_name = (
+        config.getoption("ssd_profile")
+        or config.getini("ssdqual_profile")
+        or ("quick" if drives else "smoke")
+    )
+    try:
+        profile = PROFILES[_profile(str(profile_name))]
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(str(exc), key="ssdqual_profile") from None
+
+    threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
+        Path(p) for p in config.getini("ssdqual_thresholds")
+    ]
+    if not threshold_paths and (root / "thresholds").is_dir():
+        threshold_paths = [root / "thresholds"]
+    for p in threshold_paths:
+        if not p.exists():
+            raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
+                              fix="give a YAML file or a folder of them")
+    thresholds = ThresholdSet.load(threshold_paths)
+
+    inv_opt = config.getoption("inventory") or config.getini("ssdqual_inventory")
+    inventory: Inventory | None = None
+    if inv_opt:
+        if not Path(inv_opt).is_file():
+            raise ConfigError(f"inventory file {inv_opt} does not exist", key="--inventory",
+                              fix="give the lab inventory YAML (see inventory.example.yaml)")
+        inventory = Inventory.load(inv_opt)
+    elif (root / "inventory.yaml").is_file():
+        inventory = Inventory.load(root / "inventory.yaml")
+
+    cgroup = config.getoption("fio_cgroup")
+    if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
+        raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
+                          key="--fio-cgroup", fix="create it under /sys/fs/cgroup/blkio/")
+    return SessionOptions(
+        specs=tuple(specs),
+        confirmed_serials=tuple(config.getoption("confirm_destroy") or ()),
+        profile=profile,
+        thresholds=thresholds,
+        inventory=inventory,
+        controller=config.getoption("controller"),
+        nand=config.getoption("nand"),
+        fio_bin=config.getoption("fio_bin") or config.getini("ssdqual_fio_bin") or "fio",
+        strict=bool(config.getoption("strict_thresholds")),
+        file_size_bytes=config.getoption("scratch_size"),
+        cgroup=Path(cgroup) if cgroup else None,
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    options = config.stash.get(OPTIONS_KEY, None)
+    if options is None:
+        return []
+    try:
+        fio = FioRunner(options.fio_bin).version()
+    except FioError as exc:
+        fio = f"unavailable ({exc})"
+    lines = [
+        f"ssdqual: profile {options.profile.name} ({options.profile.description}); {fio}",
+        f"ssdqual: thresholds: {len(options.thresholds.profiles)} profiles; "
+        f"confirmed serials: {', '.join(options.confirmed_serials) or 'none'}",
+    ]
+    lines += [f"ssdqual: drive {spec.raw} ({spec.kind})" for spec in options.specs]
+    return lines
+
+
+def _drive_id(spec: DriveSpec) -> str:
+    name = Path(spec.path).name
+    return name if spec.kind == "block" else f"file-{name}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "ssd_drive" not in metafunc.fixturenames:
+        return
+    options = metafunc.config.stash[OPTIONS_KEY]
+    params = [
+        pytest.param(spec, id=_drive_id(spec), marks=pytest.mark.xdist_group(_drive_id(spec)))
+        for spec in options.specs
+    ]
+    metafunc.parametrize("ssd_drive", params, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[QualSession]:
+    """The process's ``QualSession`` (drives, limits, fio runner)."""
+    options = request.config.stash[OPTIONS_KEY]
+    session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"))
+    request.config.stash[SESSION_KEY] = session
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="session")
+def ssd_drive(request: pytest.FixtureRequest, ssd_session: QualSession) -> DriveContext:
+    """The drive under test (parametrized over every ``--drive``), opened on first use."""
+    spec: DriveSpec = request.param
+    try:
+        return ssd_session.drive(spec)
+    except SsdQualError as exc:
+        raise DriveUnusable(f"{spec.raw}: {exc}") from None
+
+
+class DriveUnusable(Exception):
+    """The drive could not be opened; every test on it is broken with this message."""
+
+
+@pytest.fixture
+def qualify(
+    request: pytest.FixtureRequest,
+    ssd_session: QualSession,
+    ssd_drive: DriveContext,
+    tmp_path: Path,
+) -> Callable[[str], WorkloadOutcome]:
+    """``qualify(workload_id)``: run the workload on the drive, attach everything, judge it.
+
+    The test fails (one line per violated limit) when a limit is violated; fio or device errors
+    propagate as the project's exceptions (the test is broken, not failed). A workload that
+    writes is skipped with the exact reason when the drive refuses writes.
+    """
+    node = request.node
+
+    def run(workload_id: str) -> WorkloadOutcome:
+        workload = get_workload(workload_id)
+        destructive = node.get_closest_marker("destructive") is not None
+        if workload.writes and not destructive:
+            raise SsdQualError(
+                f"{node.nodeid} runs the write workload {workload_id} but is not marked "
+                "@pytest.mark.destructive: mark it so it can be deselected"
+            )
+        facts = ssd_drive.describe()
+        node.user_properties.append((PROP_DRIVE, facts))
+        allure_report.label_test(ssd_drive, workload)
+        if workload.writes:
+            refusal = ssd_session.refusal(ssd_drive)
+            if refusal is not None:
+                row = SummaryRow.refused(ssd_drive.target.spec.raw, workload_id, refusal.reasons)
+                node.user_properties.append((PROP_ROWS, [row.as_dict()]))
+                pytest.skip(str(refusal))
+
+        def attach(plan: Any, fio_run: Any) -> None:
+            allure_report.attach_run(plan, fio_run)
+
+        try:
+            outcome = ssd_session.run_workload(ssd_drive, workload, tmp_path, on_run=attach)
+        except FioError as exc:
+            allure_report.attach_failure_output(exc)
+            raise
+        allure_report.attach_verdicts(outcome)
+        rows = rows_from_outcome(ssd_drive, outcome)
+        node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
+        if outcome.failed:
+            pytest.fail(
+                f"{ssd_drive.target.spec.raw} {workload_id}: "
+                f"{len(outcome.failed)} limit(s) violated\n"
+                + "\n".join("  " + v.line() for v in outcome.failed),
+                pytrace=False,
+            )
+        return outcome
+
+    return run
+
+
+class SsdQualReporter:
+    """Collects verdict rows and drive facts from every test report (xdist workers' too, since
+    ``user_properties`` travel with the report) and writes the session-wide outputs once, on the
+    controller: the terminal verdict table and the Allure ``environment.properties``."""
+
+    def __init__(self, config: pytest.Config, options: SessionOptions) -> None:
+        self.config = config
+        self.options = options
+        self.rows: list[SummaryRow] = []
+        self.drives: dict[str, dict[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for key, value in report.user_properties:
+            if key == PROP_ROWS:
+                self.rows.extend(SummaryRow.from_dict(r) for r in value)
+            elif key == PROP_DRIVE:
+                self.drives[value["drive"]] = value
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows:
+            return
+        terminalreporter.write_sep("=", "ssdqual verdicts")
+        for line in format_summary(self.rows):
+            terminalreporter.write_line(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        alluredir = getattr(self.config.option, "allure_report_dir", None)
+        if not alluredir:
+            return
+        try:
+            fio_version = FioRunner(self.options.fio_bin).version()
+        except FioError as exc:
+            fio_version = f"unavailable ({exc})"
+        allure_report.write_environment(
+            Path(alluredir),
+            drives=self.drives,
+            profile=self.options.profile.name,
+            fio_version=fio_version,
+            host=host_facts(),
+        )
+
+

@@ -1,0 +1,251 @@
+"""A qualification session: the drives, their limits, and running one workload end to end.
+
+Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process from its
+options and calls ``QualSession.drive(spec)`` / ``run_workload``. Everything a test needs to
+judge a drive -- target, identity, controller/NAND assignment, resolved limits, fio runner -- is
+reached from here.
+
+Data flow (DESIGN.md): DriveSpec -> DriveTarget (identity, safety) -> Assignment (inventory) ->
+DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> metrics ->
+Verdicts.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .drive import DriveLock, DriveSpec, DriveTarget
+from .errors import SafetyRefusal
+from .fio.job import JobPlan, render_job
+from .fio.result import WorkloadResult
+from .fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner, check_run
+from .identity import DriveIdentity
+from .inventory import Assignment, Inventory, resolve_assignment
+from .thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from .thresholds.verdict import Verdict, judge
+from .workloads import RunProfile, Workload
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """Everything the session needs from the command line, as plain values.
+
+    Attributes:
+        specs: the drives (``--drive``), in the order given.
+        confirmed_serials: ``--confirm-destroy`` values.
+        profile: the run profile (``--ssd-profile``).
+        thresholds: the loaded, validated threshold files.
+        inventory: the lab inventory (``--inventory``), or None.
+        controller, nand: ``--controller`` / ``--nand`` overrides.
+        fio_bin: fio executable. strict: ``--strict-thresholds``.
+        file_size_bytes: size of a file target the plugin creates.
+        cgroup: blkio cgroup directory fio runs in (``--fio-cgroup``), or None.
+    """
+
+    specs: tuple[DriveSpec, ...]
+    confirmed_serials: tuple[str, ...]
+    profile: RunProfile
+    thresholds: ThresholdSet
+    inventory: Inventory | None = None
+    controller: str | None = None
+    nand: str | None = None
+    fio_bin: str = "fio"
+    strict: bool = False
+    file_size_bytes: int | None = None
+    cgroup: Path | None = None
+
+
+@dataclass
+class DriveContext:
+    """One drive as this session sees it: target, identity, assignment, limits.
+
+    ``limits_error`` holds the text of a threshold-resolution conflict for this drive (two
+    equally specific profiles that disagree): every test on the drive reports it.
+    """
+
+    target: DriveTarget
+    assignment: Assignment
+    facts: DriveFacts
+    limits: ResolvedLimits
+    lock: DriveLock
+
+    @property
+    def identity(self) -> DriveIdentity:
+        return self.target.identity
+
+    def describe(self) -> dict[str, str]:
+        """Flat string facts for reports (Allure environment, terminal summary, user props)."""
+        ident = self.identity
+        return {
+            "drive": self.target.spec.raw,
+            "kind": ident.kind,
+            "model": ident.model,
+            "serial": ident.serial,
+            "firmware": ident.firmware,
+            "capacity_bytes": str(ident.capacity_bytes),
+            "transport": ident.transport,
+            "controller": self.assignment.controller or "unknown",
+            "nand": self.assignment.nand or "unknown",
+            "assignment_source": self.assignment.source,
+            "writes": "allowed" if not self.target.write_refusals else "refused",
+        }
+
+
+@dataclass
+class WorkloadOutcome:
+    """The result of one workload on one drive.
+
+    Attributes:
+        metrics: canonical metric name -> value (``write.bw_mbps`` in MB/s, ``*_us`` in µs).
+        verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit.
+    """
+
+    workload: Workload
+    plan: JobPlan
+    run: FioRun
+    result: WorkloadResult
+    metrics: dict[str, float]
+    verdicts: list[Verdict]
+
+    @property
+    def failed(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.failed]
+
+
+@dataclass
+class QualSession:
+    """Drives and their limits for one pytest process; opened lazily, closed once."""
+
+    options: SessionOptions
+    runner: FioRunner
+    scratch_dir: Path
+    _drives: dict[str, DriveContext] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, options: SessionOptions, scratch_dir: Path) -> QualSession:
+        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir)
+
+    def drive(self, spec: DriveSpec) -> DriveContext:
+        """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.
+
+        Raises:
+            DeviceError: device gone, unidentifiable, or locked by another run.
+            ConfigError: two equally specific threshold profiles disagree for this drive.
+        """
+        ctx = self._drives.get(spec.raw)
+        if ctx is not None:
+            return ctx
+        size = self.options.file_size_bytes or self.options.profile.file_size_bytes
+        target = DriveTarget.open(
+            spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
+        )
+        lock = DriveLock(target.id)
+        try:
+            lock.acquire()
+            assignment = resolve_assignment(
+                target.identity,
+                self.options.inventory,
+                controller=self.options.controller,
+                nand=self.options.nand,
+            )
+            facts = drive_facts(target.identity, assignment)
+            limits = self.options.thresholds.resolve(facts)
+        except BaseException:
+            lock.release()
+            target.cleanup()
+            raise
+        ctx = DriveContext(target, assignment, facts, limits, lock)
+        self._drives[spec.raw] = ctx
+        return ctx
+
+    def run_workload(
+        self,
+        ctx: DriveContext,
+        workload: Workload,
+        workdir: Path,
+        *,
+        on_run: Callable[[JobPlan, FioRun | None], None] | None = None,
+    ) -> WorkloadOutcome:
+        """Run ``workload`` on the drive with fio and judge it against the drive's limits.
+
+        Args:
+            workdir: per-test folder for the job file, fio's JSON and per-second logs.
+            on_run: called with the plan and the run (None when fio did not finish) before the
+                output is judged -- the plugin attaches the files there, even when fio failed.
+
+        Raises:
+            SafetyRefusal: the workload writes and the drive refuses writes (checked again here,
+                whatever the test's markers say).
+            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+        """
+        target = ctx.target
+        if workload.writes:
+            target.assert_write_allowed()
+            target.recheck_identity()
+        plan = render_job(
+            workload,
+            self.options.profile,
+            filename=target.fio_filename,
+            capacity_bytes=target.size_bytes,
+            ioengine=self.runner.ioengine(self.scratch_dir / "engine-probe.bin"),
+        )
+        run: FioRun | None = None
+        try:
+            run = self.runner.run(
+                plan.text,
+                workdir=workdir,
+                name=workload.id,
+                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S,
+                readonly=not workload.writes,
+            )
+        finally:
+            if on_run is not None:
+                on_run(plan, run)
+        result = check_run(run, expected_runtime_s=plan.expected_runtime_s)
+        metrics = result.metrics()
+        verdicts = judge(workload, metrics, ctx.limits, strict=self.options.strict)
+        return WorkloadOutcome(workload, plan, run, result, metrics, verdicts)
+
+    def refusal(self, ctx: DriveContext) -> SafetyRefusal | None:
+        """The refusal a write test on this drive would meet, or None when writes are allowed."""
+        if ctx.target.write_refusals:
+            return SafetyRefusal(ctx.target.spec.raw, list(ctx.target.write_refusals))
+        return None
+
+    def close(self) -> None:
+        """Release locks and remove file targets this session created. Idempotent."""
+        for ctx in self._drives.values():
+            try:
+                ctx.target.cleanup()
+            finally:
+                ctx.lock.release()
+        self._drives.clear()
+
+
+def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
+    """What threshold profiles match on, from the drive's identity and its assignment."""
+    return DriveFacts(
+        controller=assignment.controller,
+        nand=assignment.nand,
+        firmware=identity.firmware,
+        model=identity.model,
+        serial=identity.serial,
+        capacity_bytes=identity.capacity_bytes,
+        transport=identity.transport,
+        kind=identity.kind,
+    )
+
+
+def host_facts() -> dict[str, str]:
+    """Kernel, host name and machine for reports."""
+    return {
+        "kernel": platform.release(),
+        "host": socket.gethostname(),
+        "machine": platform.machine(),
+        "user": str(os.getuid()),
+    }

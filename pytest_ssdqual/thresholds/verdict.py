@@ -1,0 +1,280 @@
+"""Limits and verdicts: one measured figure judged against one limit, with its provenance.
+
+A ``Limit`` is a small object with ``evaluate(value) -> Verdict`` and a ``__str__`` that reads like
+the limit (``write.bw_mbps >= 140``), after OpenHTF's ``openhtf/util/validators.py`` (``InRange``
+with ``marginal_minimum`` / ``marginal_maximum``; STYLE.md row 6). Verdicts are plain data: the
+plugin fails the test on a verdict whose ``failed`` is true; nothing here raises on a violated
+limit (errors.py, STYLE.md row 7).
+
+Every verdict carries the ``Provenance`` of its limit (threshold file, YAML line, profile name and
+the profile's ``source`` text), so a failure message says where the number came from
+(DESIGN.md, "Thresholds").
+
+Statuses:
+
+* ``pass`` -- the value meets the limit (``marginal=True`` when it sits inside the marginal band).
+* ``fail`` -- the value violates the limit, or (strict thresholds) a measured metric has no limit.
+* ``missing`` -- a limit exists but the metric was not measured (no percentiles, NaN): a failure,
+  never a silent pass.
+* ``not_judged`` -- a measured metric without a limit (DESIGN.md: reported, not failed, unless
+  ``--strict-thresholds``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..workloads import Workload
+    from .loader import ResolvedLimits
+
+__all__ = ["Limit", "Provenance", "Verdict", "judge", "format_number"]
+
+PASS = "pass"
+FAIL = "fail"
+NOT_JUDGED = "not_judged"
+MISSING = "missing"
+STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_JUDGED, MISSING)
+
+
+def format_number(value: float) -> str:
+    """Format a figure for humans: ``140``, ``139.5``, ``120.3``, ``0.0123``, ``290000``.
+
+    Integral values print without a decimal point; values of 1000 and above are rounded to an
+    integer; others keep four significant digits.
+    """
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    if value == int(value):
+        return str(int(value))
+    if abs(value) >= 1000:
+        return f"{value:.0f}"
+    return f"{value:.4g}"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a limit comes from.
+
+    Attributes:
+        file: the threshold file as it was given to the loader, e.g. ``thresholds/jmicron.yaml``.
+        profile: the profile's ``name``.
+        source: the profile's ``source`` text (the published figure and the tolerance applied).
+        line: 1-based YAML line of the limit (``None`` when built in code).
+    """
+
+    file: str
+    profile: str
+    source: str
+    line: int | None = None
+
+    @property
+    def location(self) -> str:
+        """``file:line`` (or just ``file`` when the line is unknown)."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def __str__(self) -> str:
+        return f'{self.location} profile "{self.profile}" (source: {self.source})'
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound on one metric of one workload.
+
+    Attributes:
+        workload: workload id, e.g. ``seq_write_128k_qd32``.
+        metric: canonical metric, ``direction.name``, e.g. ``write.bw_mbps`` (units in the name:
+            decimal MB/s, IOPS, microseconds).
+        min: inclusive lower bound (``None``: none).
+        max: inclusive upper bound (``None``: none).
+        marginal_pct: width of the marginal band inside the limit, in percent of the bound: with
+            ``min=140, marginal_pct=5`` a value in ``[140, 147]`` passes but is *marginal*
+            (inclusive band, as OpenHTF's ``InRange.is_marginal``).
+        provenance: where the limit comes from.
+
+    Raises:
+        ValueError: neither ``min`` nor ``max``, or ``min > max`` (the loader reports these as
+            ``ConfigError`` with the file and line before a ``Limit`` is ever built).
+    """
+
+    workload: str
+    metric: str
+    min: float | None
+    max: float | None
+    marginal_pct: float | None
+    provenance: Provenance
+
+    def __post_init__(self) -> None:
+        if self.min is None and self.max is None:
+            raise ValueError(f"limit on {self.workload}.{self.metric} has neither min nor max")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(
+                f"limit on {self.workload}.{self.metric}: min {self.min} > max {self.max}"
+            )
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None, float | None]:
+        """``(min, max, marginal_pct)``: what two profiles must agree on to give the same limit."""
+        return (self.min, self.max, self.marginal_pct)
+
+    def margin_pct(self, value: float) -> float:
+        """Signed headroom of ``value`` in percent of the bound; negative = violated.
+
+        ``(value - min) / min * 100`` for a lower bound, ``(max - value) / max * 100`` for an upper
+        one; with both bounds the smaller (tighter) of the two.
+        """
+        margins = []
+        if self.min is not None:
+            margins.append(_relative(value - self.min, self.min))
+        if self.max is not None:
+            margins.append(_relative(self.max - value, self.max))
+        return min(margins)
+
+    def is_marginal(self, value: float) -> bool:
+        """True when ``value`` passes but lies in the marginal band next to a bound."""
+        if self.marginal_pct is None:
+            return False
+        band = self.marginal_pct / 100
+        if self.min is not None and self.min <= value <= self.min + abs(self.min) * band:
+            return True
+        return self.max is not None and self.max - abs(self.max) * band <= value <= self.max
+
+    def evaluate(self, value: float | None) -> Verdict:
+        """Judge one measured ``value`` (in the metric's unit) against this limit.
+
+        Returns:
+            a ``Verdict``: ``pass`` (possibly marginal) or ``fail`` with the signed margin;
+            ``missing`` when ``value`` is ``None`` or NaN (nothing was measured).
+        """
+        if value is None or math.isnan(value):
+            return Verdict(self.workload, self.metric, None, self, MISSING, None)
+        ok = (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+        return Verdict(
+            self.workload,
+            self.metric,
+            value,
+            self,
+            PASS if ok else FAIL,
+            self.margin_pct(value),
+            marginal=ok and self.is_marginal(value),
+        )
+
+    def __str__(self) -> str:
+        if self.min is not None and self.max is not None:
+            if self.min == self.max:
+                return f"{self.metric} == {format_number(self.min)}"
+            return f"{format_number(self.min)} <= {self.metric} <= {format_number(self.max)}"
+        if self.min is not None:
+            return f"{self.metric} >= {format_number(self.min)}"
+        assert self.max is not None
+        return f"{self.metric} <= {format_number(self.max)}"
+
+
+def _relative(delta: float, bound: float) -> float:
+    if bound == 0:
+        return math.copysign(math.inf, delta) if delta else 0.0
+    return delta / abs(bound) * 100
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one metric of one workload.
+
+    Attributes:
+        workload: workload id.
+        metric: canonical metric name (``write.bw_mbps``).
+        measured: the measured value in the metric's unit, ``None`` when not measured.
+        limit: the limit applied, ``None`` for ``not_judged`` (and strict-mode failures).
+        status: ``pass``, ``fail``, ``not_judged`` or ``missing`` (see the module docstring).
+        margin_pct: signed headroom in percent of the bound (positive = headroom), ``None`` when
+            nothing was compared.
+        marginal: passed, but inside the limit's marginal band.
+    """
+
+    workload: str
+    metric: str
+    measured: float | None
+    limit: Limit | None
+    status: str
+    margin_pct: float | None
+    marginal: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """True for ``fail`` and ``missing``: the test must fail."""
+        return self.status in (FAIL, MISSING)
+
+    def line(self) -> str:
+        """One human line, e.g.
+        ``write.bw_mbps 120.3 < min 140 (margin -14.1 %) — profile "P", thresholds/x.yaml:14``.
+        """
+        measured = format_number(self.measured) if self.measured is not None else None
+        limit = self.limit
+        if limit is None:
+            if self.status == FAIL:
+                return f"{self.metric} {measured} fail: no limit (strict thresholds)"
+            return f"{self.metric} {measured} not judged: no limit"
+        where = f' — profile "{limit.provenance.profile}", {limit.provenance.location}'
+        if self.status == MISSING or self.measured is None:
+            return f"{self.metric} not measured, but the limit {limit} applies{where}"
+        value = self.measured
+        if limit.min is not None and value < limit.min:
+            text = f"{self.metric} {measured} < min {format_number(limit.min)}"
+        elif limit.max is not None and value > limit.max:
+            text = f"{self.metric} {measured} > max {format_number(limit.max)}"
+        elif limit.min is not None and limit.max is not None:
+            text = (
+                f"{self.metric} {measured} within "
+                f"[{format_number(limit.min)}, {format_number(limit.max)}]"
+            )
+        elif limit.min is not None:
+            text = f"{self.metric} {measured} >= min {format_number(limit.min)}"
+        else:
+            assert limit.max is not None
+            text = f"{self.metric} {measured} <= max {format_number(limit.max)}"
+        margin = f"margin {self.margin_pct:+.1f} %" if self.margin_pct is not None else ""
+        if self.marginal and limit.marginal_pct is not None:
+            margin += f", MARGINAL: within {format_number(limit.marginal_pct)} % of the limit"
+        return f"{text} ({margin}){where}"
+
+
+def judge(
+    workload: Workload,
+    metrics: Mapping[str, float | None],
+    limits: ResolvedLimits,
+    *,
+    strict: bool = False,
+) -> list[Verdict]:
+    """Judge one workload's measured metrics against the limits resolved for the drive.
+
+    Args:
+        workload: the workload that ran.
+        metrics: measured figures by canonical metric name (``{'write.bw_mbps': 150.2, ...}``);
+            a bare name (``bw_mbps``) is read as the workload's primary direction. ``None`` or NaN
+            means "not measured".
+        limits: the drive's resolved limits (``ThresholdSet.resolve``).
+        strict: a measured metric with no limit fails (``--strict-thresholds``) instead of being
+            reported as ``not_judged``.
+
+    Returns:
+        one verdict per limit of ``workload`` (sorted by metric; ``missing`` when the metric is
+        absent), then one per measured metric without a limit (sorted by metric):
+        ``not_judged``, or ``fail`` when ``strict``.
+    """
+    measured: dict[str, float] = {}
+    for name, value in metrics.items():
+        if value is None or math.isnan(value):
+            continue
+        measured[workload.canonical_metric(name) or name] = value
+    verdicts: list[Verdict] = []
+    limited: set[str] = set()
+    for limit in sorted(limits.for_workload(workload.id), key=lambda lim: lim.metric):
+        limited.add(limit.metric)
+        verdicts.append(limit.evaluate(measured.get(limit.metric)))
+    for name in sorted(set(measured) - limited):
+        status = FAIL if strict else NOT_JUDGED
+        verdicts.append(Verdict(workload.id, name, measured[name], None, status, None))
+    return verdicts

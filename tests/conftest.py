@@ -1,0 +1,96 @@
+"""Shared fixtures of the project's own tests: real input files, fake fio, real block devices.
+
+Real block devices (loop over a file we create, /dev/zram0) need root; those fixtures skip with
+the reason otherwise. CI runs as root, so they run there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE_FIO = Path(__file__).resolve().parent / "fakefio.py"
+
+
+def cases_dir() -> Path:
+    """The real-input folder: ``$SSDQUAL_CASES_DIR``, else ``../shared/cases`` beside the repo."""
+    env = os.environ.get("SSDQUAL_CASES_DIR")
+    return Path(env) if env else REPO.parent / "shared" / "cases"
+
+
+@pytest.fixture
+def real_cases() -> Path:
+    """``cases/real`` or a skip saying where it was looked for."""
+    path = cases_dir() / "real"
+    if not path.is_dir():
+        pytest.skip(f"real cases folder {path} not found: set SSDQUAL_CASES_DIR")
+    return path
+
+
+def need_root(*tools: str) -> None:
+    """Skip unless root and every tool in ``tools`` is on PATH."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for block devices (CI runs as root)")
+    for tool in tools:
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not installed")
+
+
+@pytest.fixture
+def fake_fio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeFio:
+    """A fio stand-in that records its invocations (see tests/fakefio.py)."""
+    log = tmp_path / "fakefio.log"
+    monkeypatch.setenv("FAKEFIO_LOG", str(log))
+    return FakeFio(str(FAKE_FIO), log)
+
+
+class FakeFio:
+    """Handle on the fio stand-in: its path and the invocations it recorded."""
+
+    def __init__(self, path: str, log: Path) -> None:
+        self.path = path
+        self.log = log
+
+    def calls(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def job_rws(self) -> list[str]:
+        """``rw=`` of every real job run (the version call and engine probe excluded)."""
+        return [c["rw"] for c in self.calls() if c["job"]]
+
+
+def make_loop_device(image: Path, size_bytes: int) -> str:
+    """Create an allocated image file and attach it as a direct-I/O loop device."""
+    with open(image, "wb") as fh:
+        os.posix_fallocate(fh.fileno(), 0, size_bytes)
+    out = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", str(image)],
+        check=True, capture_output=True, text=True,
+    )
+    return out.stdout.strip()
+
+
+def detach_loop_device(dev: str) -> None:
+    subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
+
+
+@pytest.fixture
+def loop_device(tmp_path: Path) -> Iterator[str]:
+    """A 320 MiB direct-I/O loop device over a file in ``tmp_path``; detached afterwards."""
+    need_root("losetup")
+    dev = make_loop_device(tmp_path / "loop.img", 320 * 1024 * 1024)
+    try:
+        yield dev
+    finally:
+        detach_loop_device(dev)

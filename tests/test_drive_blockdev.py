@@ -1,0 +1,279 @@
+"""``pytest_ssdqual.drive`` on real block devices: loop devices over files this test creates.
+
+Needs root and ``losetup`` (util-linux); skipped with the reason otherwise. Nothing here writes
+to a device it did not create: the loop devices sit on image files under ``tmp_path`` and are
+detached (after unmounting and ``swapoff``) in ``finally`` blocks. The disk holding ``/`` is only
+inspected (sysfs, mountinfo, and no open at all), never opened for writing.
+
+What is proven on the real kernel (not on a fake tree): the refusal for an unconfirmed loop device
+names its serial (the backing file, from ``identity.identify``); confirming that serial allows
+writes; a mounted, a swap and an exclusively opened device are refused, and refusing leaves the
+filesystem intact; the root filesystem's disk is a system disk; a partition is rejected as a
+``--drive`` value and a partitioned disk is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.blockdev import inspect_block_device
+from pytest_ssdqual.drive import DriveTarget, parse_drive_option, write_refusal_reasons
+from pytest_ssdqual.errors import ConfigError, SafetyRefusal
+from pytest_ssdqual.identity import DriveIdentity
+
+MIB = 1024 * 1024
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to set up loop devices"),
+    pytest.mark.skipif(
+        shutil.which("losetup") is None, reason="losetup (util-linux) is not installed"
+    ),
+]
+
+
+def run(*argv: str) -> str:
+    """Run a tool; fail the test with its output when it fails."""
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def need(*tools: str) -> None:
+    for tool in tools:
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+@contextlib.contextmanager
+def loop_device(image: Path, *, partscan: bool = False) -> Iterator[str]:
+    """``losetup -f --show --direct-io=on [-P] IMAGE``; detached on exit."""
+    argv = ["losetup", "-f", "--show", "--direct-io=on"] + (["-P"] if partscan else [])
+    device = run(*argv, str(image)).strip()
+    assert device.startswith("/dev/loop"), device
+    try:
+        yield device
+    finally:
+        subprocess.run(["losetup", "-d", device], check=False)
+
+
+@contextlib.contextmanager
+def mounted(device: str, mount_point: Path) -> Iterator[Path]:
+    mount_point.mkdir(exist_ok=True)
+    run("mount", device, str(mount_point))
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=False)
+
+
+def make_image(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def open_target(device: str, *confirmed: str) -> DriveTarget:
+    return DriveTarget.open(
+        parse_drive_option(device), confirmed_serials=confirmed, file_size_bytes=MIB
+    )
+
+
+@pytest.fixture
+def loop(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A blank 32 MiB loop device and its backing file."""
+    image = make_image(tmp_path / "disk.img", 32 * MIB)
+    with loop_device(image) as device:
+        yield device, image
+
+
+def test_loop_not_confirmed_then_confirmed(loop: tuple[str, Path]) -> None:
+    device, image = loop
+    spec = parse_drive_option(device)
+    assert (spec.kind, spec.path) == ("block", device)
+
+    target = open_target(device)
+    name = os.path.basename(device)
+    assert target.id == name
+    assert target.identity.kind == "loop"
+    assert target.identity.serial == str(image)  # a loop device's serial is its backing file
+    assert target.size_bytes == 32 * MIB
+    assert target.fio_filename == device
+    assert target.state is not None
+    assert (target.state.partitions, target.state.holders, target.state.mounts) == ((), (), ())
+    assert not target.state.is_system_disk and not target.state.read_only
+    assert list(target.write_refusals) == [
+        f"/dev/{name} (serial {image}) is not confirmed for destruction: add "
+        f"--confirm-destroy={image} (the drive's serial, not its path: /dev/sdX names move "
+        "between boots)"
+    ]
+    with pytest.raises(SafetyRefusal):
+        target.assert_write_allowed()
+
+    confirmed = open_target(device, str(image))
+    assert confirmed.write_refusals == ()
+    confirmed.assert_write_allowed()
+    confirmed.recheck_identity()
+
+    wrong = open_target(device, "/tmp/some-other.img")
+    assert "do not match this drive's serial" in wrong.write_refusals[0]
+
+
+def test_mounted_loop_is_refused_and_left_intact(loop: tuple[str, Path], tmp_path: Path) -> None:
+    need("mkfs.ext4", "mount", "umount", "e2fsck")
+    device, image = loop
+    run("mkfs.ext4", "-q", "-F", device)
+    target = open_target(device, str(image))
+    target.assert_write_allowed()  # not mounted yet
+
+    canary = os.urandom(64 * 1024)
+    with mounted(device, tmp_path / "mnt") as mnt:
+        (mnt / "canary.bin").write_bytes(canary)
+        os.sync()
+        with pytest.raises(SafetyRefusal) as info:
+            target.assert_write_allowed()  # re-read before the write: now mounted
+        assert info.value.reasons == [
+            f"{device} is mounted at {mnt}: unmount it first (umount {mnt})"
+        ]
+        fresh = open_target(device, str(image))
+        assert fresh.state is not None and fresh.state.mounts == (str(mnt),)
+        assert list(fresh.write_refusals) == info.value.reasons
+
+    # Refusing wrote nothing: the filesystem is clean, mounts again, the file is intact.
+    run("e2fsck", "-f", "-n", device)
+    with mounted(device, tmp_path / "mnt") as mnt:
+        assert (mnt / "canary.bin").read_bytes() == canary
+    target.assert_write_allowed()  # unmounted again: allowed again
+
+
+def test_swap_on_loop_is_refused(loop: tuple[str, Path]) -> None:
+    need("mkswap", "swapon", "swapoff")
+    device, image = loop
+    run("mkswap", device)
+    run("swapon", "--priority", "-2", device)  # lowest priority: nothing should land here
+    try:
+        target = open_target(device, str(image))
+        assert target.state is not None and target.state.mounts == ("[swap]",)
+        assert target.write_refusals == (
+            f"{device} is in use as swap: turn it off first (swapoff, see /proc/swaps)",
+        )
+    finally:
+        run("swapoff", device)
+
+
+def test_exclusively_opened_loop_is_refused(loop: tuple[str, Path]) -> None:
+    """Busy without a visible mount (as when mounted in another namespace): EBUSY refuses."""
+    device, image = loop
+    target = open_target(device, str(image))
+    target.assert_write_allowed()
+    fd = os.open(device, os.O_RDONLY | os.O_EXCL)
+    try:
+        with pytest.raises(SafetyRefusal) as info:
+            target.assert_write_allowed()
+        [reason] = info.value.reasons
+        assert reason.startswith(f"{device} is busy: the kernel refuses to open it exclusively")
+    finally:
+        os.close(fd)
+    target.assert_write_allowed()
+
+
+def root_disk() -> str:
+    """Kernel name of the whole disk holding ``/``, from ``st_dev`` and ``/sys/dev/block``."""
+    dev = os.stat("/").st_dev
+    major, minor = os.major(dev), os.minor(dev)
+    if major == 0:
+        pytest.skip(f"/ is on an anonymous device {major}:{minor} (btrfs, overlay, tmpfs)")
+    node = Path(os.path.realpath(f"/sys/dev/block/{major}:{minor}"))
+    if not (node / "dev").exists():
+        pytest.skip(f"/sys/dev/block/{major}:{minor} does not name a block device")
+    return node.parent.name if (node / "partition").exists() else node.name
+
+
+def test_root_disk_is_a_system_disk_read_only_inspection() -> None:
+    name = root_disk()
+    device = f"/dev/{name}"
+    if not os.path.exists(device):
+        pytest.skip(f"{device} has no device node here")
+    assert parse_drive_option(device).kind == "block"
+
+    state = inspect_block_device(device)
+    assert state.name == name
+    assert state.is_system_disk
+    assert "/" in state.mounts or state.holders or state.partitions
+    reasons = write_refusal_reasons(state, serial="ROOT-SERIAL", confirmed_serials=["ROOT-SERIAL"])
+    assert reasons[0].startswith(f"{device} holds the root filesystem (/)")
+
+    def identity(path: str, *, kind: str, sysfs: Path = Path("/sys")) -> DriveIdentity:
+        return DriveIdentity("root disk", "ROOT-SERIAL", "1", 0, 512, 512, "unknown", False)
+
+    target = DriveTarget.open(
+        parse_drive_option(device),
+        confirmed_serials=["ROOT-SERIAL"],  # even confirmed: never
+        file_size_bytes=MIB,
+        identity_fn=identity,
+    )
+    assert "holds the root filesystem" in target.write_refusals[0]
+    with pytest.raises(SafetyRefusal):
+        target.assert_write_allowed()
+
+
+def write_mbr(image: Path, partitions: list[tuple[int, int]]) -> None:
+    """An MS-DOS partition table (type 0x83 entries of ``(first_lba, sectors)``) at LBA 0."""
+    mbr = bytearray(512)
+    for i, (first, count) in enumerate(partitions):
+        entry = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", first, count)
+        mbr[446 + 16 * i : 462 + 16 * i] = entry
+    mbr[510:512] = b"\x55\xaa"
+    with open(image, "r+b") as f:
+        f.write(mbr)
+
+
+def test_partitioned_loop(tmp_path: Path) -> None:
+    image = make_image(tmp_path / "parted.img", 64 * MIB)
+    write_mbr(image, [(2048, 32768), (2048 + 32768, 32768)])
+    with loop_device(image, partscan=True) as device:
+        name = os.path.basename(device)
+        part1, part2 = f"{name}p1", f"{name}p2"
+        sys_disk = Path("/sys/block") / name
+
+        def parts_present() -> bool:
+            return (sys_disk / part2 / "partition").exists()
+
+        if not wait_for(parts_present, 1.0):
+            # Kernel built without the MS-DOS parser (CONFIG_MSDOS_PARTITION off, as on this
+            # project's VMs): partx reads the table in user space and adds them with BLKPG.
+            need("partx")
+            run("partx", "--add", device)
+        assert wait_for(parts_present), "partitions did not appear"
+        assert wait_for(lambda: os.path.exists(f"/dev/{part1}")), f"no /dev/{part1} node"
+
+        with pytest.raises(ConfigError) as info:
+            parse_drive_option(f"/dev/{part1}")
+        assert info.value.key == "--drive"
+        assert f"is partition {part1} of {name}: give the whole disk" in str(info.value)
+
+        target = open_target(device, str(image))
+        assert target.state is not None and target.state.partitions == (part1, part2)
+        assert list(target.write_refusals) == [
+            f"{device} has partitions {part1}, {part2}: this tool only writes to blank drives; "
+            f"wipe the partition table (wipefs -a {device}) if the drive is really meant for "
+            "destruction"
+        ]
