@@ -59,10 +59,11 @@ TOOL_TIMEOUT_S = 30
 LOOP_MODEL = "Linux loop device"
 ZRAM_MODEL = "Linux zram device"
 FILE_MODEL = "Scratch file"
+VIRTIO_MODEL = "Virtio block device"
 
 #: smartctl(8), section RETURN VALUES: the exit status is a bit mask.
 SMARTCTL_EXIT_BITS: dict[int, str] = {
-    0: "command line did not parse",
+    0: "command line did not parse (also used for 'Unable to detect device type')",
     1: "device open failed, device did not return an IDENTIFY DEVICE structure, "
     "or device is in a low-power mode",
     2: "some SMART or other ATA command to the disk failed, or a SMART data checksum error",
@@ -592,6 +593,19 @@ def _run_tool(
     return doc
 
 
+def _smartctl_note(doc: Mapping[str, object], exc: DeviceError) -> str:
+    """Short ``sources`` note for smartctl output without data: version, exit status, messages."""
+    meta = doc.get("smartctl")
+    if not isinstance(meta, Mapping):
+        return f"smartctl (unreadable: {exc})"
+    version = meta.get("version")
+    name = "smartctl"
+    if isinstance(version, list) and version:
+        name += " " + ".".join(str(v) for v in version)
+    messages = " | ".join(_smartctl_messages(meta)) or "no message"
+    return f"{name} (no data, exit {meta.get('exit_status')}: {messages})"
+
+
 def _kernel_release() -> str:
     return os.uname().release
 
@@ -712,13 +726,11 @@ def identify(
         try:
             found = identity_from_smartctl(smart)
         except DeviceError as exc:
-            sources.append(f"smartctl (no data: {exc})")
+            sources.append(_smartctl_note(smart, exc))
         else:
             sources.append(str(found.pop("source")))
             _merge(merged, found)
-            if found.get("transport") == "NVMe":
-                transport = "NVMe"
-            elif "transport" in found and transport != "USB":
+            if "transport" in found and transport != "USB":  # a USB bridge stays USB
                 transport = str(found["transport"])
 
     if transport == "NVMe":
@@ -737,8 +749,11 @@ def identify(
         return value if isinstance(value, int) and not isinstance(value, bool) else default
 
     logical = number("logical_sector_bytes", 512)
+    model = str(merged.get("model", ""))
+    if not model and "/virtio" in os.path.realpath(sysfs / "block" / name):
+        model = VIRTIO_MODEL  # virtio-blk has no model attribute
     return DriveIdentity(
-        model=str(merged.get("model", "")),
+        model=model,
         serial=str(merged.get("serial", "")),
         firmware=str(merged.get("firmware", "")),
         capacity_bytes=number("capacity_bytes", 0),

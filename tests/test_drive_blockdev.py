@@ -64,7 +64,7 @@ def wait_for(check: Callable[[], bool], timeout_s: float = 5.0) -> bool:
 
 
 @contextlib.contextmanager
-def loop_device(image: Path, *, partscan: bool = False) -> Iterator[str]:
+def attached_loop(image: Path, *, partscan: bool = False) -> Iterator[str]:
     """``losetup -f --show --direct-io=on [-P] IMAGE``; detached on exit."""
     argv = ["losetup", "-f", "--show", "--direct-io=on"] + (["-P"] if partscan else [])
     device = run(*argv, str(image)).strip()
@@ -101,7 +101,7 @@ def open_target(device: str, *confirmed: str) -> DriveTarget:
 def loop(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A blank 32 MiB loop device and its backing file."""
     image = make_image(tmp_path / "disk.img", 32 * MIB)
-    with loop_device(image) as device:
+    with attached_loop(image) as device:
         yield device, image
 
 
@@ -249,7 +249,7 @@ def write_mbr(image: Path, partitions: list[tuple[int, int]]) -> None:
 def test_partitioned_loop(tmp_path: Path) -> None:
     image = make_image(tmp_path / "parted.img", 64 * MIB)
     write_mbr(image, [(2048, 32768), (2048 + 32768, 32768)])
-    with loop_device(image, partscan=True) as device:
+    with attached_loop(image, partscan=True) as device:
         name = os.path.basename(device)
         part1, part2 = f"{name}p1", f"{name}p2"
         sys_disk = Path("/sys/block") / name

@@ -143,10 +143,10 @@ class ThresholdProfile:
     file: str
     line: int | None
     source: str
-    match: dict[str, Any]
+    match: dict[str, Any] = field(hash=False)
     limits: tuple[Limit, ...]
     regression_max_drop_pct: float | None = None
-    regression_per_metric: dict[str, float] = field(default_factory=dict)
+    regression_per_metric: dict[str, float] = field(default_factory=dict, hash=False)
 
     @property
     def specificity(self) -> int:
@@ -323,7 +323,7 @@ class ThresholdSet:
         matching = sorted(
             (p for p in self.profiles if p.matches(facts)), key=lambda p: -p.specificity
         )
-        errors = _conflicts(matching, f"both match this drive ({facts.summary()})")
+        errors = _conflicts(matching, f"all match this drive ({facts.summary()})")
         if errors:
             raise ConfigErrors(errors)
         chosen: dict[tuple[str, str], Limit] = {}
@@ -439,7 +439,15 @@ def _same_match_conflicts(profiles: Sequence[ThresholdProfile]) -> list[ConfigEr
 
 
 def _expand(paths: Iterable[str | Path], errors: list[ConfigError]) -> list[str]:
+    """The files to read, in order; a file named twice (directly or via its folder) once."""
     files: list[str] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            files.append(str(path))
+
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -454,9 +462,10 @@ def _expand(paths: Iterable[str | Path], errors: list[ConfigError]) -> list[str]
                         fix="add threshold files there or point to another directory",
                     )
                 )
-            files.extend(str(p) for p in found)
+            for file in found:
+                add(file)
         elif path.is_file():
-            files.append(str(path))
+            add(path)
         else:
             errors.append(
                 ConfigError(
@@ -579,16 +588,15 @@ class _FileChecker:
             words = _TYPE_WORDS.get(wanted, str(wanted)) if isinstance(wanted, str) else wanted
             self.error(parts, f"{err.instance!r} is not {words}", f"write {words}")
         elif kind in ("exclusiveMinimum", "minimum"):
-            what = "percentages" if "pct" in str(last) or last == "per_metric" else "limits"
-            if last not in ("min", "max", "marginal_pct", "max_drop_pct"):
-                what = "values here"
-            self.error(
-                parts,
-                f"{err.instance!r} must be > {err.validator_value}"
-                if kind == "exclusiveMinimum"
-                else f"{err.instance!r} must be >= {err.validator_value}",
-                f"{what} are positive numbers",
-            )
+            parent = parts[-2] if len(parts) > 1 else None
+            if last in ("min", "max"):
+                fix = "limits are positive numbers: a floor goes in `min`, a ceiling in `max`"
+            elif parent == "capacity_gb":
+                fix = "capacities are positive numbers of decimal GB"
+            else:
+                fix = "percentages are positive numbers"
+            relation = ">" if kind == "exclusiveMinimum" else ">="
+            self.error(parts, f"{err.instance!r} must be {relation} {err.validator_value}", fix)
         elif kind == "exclusiveMaximum":
             self.error(
                 parts,
