@@ -12,7 +12,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,7 +22,7 @@ from .errors import ConfigError, FioError, SsdQualError
 from .fio.runner import FioRunner
 from .inventory import Inventory
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
-from .summary import SummaryRow, format_summary, rows_from_outcome
+from .summary import SummaryRow, format_drives, format_summary, rows_from_outcome
 from .thresholds.loader import ThresholdSet
 from .workloads import PROFILES, get_workload
 
@@ -314,15 +314,18 @@ class SsdQualReporter:
         if report.when != "call":
             return
         for key, value in report.user_properties:
+            value = cast(Any, value)
             if key == PROP_ROWS:
                 self.rows.extend(SummaryRow.from_dict(r) for r in value)
             elif key == PROP_DRIVE:
                 self.drives[value["drive"]] = value
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.rows:
+        if not self.rows and not self.drives:
             return
         terminalreporter.write_sep("=", "ssdqual verdicts")
+        for line in format_drives(self.drives):
+            terminalreporter.write_line(line)
         for line in format_summary(self.rows):
             terminalreporter.write_line(line)
 

@@ -62,11 +62,7 @@ class SessionOptions:
 
 @dataclass
 class DriveContext:
-    """One drive as this session sees it: target, identity, assignment, limits.
-
-    ``limits_error`` holds the text of a threshold-resolution conflict for this drive (two
-    equally specific profiles that disagree): every test on the drive reports it.
-    """
+    """One drive as this session sees it: target, identity, assignment, limits."""
 
     target: DriveTarget
     assignment: Assignment
@@ -93,6 +89,9 @@ class DriveContext:
             "nand": self.assignment.nand or "unknown",
             "assignment_source": self.assignment.source,
             "writes": "allowed" if not self.target.write_refusals else "refused",
+            "threshold_profiles": "; ".join(
+                f"{p.name} ({Path(p.file).name})" for p in self.limits.profiles
+            ) or "none",
         }
 
 

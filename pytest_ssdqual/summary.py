@@ -113,6 +113,27 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
     return lines
 
 
+def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
+    """One paragraph per drive: identity, controller/NAND and where they came from, the
+    threshold profiles that judged it -- and a warning when the controller is unknown."""
+    lines = []
+    for drive, f in sorted(drives.items()):
+        lines.append(
+            f"{drive}: {f['model']}, firmware {f['firmware']}, S/N {f['serial']}, "
+            f"{int(f['capacity_bytes']) / 1e9:.1f} GB, {f['transport']}"
+        )
+        lines.append(
+            f"  controller {f['controller']} / NAND {f['nand']} ({f['assignment_source']})"
+        )
+        lines.append(f"  limits from: {f['threshold_profiles']}")
+        if f["controller"] == "unknown":
+            lines.append(
+                "  WARNING: controller unknown: judged by the generic limits only "
+                "(add the drive to the inventory or pass --controller/--nand)"
+            )
+    return lines
+
+
 def _num(value: float | None) -> str:
     if value is None:
         return "-"

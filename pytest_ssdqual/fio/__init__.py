@@ -1,1 +1,1 @@
-"""fio integration: job rendering (``job``), running (``runner``) and result parsing (``result``)."""
+"""fio integration: job files (``job``), running (``runner``), parsing (``result``)."""

@@ -51,7 +51,9 @@ def span_for(profile: RunProfile, capacity_bytes: int, bs_bytes: int) -> int:
     span = capacity_bytes if profile.span_bytes is None else min(profile.span_bytes, capacity_bytes)
     span -= span % bs_bytes
     if span < bs_bytes:
-        raise ValueError(f"capacity {capacity_bytes} bytes is smaller than one {bs_bytes}-byte block")
+        raise ValueError(
+            f"capacity {capacity_bytes} bytes is smaller than one {bs_bytes}-byte block"
+        )
     return span
 
 

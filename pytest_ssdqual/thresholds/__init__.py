@@ -1,1 +1,2 @@
-"""Threshold files: schema validation and loading (``loader``), limits and verdicts (``verdict``)."""
+"""Threshold files: validation and resolution (``loader``), limits and verdicts
+(``verdict``)."""

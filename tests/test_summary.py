@@ -1,0 +1,44 @@
+"""The end-of-session verdict table and drive paragraphs."""
+
+from __future__ import annotations
+
+from pytest_ssdqual.summary import SummaryRow, format_drives, format_summary
+
+FACTS = {
+    "drive": "/dev/sdb", "kind": "block", "model": "SanDisk SDSSDA240G", "serial": "S1",
+    "firmware": "Z33130RL", "capacity_bytes": "240057409536", "transport": "SATA",
+    "controller": "unknown", "nand": "unknown", "assignment_source": "not in inventory",
+    "writes": "refused", "threshold_profiles": "generic floors (generic.yaml)",
+}
+
+
+def test_unknown_controller_is_said_plainly() -> None:
+    lines = format_drives({"/dev/sdb": FACTS})
+    assert lines[0] == ("/dev/sdb: SanDisk SDSSDA240G, firmware Z33130RL, S/N S1, 240.1 GB, SATA")
+    assert "controller unknown / NAND unknown (not in inventory)" in lines[1]
+    assert lines[2] == "  limits from: generic floors (generic.yaml)"
+    assert "judged by the generic limits only" in lines[3]
+
+
+def test_known_controller_has_no_warning() -> None:
+    facts = dict(FACTS, controller="JMF667H", nand="L85C")
+    assert not any("WARNING" in line for line in format_drives({"/dev/sdb": facts}))
+
+
+def test_table_lists_judged_rows_counts_the_rest_and_explains_skips() -> None:
+    rows = [
+        SummaryRow("/dev/sdb", "seq_write_128k_qd32", "write.bw_mbps", 120.345, ">= 139.5",
+                   "FAIL", -13.73, "thresholds/jmicron.yaml:14"),
+        SummaryRow("/dev/sdb", "seq_write_128k_qd32", "write.iops", 918.0, "-", "not judged",
+                   None, ""),
+        SummaryRow.refused("/dev/sdc", "rand_write_4k_qd1", ["/dev/sdc is mounted at /mnt"]),
+    ]
+    lines = format_summary(rows)
+    assert lines[0].split() == ["drive", "workload", "metric", "measured", "limit", "margin",
+                                "verdict"]
+    assert lines[1].split() == ["/dev/sdb", "seq_write_128k_qd32", "write.bw_mbps", "120",
+                                ">=", "139.5", "-13.7", "%", "FAIL"]
+    assert "write.iops" not in "\n".join(lines)
+    assert "skipped /dev/sdc rand_write_4k_qd1: /dev/sdc is mounted at /mnt" in lines
+    assert lines[-1] == ("0 limits passed, 1 failed, 0 missing; "
+                         "1 measured metrics had no limit (not judged)")
