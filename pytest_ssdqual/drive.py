@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 import re
 import stat
@@ -502,6 +503,17 @@ class DriveTarget:
     def id(self) -> str:
         """Stable short id for xdist groups, locks and logs: ``sdb``, ``loop3``, ``file-x.img``."""
         return self._name
+
+    @property
+    def lock_key(self) -> str:
+        """Key for :class:`DriveLock`: the kernel name of a block device (``sdb``; every path to
+        the same disk gives the same key), or for a file ``file-<name>-<8 hex digits of the
+        SHA-256 of its real path>``, so that two scratch files with the same name in different
+        folders do not lock each other out."""
+        if self.spec.kind != "file":
+            return self._name
+        digest = hashlib.sha256(os.path.realpath(self.spec.path).encode()).hexdigest()[:8]
+        return f"{self._name}-{digest}"
 
     @property
     def device(self) -> str:

@@ -8,6 +8,7 @@ decision is delegated to ``session``, ``drive``, ``thresholds`` and ``fio``.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ SESSION_KEY = pytest.StashKey[QualSession]()
 #: user_properties keys carrying results from (xdist) workers to the controller.
 PROP_ROWS = "ssdqual_rows"
 PROP_DRIVE = "ssdqual_drive"
+SCRATCH_INPUT = "ssdqual_scratch"
 
 
 def _size(value: str) -> int:
@@ -118,6 +120,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
     config.stash[OPTIONS_KEY] = options
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+    _force_loadgroup(config)
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(XdistHooks(str(_scratch_path(config))), "ssdqual-xdist")
 
 
 def _build_options(config: pytest.Config) -> SessionOptions:
@@ -125,9 +130,7 @@ def _build_options(config: pytest.Config) -> SessionOptions:
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
     if not specs:
-        scratch = Path(tempfile.gettempdir()) / "pytest-ssdqual" / "scratch.img"
-        scratch.parent.mkdir(parents=True, exist_ok=True)
-        specs = [parse_drive_option(f"file:{scratch}")]
+        specs = [parse_drive_option(f"file:{_scratch_path(config)}")]
     seen: set[str] = set()
     for spec in specs:
         if spec.path in seen:
@@ -183,6 +186,37 @@ def _build_options(config: pytest.Config) -> SessionOptions:
         file_size_bytes=config.getoption("scratch_size"),
         cgroup=Path(cgroup) if cgroup else None,
     )
+
+
+def _force_loadgroup(config: pytest.Config) -> None:
+    """One drive, one worker: only pytest-xdist's ``loadgroup`` keeps a drive's
+    ``xdist_group`` on one worker, so it replaces any other distribution mode. The controller
+    schedules by group; each worker must tag its node ids with the group (``loadgroup``)."""
+    if hasattr(config, "workerinput"):
+        config.option.loadgroup = True
+    elif getattr(config.option, "dist", "no") not in ("no", "loadgroup"):
+        config.option.dist = "loadgroup"
+
+
+def _scratch_path(config: pytest.Config) -> Path:
+    """The default scratch file: one per session (its controller's pid), shared with xdist
+    workers through ``workerinput`` so every worker names the same file."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and SCRATCH_INPUT in workerinput:
+        return Path(workerinput[SCRATCH_INPUT])
+    folder = Path(tempfile.gettempdir()) / "pytest-ssdqual"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"scratch-{os.getpid()}.img"
+
+
+class XdistHooks:
+    """Registered only when pytest-xdist is active: hands the scratch path to every worker."""
+
+    def __init__(self, scratch: str) -> None:
+        self.scratch = scratch
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[SCRATCH_INPUT] = self.scratch
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

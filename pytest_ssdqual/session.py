@@ -143,7 +143,7 @@ class QualSession:
         target = DriveTarget.open(
             spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
         )
-        lock = DriveLock(target.id)
+        lock = DriveLock(target.lock_key, label=target.device)
         try:
             lock.acquire()
             assignment = resolve_assignment(

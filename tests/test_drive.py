@@ -660,10 +660,29 @@ def test_file_target_created_sized_and_removed(tmp_path: Path) -> None:
     assert target.write_refusals == ()
     target.assert_write_allowed()  # a file target is never confirmed by serial
     assert target.id == "file-scratch.img"
+    assert target.lock_key.startswith("file-scratch.img-") and len(target.lock_key) == 25
     assert target.fio_filename == str(path)
     target.cleanup()
     assert not path.exists()
     target.cleanup()  # idempotent
+
+
+def test_same_file_name_in_two_folders_locks_separately(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one, two = open_file(tmp_path / "a" / "x.img"), open_file(tmp_path / "b" / "x.img")
+    try:
+        assert one.id == two.id == "file-x.img"
+        assert one.lock_key != two.lock_key
+        with DriveLock(one.lock_key, lock_dir=tmp_path), DriveLock(two.lock_key, lock_dir=tmp_path):
+            pass
+    finally:
+        one.cleanup()
+        two.cleanup()
+
+
+def test_block_lock_key_is_the_kernel_name(tree: FakeTree) -> None:
+    assert open_block(tree, "sdb").lock_key == "sdb"
 
 
 def test_file_target_existing_is_kept(tmp_path: Path) -> None:
