@@ -377,7 +377,11 @@ class DriveTarget:
     * ``created_file``: True when :meth:`open` created the file (then :meth:`cleanup`
       removes it).
     * ``state``: the last :class:`BlockDeviceState` read (None for a file target).
+    * ``cgroup``: a cgroup-v1 blkio folder every fio on this drive runs in (an emulated
+      drive's throttle), or None.
     """
+
+    cgroup: Path | None = None
 
     def __init__(
         self,

@@ -201,6 +201,7 @@ class QualSession:
                 name=workload.id,
                 timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S,
                 readonly=not workload.writes,
+                cgroup=target.cgroup,
             )
         finally:
             if on_run is not None:

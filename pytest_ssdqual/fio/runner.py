@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,12 +151,15 @@ class FioRunner:
         timeout_s: float,
         readonly: bool,
         extra_args: Sequence[str] = (),
+        cgroup: Path | None = None,
     ) -> FioRun:
         """Write ``job_text`` to ``workdir/name.fio`` and run fio on it.
 
         Args:
             readonly: pass fio's ``--readonly`` safety flag (fio refuses any write or trim).
             timeout_s: wall-clock limit; on expiry the fio process group is killed.
+            cgroup: a blkio cgroup folder for this run only (e.g. an emulated drive's); the
+                runner's own ``cgroup`` when None.
 
         Raises:
             FioNotFound, FioTimeout; ``KeyboardInterrupt`` is re-raised after the kill.
@@ -178,7 +181,7 @@ class FioRunner:
             text=True,
             env=_env(),
             start_new_session=True,
-            preexec_fn=self._join_cgroup if self.cgroup else None,
+            preexec_fn=_cgroup_joiner(cgroup or self.cgroup),
         )
         try:
             _stdout, stderr = proc.communicate(timeout=timeout_s)
@@ -201,9 +204,18 @@ class FioRunner:
             stderr=stderr or "",
         )
 
-    def _join_cgroup(self) -> None:  # runs in the child, before exec
-        assert self.cgroup is not None
-        (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def _cgroup_joiner(cgroup: Path | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that moves the child into ``cgroup`` before it execs fio."""
+    if cgroup is None:
+        return None
+    procs = cgroup / "cgroup.procs"
+
+    def join() -> None:  # runs in the child, before exec
+        procs.write_text(str(os.getpid()))
+
+    return join
 
 
 def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
