@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,10 +62,64 @@ def attach_run(plan: JobPlan, run: FioRun | None) -> None:
 
 
 def attach_failure_output(exc: FioError) -> None:
-    """Attach what fio printed when it failed (the test is broken with the error)."""
-    if exc.raw_output:
-        allure.attach(exc.raw_output, name="fio raw output (failed run)",
-                      attachment_type=allure.attachment_type.TEXT)
+    """Attach what fio printed when it failed (the test is broken with the error); when it
+    printed nothing (killed, not installed) the attachment says so, with the reason."""
+    text = exc.raw_output if exc.raw_output and exc.raw_output.strip() else (
+        f"(fio printed nothing: {exc})"
+    )
+    allure.attach(text, name="fio raw output (failed run)",
+                  attachment_type=allure.attachment_type.TEXT)
+
+
+def write_crashed_result(alluredir: Path, nodeid: str, message: str, trace: str = "") -> Path:
+    """Write a *broken* Allure result for a test whose pytest-xdist worker crashed.
+
+    The worker died inside the test, so allure-pytest never wrote its result: without this the
+    test would be a hole in the report. Called on the controller (``pytest_handlecrashitem``).
+    Name, full name and suite follow allure-pytest's scheme for the node id (the ``@group``
+    suffix pytest-xdist's loadgroup adds is dropped), so the test lands where it belongs.
+
+    Args:
+        alluredir: the ``--alluredir`` folder.
+        nodeid: the crashed test's node id, e.g. ``suites/test_x.py::test_y[loop0]@loop0``.
+        message: why the result is broken (``worker 'gw0' crashed while running ...``).
+        trace: longer text (the crash report), if any.
+
+    Returns:
+        The written ``*-result.json`` file.
+    """
+    from allure_commons.model2 import Label, Status, StatusDetails, TestResult
+    from allure_commons.utils import md5, now, uuid4
+    from allure_pytest.utils import ParsedPytestNodeId
+    from attr import asdict
+
+    clean = nodeid.split("@", 1)[0]
+    parsed = ParsedPytestNodeId(clean)
+    class_part = ("." + ".".join(parsed.class_names)) if parsed.class_names else ""
+    full_name = f"{parsed.package}{class_part}#{parsed.test_function}"
+    stamp = now()
+    result = TestResult(
+        uuid=uuid4(),
+        name=clean.rsplit("::", 1)[-1],
+        fullName=full_name,
+        historyId=md5(clean),
+        testCaseId=md5(full_name),
+        status=Status.BROKEN,
+        statusDetails=StatusDetails(message=message, trace=trace or None),
+        start=stamp,
+        stop=stamp,
+        labels=[
+            Label(name="suite", value=parsed.module),
+            Label(name="framework", value="pytest"),
+        ],
+    )
+    data = asdict(result, filter=lambda _, v: v or v is False)  # as AllureFileLogger does
+    alluredir.mkdir(parents=True, exist_ok=True)
+    path = alluredir / f"{result.uuid}-result.json"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def attach_verdicts(outcome: WorkloadOutcome) -> None:

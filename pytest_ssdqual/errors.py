@@ -73,11 +73,21 @@ class ConfigErrors(ConfigError):
 
 
 class FioError(SsdQualError):
-    """fio did not produce a usable result. ``raw_output`` keeps what it printed, for the report."""
+    """fio did not produce a usable result. ``raw_output`` keeps what it printed, for the report.
+
+    ``drive`` (set by the session once it knows which drive ran the job) prefixes the message:
+    ``/dev/loop0 seq_write_128k_qd32: fio exited with status 1: ...``.
+    """
+
+    drive: str | None = None
 
     def __init__(self, message: str, *, raw_output: str | None = None) -> None:
         self.raw_output = raw_output
         super().__init__(message)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.drive}: {text}" if self.drive else text
 
 
 class FioNotFound(FioError):
@@ -93,11 +103,24 @@ class FioJobError(FioError):
 
     Attributes:
         job: the job name; errno: fio's ``error`` value.
+        file, offset: file/device and byte offset of the first failed I/O when fio printed
+            it (``fio: io_u error on file ...: read offset=N, buflen=M``), else None.
     """
 
-    def __init__(self, message: str, *, job: str, errno: int, raw_output: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        job: str,
+        errno: int,
+        raw_output: str | None = None,
+        file: str | None = None,
+        offset: int | None = None,
+    ) -> None:
         self.job = job
         self.errno = errno
+        self.file = file
+        self.offset = offset
         super().__init__(message, raw_output=raw_output)
 
 

@@ -11,6 +11,7 @@ import argparse
 import os
 import re
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -21,18 +22,25 @@ from . import allure_report
 from .drive import DriveSpec, parse_drive_option
 from .errors import ConfigError, FioError, SsdQualError
 from .fio.runner import FioRunner
+from .gating import ResultsGate, build_gate_options, format_gate_summary
+from .interrupt import install_sigterm_handler
 from .inventory import Inventory
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
+from .store import new_run_id
 from .summary import SummaryRow, format_drives, format_summary, rows_from_outcome
 from .thresholds.loader import ThresholdSet
 from .workloads import PROFILES, get_workload
 
 OPTIONS_KEY = pytest.StashKey[SessionOptions]()
 SESSION_KEY = pytest.StashKey[QualSession]()
+GATE_KEY = pytest.StashKey[ResultsGate]()
+SCRATCH_KEY = pytest.StashKey[DriveSpec]()
 
 #: user_properties keys carrying results from (xdist) workers to the controller.
 PROP_ROWS = "ssdqual_rows"
 PROP_DRIVE = "ssdqual_drive"
+PROP_GATE = "ssdqual_gate"
+RUN_ID_INPUT = "ssdqual_run_id"
 SCRATCH_INPUT = "ssdqual_scratch"
 
 
@@ -52,6 +60,15 @@ def _profile(value: str) -> str:
             f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
         )
     return value
+
+
+def _repeat(value: str) -> int:
+    """``--repeat`` parser: a whole number >= 1."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
+        )
+    return int(value)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,6 +124,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     parser.addini("ssdqual_inventory", "default lab inventory file", default="")
     parser.addini("ssdqual_fio_bin", "default fio executable", default="")
+    group.addoption(
+        "--results-dir", default=None, metavar="DIR",
+        help="results store: one folder per run (run.json, fio jobs, outputs, logs, verdicts) "
+        "and an SQLite index. Default: ini ssdqual_results_dir, else ssdqual-results/ in the "
+        "rootdir.",
+    )
+    group.addoption(
+        "--baseline", default=None, metavar="REF",
+        help="firmware regression gate: compare every gated metric with this run -- a run id "
+        "of the results store, a run folder, or firmware:NAME (the latest passing run of that "
+        "firmware on the same model/controller/NAND). Default: none (no regression gate).",
+    )
+    group.addoption(
+        "--repeat", default=1, type=_repeat, metavar="N",
+        help="run each workload N times; limits and the regression gate judge the median, and "
+        "a metric whose spread exceeds its regression limit is flagged too noisy to gate. "
+        "Default: 1.",
+    )
+    group.addoption(
+        "--firmware", default=None, metavar="NAME",
+        help="firmware label of the drive(s), overriding what the drive reports (dev builds); "
+        "used for threshold matching, reports and the results store. Default: as reported.",
+    )
+    parser.addini("ssdqual_results_dir", "default --results-dir", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,15 +155,36 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "destructive: the test writes to the drive (runs only on a confirmed drive)"
     )
     config.addinivalue_line("markers", "ssdqual_family(name): methodology family for reports")
+    config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
     try:
         options = _build_options(config)
+        config.stash[GATE_KEY] = _build_gate(config, options)
     except ConfigError as exc:
         raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
     config.stash[OPTIONS_KEY] = options
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
     _force_loadgroup(config)
+    scratch = config.stash.get(SCRATCH_KEY, None)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(XdistHooks(str(_scratch_path(config))), "ssdqual-xdist")
+        run_id = config.stash[GATE_KEY].options.run_id
+        config.pluginmanager.register(
+            XdistHooks(scratch.path if scratch else None, run_id), "ssdqual-xdist"
+        )
+
+
+def _build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
+    """The results store and regression gate; the run id is the controller's (xdist workers
+    get it through ``workerinput``)."""
+    workerinput = getattr(config, "workerinput", None) or {}
+    results = config.getoption("results_dir") or config.getini("ssdqual_results_dir")
+    results_dir = Path(config.rootpath) / (results or "ssdqual-results")
+    return ResultsGate(build_gate_options(
+        results_dir=results_dir,
+        run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
+        repeat=config.getoption("repeat"),
+        baseline=config.getoption("baseline"),
+        profile=options.profile.name,
+    ))
 
 
 def _build_options(config: pytest.Config) -> SessionOptions:
@@ -131,6 +193,7 @@ def _build_options(config: pytest.Config) -> SessionOptions:
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
     if not specs:
         specs = [parse_drive_option(f"file:{_scratch_path(config)}")]
+        config.stash[SCRATCH_KEY] = specs[0]
     seen: set[str] = set()
     for spec in specs:
         if spec.path in seen:
@@ -185,6 +248,7 @@ def _build_options(config: pytest.Config) -> SessionOptions:
         strict=bool(config.getoption("strict_thresholds")),
         file_size_bytes=config.getoption("scratch_size"),
         cgroup=Path(cgroup) if cgroup else None,
+        firmware=config.getoption("firmware") or None,
     )
 
 
@@ -199,24 +263,35 @@ def _force_loadgroup(config: pytest.Config) -> None:
 
 
 def _scratch_path(config: pytest.Config) -> Path:
-    """The default scratch file: one per session (its controller's pid), shared with xdist
-    workers through ``workerinput`` so every worker names the same file."""
+    """The default scratch file: a new name per session (pid + random), shared with xdist
+    workers through ``workerinput`` so every worker names the same file. Call once."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput and SCRATCH_INPUT in workerinput:
         return Path(workerinput[SCRATCH_INPUT])
     folder = Path(tempfile.gettempdir()) / "pytest-ssdqual"
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"scratch-{os.getpid()}.img"
+    return folder / f"scratch-{os.getpid()}-{uuid.uuid4().hex[:8]}.img"
 
 
 class XdistHooks:
-    """Registered only when pytest-xdist is active: hands the scratch path to every worker."""
+    """Registered only when pytest-xdist is active: hands the scratch path and the run id of
+    the results store to every worker."""
 
-    def __init__(self, scratch: str) -> None:
+    def __init__(self, scratch: str | None, run_id: str = "") -> None:
         self.scratch = scratch
+        self.run_id = run_id
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[SCRATCH_INPUT] = self.scratch
+        if self.scratch:
+            node.workerinput[SCRATCH_INPUT] = self.scratch
+        node.workerinput[RUN_ID_INPUT] = self.run_id
+
+
+def _fio_version(fio_bin: str) -> str:
+    try:
+        return FioRunner(fio_bin).version()
+    except FioError as exc:
+        return f"unavailable ({exc})"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -233,6 +308,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"confirmed serials: {', '.join(options.confirmed_serials) or 'none'}",
     ]
     lines += [f"ssdqual: drive {spec.raw} ({spec.kind})" for spec in options.specs]
+    gate = config.stash[GATE_KEY].options
+    lines.append(
+        f"ssdqual: results: {gate.results_dir}/{gate.run_id}; repeat {gate.repeat}; baseline: "
+        + (gate.baseline.describe() if gate.baseline else "none")
+        + (f"; firmware label {options.firmware}" if options.firmware else "")
+    )
     return lines
 
 
@@ -313,21 +394,35 @@ def qualify(
         def attach(plan: Any, fio_run: Any) -> None:
             allure_report.attach_run(plan, fio_run)
 
-        try:
-            outcome = ssd_session.run_workload(ssd_drive, workload, tmp_path, on_run=attach)
-        except FioError as exc:
-            allure_report.attach_failure_output(exc)
-            raise
+        gate = request.config.stash[GATE_KEY]
+        strict = ssd_session.options.strict
+        repetitions: list[WorkloadOutcome] = []
+        for workdir in gate.workdirs(tmp_path):  # --repeat N: judged on the median
+            try:
+                repetitions.append(
+                    ssd_session.run_workload(ssd_drive, workload, workdir, on_run=attach)
+                )
+            except FioError as exc:
+                exc.drive = f"{ssd_drive.target.spec.raw} {workload_id}"
+                allure_report.attach_failure_output(exc)
+                raise
+        outcome, spread = gate.combine(repetitions, ssd_drive.limits, strict=strict)
         allure_report.attach_verdicts(outcome)
         rows = rows_from_outcome(ssd_drive, outcome)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
+        checked = gate.check(ssd_drive, outcome, repetitions, spread, strict=strict)
+        node.user_properties.append((PROP_GATE, checked.rows()))
+        regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
         if outcome.failed:
             pytest.fail(
                 f"{ssd_drive.target.spec.raw} {workload_id}: "
                 f"{len(outcome.failed)} limit(s) violated\n"
-                + "\n".join("  " + v.line() for v in outcome.failed),
+                + "\n".join("  " + v.line() for v in outcome.failed)
+                + (f"\n{regression}" if regression else ""),
                 pytrace=False,
             )
+        if regression:
+            pytest.fail(regression, pytrace=False)
         return outcome
 
     return run
@@ -343,6 +438,8 @@ class SsdQualReporter:
         self.options = options
         self.rows: list[SummaryRow] = []
         self.drives: dict[str, dict[str, str]] = {}
+        self.gate_rows: list[dict[str, Any]] = []
+        self.run_dir: Path | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -353,6 +450,20 @@ class SsdQualReporter:
                 self.rows.extend(SummaryRow.from_dict(r) for r in value)
             elif key == PROP_DRIVE:
                 self.drives[value["drive"]] = value
+            elif key == PROP_GATE:
+                self.gate_rows.extend(value)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """pytest-xdist: a worker crashed inside ``crashitem``. xdist reports the test failed;
+        Allure would have no result for it, so a broken one is written (controller only)."""
+        alluredir = getattr(self.config.option, "allure_report_dir", None)
+        if alluredir:
+            allure_report.write_crashed_result(
+                Path(alluredir), crashitem,
+                f"{report.longrepr}: the worker process died inside the test (its fio, if any, "
+                "was stopped by the kernel's parent-death signal)",
+            )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows and not self.drives:
@@ -362,10 +473,27 @@ class SsdQualReporter:
             terminalreporter.write_line(line)
         for line in format_summary(self.rows):
             terminalreporter.write_line(line)
+        gate = self.config.stash[GATE_KEY]
+        if self.gate_rows or gate.options.baseline:
+            terminalreporter.write_sep("=", "ssdqual regression gate")
+        for line in format_gate_summary(self.gate_rows, self.run_dir):
+            terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return
+        try:  # run.json + index: completes the stored run (a failure fails the session)
+            self.run_dir = self.config.stash[GATE_KEY].finish(
+                exitstatus=int(session.exitstatus),
+                session_options=self.options,
+                argv=[str(a) for a in self.config.invocation_params.args],
+                fio_version=_fio_version(self.options.fio_bin),
+                host=host_facts(),
+            )
+        except SsdQualError as exc:
+            self.gate_rows.append({"drive": "-", "workload": "-", "metric": "-", "status": "error",
+                                   "line": f"results NOT stored: {exc}", "baseline_run": None})
+            session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
         alluredir = getattr(self.config.option, "allure_report_dir", None)
         if not alluredir:
             return

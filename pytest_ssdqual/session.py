@@ -16,7 +16,7 @@ import os
 import platform
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .drive import DriveLock, DriveSpec, DriveTarget
@@ -58,6 +58,9 @@ class SessionOptions:
     strict: bool = False
     file_size_bytes: int | None = None
     cgroup: Path | None = None
+    #: ``--firmware``: the firmware label of every drive, overriding what the drive reports (a
+    #: lab's dev build); it feeds threshold matching, reports and the results store.
+    firmware: str | None = None
 
 
 @dataclass
@@ -69,6 +72,8 @@ class DriveContext:
     facts: DriveFacts
     limits: ResolvedLimits
     lock: DriveLock
+    #: firmware as the drive reports it (``identity.firmware`` may be the ``--firmware`` label).
+    reported_firmware: str = ""
 
     @property
     def identity(self) -> DriveIdentity:
@@ -116,6 +121,17 @@ class WorkloadOutcome:
         return [v for v in self.verdicts if v.failed]
 
 
+@dataclass(frozen=True)
+class JobRun:
+    """One fio job run by :meth:`QualSession.run_job`: its text, folder, run and parsed result."""
+
+    name: str
+    job_text: str
+    workdir: Path
+    run: FioRun
+    result: WorkloadResult
+
+
 @dataclass
 class QualSession:
     """Drives and their limits for one pytest process; opened lazily, closed once."""
@@ -143,6 +159,9 @@ class QualSession:
         target = DriveTarget.open(
             spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
         )
+        reported_firmware = target.identity.firmware
+        if self.options.firmware:
+            target.identity = relabel_firmware(target.identity, self.options.firmware)
         lock = DriveLock(target.lock_key, label=target.device)
         try:
             lock.acquire()
@@ -158,7 +177,7 @@ class QualSession:
             lock.release()
             target.cleanup()
             raise
-        ctx = DriveContext(target, assignment, facts, limits, lock)
+        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware)
         self._drives[spec.raw] = ctx
         return ctx
 
@@ -180,12 +199,14 @@ class QualSession:
         Raises:
             SafetyRefusal: the workload writes and the drive refuses writes (checked again here,
                 whatever the test's markers say).
+            DeviceError: the drive is gone (loop device detached, file deleted) or its serial
+                changed since it was opened (checked before every workload, reads included).
             FioError: fio missing, failed, hung, unreadable, or a job reported an error.
         """
         target = ctx.target
         if workload.writes:
             target.assert_write_allowed()
-            target.recheck_identity()
+        target.recheck_identity()  # every workload: the drive is still there, and the same one
         plan = render_job(
             workload,
             self.options.profile,
@@ -210,6 +231,57 @@ class QualSession:
         metrics = result.metrics()
         verdicts = judge(workload, metrics, ctx.limits, strict=self.options.strict)
         return WorkloadOutcome(workload, plan, run, result, metrics, verdicts)
+
+    def run_job(
+        self,
+        ctx: DriveContext,
+        name: str,
+        job_text: str,
+        workdir: Path,
+        *,
+        writes: bool,
+        expected_runtime_s: float | None,
+        timeout_s: float,
+        on_run: Callable[[str, FioRun | None], None] | None = None,
+    ) -> JobRun:
+        """Run an arbitrary fio job (a methodology step) on the drive, with the same safety
+        checks as :meth:`run_workload`: a writing job runs only after
+        ``target.assert_write_allowed()`` and ``target.recheck_identity()``; a reading one gets
+        fio's ``--readonly``. fio joins the drive's cgroup (an emulated drive's throttle).
+
+        Args:
+            name: file stem of the job in ``workdir`` (``<name>.fio``, ``<name>.json``).
+            job_text: the job file; its ``filename=`` must be ``ctx.target.fio_filename``.
+            expected_runtime_s: seconds fio must measure (time-based jobs), ``None`` for a
+                size-based job.
+            timeout_s: wall-clock limit, after which fio's process group is killed.
+            on_run: called with the job text and the run (None when fio did not finish) before
+                the output is judged.
+
+        Raises:
+            SafetyRefusal: ``writes`` and the drive refuses writes.
+            DeviceError: the drive's serial changed.
+            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+        """
+        target = ctx.target
+        if writes:
+            target.assert_write_allowed()
+        target.recheck_identity()  # every job: the drive is still there, and the same one
+        run: FioRun | None = None
+        try:
+            run = self.runner.run(
+                job_text, workdir=workdir, name=name, timeout_s=timeout_s,
+                readonly=not writes, cgroup=target.cgroup,
+            )
+        finally:
+            if on_run is not None:
+                on_run(job_text, run)
+        result = check_run(run, expected_runtime_s=expected_runtime_s)
+        return JobRun(name, job_text, workdir, run, result)
+
+    def ioengine(self) -> str:
+        """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""
+        return self.runner.ioengine(self.scratch_dir / "engine-probe.bin")
 
     def refusal(self, ctx: DriveContext) -> SafetyRefusal | None:
         """The refusal a write test on this drive would meet, or None when writes are allowed."""
@@ -239,6 +311,16 @@ def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
         transport=identity.transport,
         kind=identity.kind,
     )
+
+
+def relabel_firmware(identity: DriveIdentity, firmware: str) -> DriveIdentity:
+    """``identity`` with ``firmware`` as its firmware (``--firmware``: a lab flashing dev builds
+    names the build; the drive may report a generic revision). ``sources`` records the label
+    and what the drive reported."""
+    if identity.firmware == firmware:
+        return identity
+    note = f"firmware {firmware!r} from --firmware (the drive reports {identity.firmware!r})"
+    return replace(identity, firmware=firmware, sources=(*identity.sources, note))
 
 
 def host_facts() -> dict[str, str]:

@@ -34,8 +34,28 @@ DIRECTION_METRICS: tuple[str, ...] = (
 #: Metrics summed over both directions of a mixed workload.
 TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
 
-#: Metrics where a higher value is better (everything else: lower is better).
-HIGHER_IS_BETTER: frozenset[str] = frozenset({"iops", "bw_mbps"})
+#: Metrics of the named methodology workloads (bare names, units in them; see
+#: ``pytest_ssdqual/methodology/``). Sustained write past the SLC cache:
+SUSTAINED_WRITE_METRICS: tuple[str, ...] = ("slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps")
+#: SNIA PTS steady state over rounds (``steady_state_reached`` is 1 or 0, rounds are 1-based):
+STEADY_STATE_METRICS: tuple[str, ...] = (
+    "steady_state_reached", "steady_state_round", "rounds", "data_excursion_pct",
+    "slope_excursion_pct",
+)
+#: Consistency and recovery after idle: the performance test's figures in each phase.
+RECOVERY_PHASES: tuple[str, ...] = ("fresh", "degraded", "steady", "recovered")
+RECOVERY_METRICS: tuple[str, ...] = (
+    "recovery_ratio", "time_to_recover_s", "steady_state_reached",
+    *(f"{p}_{m}" for p in RECOVERY_PHASES for m in ("iops", "lat_mean_us", "lat_p99_us")),
+)
+
+#: Metrics where a higher value is better (everything else: lower is better). Matched on the
+#: name after the direction (``write.iops`` -> ``iops``).
+HIGHER_IS_BETTER: frozenset[str] = frozenset(
+    {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
+     "recovery_ratio", "steady_state_reached"}
+    | {f"{p}_iops" for p in RECOVERY_PHASES}
+)
 
 
 @dataclass(frozen=True)
@@ -50,7 +70,12 @@ class Workload:
         iodepth: queue depth per job (fio ``iodepth=``).
         numjobs: fio ``numjobs=``; results are group-reported.
         rwmixread_pct: read share in percent for mixed workloads (fio ``rwmixread=``).
-        family: methodology family for reports (``sequential``, ``random``, ``mixed``).
+        family: methodology family for reports (``sequential``, ``random``, ``mixed``,
+            ``dirty-state``).
+        methodology_metrics: bare metric names a named methodology workload adds
+            (``sustained_bw_mbps``); empty for a plain fio workload.
+        per_direction: False when the workload has no per-direction fio metrics of its own (a
+            multi-phase methodology reports phase figures such as ``fresh_iops`` instead).
     """
 
     id: str
@@ -61,6 +86,13 @@ class Workload:
     numjobs: int = 1
     rwmixread_pct: int | None = None
     family: str = "random"
+    methodology_metrics: tuple[str, ...] = ()
+    per_direction: bool = True
+
+    @property
+    def is_methodology(self) -> bool:
+        """True for a named methodology test (several fio jobs, run by ``methodology/``)."""
+        return bool(self.methodology_metrics)
 
     @property
     def writes(self) -> bool:
@@ -84,10 +116,12 @@ class Workload:
 
     def metric_names(self) -> tuple[str, ...]:
         """Every canonical metric name this workload produces, e.g. ``('read.iops', ...)``."""
-        names = [f"{d}.{m}" for d in self.directions for m in DIRECTION_METRICS]
-        if len(self.directions) > 1:
-            names += [f"total.{m}" for m in TOTAL_METRICS]
-        return tuple(names)
+        names: list[str] = []
+        if self.per_direction:
+            names = [f"{d}.{m}" for d in self.directions for m in DIRECTION_METRICS]
+            if len(self.directions) > 1:
+                names += [f"total.{m}" for m in TOTAL_METRICS]
+        return (*names, *self.methodology_metrics)
 
     def canonical_metric(self, name: str) -> str | None:
         """Map a metric as written in a threshold file to its canonical name, or ``None``.
@@ -95,10 +129,54 @@ class Workload:
         ``bw_mbps`` on ``seq_write_128k_qd32`` is ``write.bw_mbps``; on a mixed workload a bare
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
-        if "." in name:
+        if "." in name or name in self.methodology_metrics:
             return name if name in self.metric_names() else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None
+
+
+@dataclass(frozen=True)
+class MethodologyPlan:
+    """Durations of the dirty-state methodology tests, scaled per run profile. The defaults are
+    the published methodologies (the ``full`` profile).
+
+    Sources: SNIA Solid State Storage Performance Test Specification (PTS) Enterprise 1.1 /
+    Client 2.0: purge, workload-independent preconditioning (2x user capacity, 128 KiB
+    sequential writes), rounds of 1 minute, steady state within at most 25 rounds. PCMark 8
+    storage consistency test (as reviewers describe it): degradation rounds of random writes of
+    random sizes (8 to 2048 sectors of 512 bytes, i.e. 4 KiB-1 MiB) for 10 min, +5 min per
+    round, 8 rounds, each followed by the performance test; 5 steady-state rounds of 50 min;
+    5 recovery rounds of 5 min idle, each followed by the performance test.
+
+    Attributes:
+        precondition_multiple: preconditioning writes this many times the span.
+        round_runtime_s: measured seconds of one steady-state round.
+        max_rounds: steady-state rounds at most (SNIA PTS: 25).
+        sustained_multiple: the sustained-write test writes this many times the span
+            (sequentially, wrapping around).
+        sustained_max_s: ... or stops after this many seconds, whichever comes first
+            (``None``: no time cap).
+        perf_runtime_s: seconds of the consistency test's performance test.
+        degrade_rounds, degrade_first_s, degrade_step_s: degradation rounds, the first round's
+            random-write seconds and the increase per round.
+        steady_rounds, steady_write_s: steady-state rounds and their random-write seconds.
+        recovery_rounds, idle_s: recovery rounds and the idle seconds before each
+            performance test.
+    """
+
+    precondition_multiple: float = 2.0
+    round_runtime_s: float = 60.0
+    max_rounds: int = 25
+    sustained_multiple: float = 1.0
+    sustained_max_s: float | None = None
+    perf_runtime_s: float = 60.0
+    degrade_rounds: int = 8
+    degrade_first_s: float = 600.0
+    degrade_step_s: float = 300.0
+    steady_rounds: int = 5
+    steady_write_s: float = 3000.0
+    recovery_rounds: int = 5
+    idle_s: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -111,6 +189,8 @@ class RunProfile:
         runtime_s: fio ``runtime`` with ``time_based=1`` (measured seconds).
         span_bytes: bytes of the drive the workload covers from offset 0 (``None``: whole drive).
         file_size_bytes: size of a scratch file target created for this profile.
+        methodology: durations of the dirty-state methodology tests (purge, preconditioning,
+            steady state, sustained write, consistency and recovery).
     """
 
     name: str
@@ -119,6 +199,7 @@ class RunProfile:
     span_bytes: int | None
     file_size_bytes: int
     description: str = ""
+    methodology: MethodologyPlan = MethodologyPlan()
 
 
 PROFILES: dict[str, RunProfile] = {
@@ -127,14 +208,27 @@ PROFILES: dict[str, RunProfile] = {
         RunProfile(
             "smoke", 1, 3, 256 * MIB, 256 * MIB,
             "seconds per workload on 256 MiB: CI and dry runs, not a qualification",
+            MethodologyPlan(
+                precondition_multiple=2, round_runtime_s=1, max_rounds=10,
+                sustained_multiple=16, sustained_max_s=10, perf_runtime_s=1,
+                degrade_rounds=2, degrade_first_s=2, degrade_step_s=1,
+                steady_rounds=5, steady_write_s=1, recovery_rounds=3, idle_s=2,
+            ),
         ),
         RunProfile(
             "quick", 5, 30, 16 * GIB, 4 * GIB,
             "35 s per workload on the first 16 GiB: a bench check",
+            MethodologyPlan(
+                precondition_multiple=2, round_runtime_s=10, max_rounds=25,
+                sustained_multiple=1, sustained_max_s=300, perf_runtime_s=10,
+                degrade_rounds=3, degrade_first_s=30, degrade_step_s=15,
+                steady_rounds=5, steady_write_s=30, recovery_rounds=3, idle_s=30,
+            ),
         ),
         RunProfile(
             "full", 30, 300, None, 16 * GIB,
             "5.5 min per workload on the whole drive: the qualification run",
+            MethodologyPlan(),
         ),
     )
 }
@@ -160,6 +254,16 @@ CATALOG: dict[str, Workload] = {
         _w("rand_write_4k_qd32", "4 KiB random write, QD32", "randwrite", 4, 32, "random"),
         _w("rand_rw70_4k_qd32", "4 KiB random 70/30 read/write, QD32", "randrw", 4, 32, "mixed",
            70),
+        # Named methodology tests (issue 3): several fio jobs each, run by methodology/.
+        Workload("sustained_write", "Sustained sequential write past the SLC cache (128 KiB, "
+                 "QD32)", "write", 128 * KIB, 32, family="dirty-state",
+                 methodology_metrics=SUSTAINED_WRITE_METRICS),
+        Workload("steady_state_rand_write_4k", "4 KiB random write QD32 at SNIA PTS steady "
+                 "state", "randwrite", 4 * KIB, 32, family="dirty-state",
+                 methodology_metrics=STEADY_STATE_METRICS),
+        Workload("recovery_after_idle", "Consistency and recovery after idle (4 KiB random "
+                 "write QD32 performance test)", "randwrite", 4 * KIB, 32, family="dirty-state",
+                 methodology_metrics=RECOVERY_METRICS, per_direction=False),
     )
 }
 

@@ -11,7 +11,14 @@ Behaviour:
     ``$FAKEFIO_BW_MBPS`` (default 500), ``$FAKEFIO_IOPS`` (default 50000) and
     ``$FAKEFIO_P99_US`` (default 200) for every direction the job's ``rw`` does.
   * ``$FAKEFIO_MODE``: ``ok`` (default), ``error5`` (job error 5, EIO), ``garbage`` (no JSON),
-    ``exit1`` (exit status 1, no output), ``hang`` (sleep forever).
+    ``exit1`` (exit status 1, no output), ``hang`` (a line on stderr, then sleep forever),
+    ``signal`` (as fio 3.33 on SIGINT: ``fio: terminating on signal 2`` before the JSON, a third
+    of the asked runtime, exit status 128), ``short`` (a third of the asked runtime, exit 0),
+    ``truncated`` (the JSON cut in the middle), ``empty`` (a 0-byte output file),
+    ``text-before`` (a real fio warning line before the JSON), ``text-inside`` (a line of text
+    in the middle of the JSON document), ``killed`` (SIGKILLs itself before writing anything).
+  * ``$FAKEFIO_ONLY``: apply the mode only to the job whose section is named so (a workload
+    id); every other job runs ``ok``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import time
 
@@ -74,9 +82,15 @@ def main(argv: list[str]) -> int:
         print(os.environ.get("FAKEFIO_VERSION", "fio-3.33"))
         return 0
     mode = os.environ.get("FAKEFIO_MODE", "ok")
-    if "--name=probe" in argv:  # the I/O-engine probe always works
+    sections = [s for s in re.findall(r"^\[([^\]]+)\]", job_text, re.M) if s != "global"]
+    job_name = sections[-1] if sections else opts.get("name", "fake")
+    only = os.environ.get("FAKEFIO_ONLY")
+    if "--name=probe" in argv or (only and only != job_name):  # the engine probe always works
         mode = "ok"
+    if mode == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
     if mode == "hang":
+        print("fakefio: hanging (FAKEFIO_MODE=hang)", file=sys.stderr, flush=True)
         while True:
             time.sleep(1)
     if mode == "exit1":
@@ -86,6 +100,8 @@ def main(argv: list[str]) -> int:
         text = "fio: engine io_uring not loadable\n"
     else:
         runtime_ms = int(float(re.sub(r"[a-z]+$", "", opts.get("runtime", "3")) or 3) * 1000)
+        if mode in ("signal", "short"):
+            runtime_ms //= 3
         rw = opts.get("rw", "read")
         bw = float(os.environ.get("FAKEFIO_BW_MBPS", "500"))
         iops = float(os.environ.get("FAKEFIO_IOPS", "50000"))
@@ -93,7 +109,7 @@ def main(argv: list[str]) -> int:
         reads = rw in ("read", "randread", "rw", "randrw", "readwrite")
         writes = rw in ("write", "randwrite", "rw", "randrw", "readwrite")
         job = {
-            "jobname": opts.get("name", "fake"), "groupid": 0,
+            "jobname": job_name, "groupid": 0,
             "error": 5 if mode == "error5" else 0,
             "job_runtime": runtime_ms,
             "read": _direction(bw, iops, p99, runtime_ms) if reads else _idle(),
@@ -102,12 +118,25 @@ def main(argv: list[str]) -> int:
         }
         text = json.dumps({"fio version": "fio-3.33", "timestamp": int(time.time()),
                            "global options": {}, "jobs": [job]}, indent=1) + "\n"
+        if mode == "signal":
+            text = "fio: terminating on signal 2\n" + text
+        elif mode == "text-before":
+            text = ("fio: this platform does not support process shared mutexes, forcing use of "
+                    "threads. Use the 'thread' option to get rid of this warning.\n" + text)
+        elif mode == "text-inside":
+            cut = text.index('"read"')
+            text = text[:cut] + "fio: pid=4242, err=5/file:io_u.c:1889, func=io_u error\n" \
+                + text[cut:]
+        elif mode == "truncated":
+            text = text[: len(text) // 2]
+        elif mode == "empty":
+            text = ""
     if output:
         with open(output, "w") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
-    return 0
+    return 128 if mode == "signal" else 0
 
 
 if __name__ == "__main__":

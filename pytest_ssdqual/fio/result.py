@@ -218,10 +218,14 @@ def extract_json_document(text: str, *, source: str = "fio output") -> tuple[str
     if not docs:
         if failures:
             bad_start, error = failures[0]
+            lines = text.split("\n")  # json counts lines by "\n" only
+            bad_line = lines[error.lineno - 1] if 0 < error.lineno <= len(lines) else ""
             raise FioOutputError(
                 f"{label} holds truncated or invalid JSON: the document starting on line "
                 f"{_line_of(text, bad_start)} breaks at line {error.lineno} column "
-                f"{error.colno} ({error.msg}) — fio was killed while writing, or the file was cut",
+                f"{error.colno} ({error.msg}; the line reads {bad_line.strip()[:_QUOTE_MAX]!r})"
+                " — fio was killed while writing, the file was cut, or text was printed inside "
+                "the document",
                 raw_output=text,
             )
         if other is not None:
@@ -296,6 +300,56 @@ def parse_fio_file(path: str | os.PathLike[str]) -> WorkloadResult:
     except OSError as exc:
         raise FioOutputError(f"{_label(source)} cannot be read: {exc.strerror or exc}") from None
     return parse_fio_output(data.decode("utf-8", errors="replace"), source=source)
+
+
+#: fio's per-I/O error line (fio ``io_u.c``, ``io_u_log_error``), printed on stderr:
+#: ``fio: io_u error on file /dev/loop0: Input/output error: read offset=16777216, buflen=131072``
+_IO_ERROR_LINE = re.compile(
+    r"io_u error on file (?P<file>.+?): (?P<error>[^:\n]+): (?P<direction>read|write|trim|sync"
+    r"|datasync|sync_file_range|\w+) offset=(?P<offset>\d+), buflen=(?P<length>\d+)"
+)
+
+
+@dataclass(frozen=True)
+class IoError:
+    """One failed I/O as fio reports it on stderr (its JSON keeps only the job's errno).
+
+    Attributes:
+        file: the file or device fio names (``/dev/loop0``).
+        error: strerror text (``Input/output error``).
+        direction: ``read``, ``write``, ``trim`` (or another fio ddir name).
+        offset_bytes: byte offset of the failed I/O from the start of ``file``.
+        length_bytes: its length in bytes (fio ``buflen``).
+    """
+
+    file: str
+    error: str
+    direction: str
+    offset_bytes: int
+    length_bytes: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.direction} at offset {self.offset_bytes} ({self.length_bytes} bytes) on "
+            f"{self.file}: {self.error}"
+        )
+
+
+def parse_io_errors(text: str) -> list[IoError]:
+    """Every ``io_u error`` line in ``text`` (fio's stderr or output), in order.
+
+    Lines that do not match fio's format are ignored; never raises.
+    """
+    return [
+        IoError(
+            file=m.group("file"),
+            error=m.group("error").strip(),
+            direction=m.group("direction"),
+            offset_bytes=int(m.group("offset")),
+            length_bytes=int(m.group("length")),
+        )
+        for m in _IO_ERROR_LINE.finditer(text)
+    ]
 
 
 # --- document -> result ---------------------------------------------------------------------

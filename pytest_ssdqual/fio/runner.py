@@ -10,6 +10,7 @@ Success means all three: exit status 0, a readable JSON document, every job ``er
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
@@ -19,9 +20,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ..errors import FioError, FioJobError, FioNotFound, FioTimeout
-from .result import WorkloadResult, parse_fio_output
+from .result import WorkloadResult, parse_fio_output, parse_io_errors
 
 #: Oldest fio whose JSON this project reads for its own runs (``clat_ns``, ``bw_bytes``,
 #: ``percentile_list`` with p99.99, io_uring engine).
@@ -36,6 +38,9 @@ MIN_RUNTIME_SHARE = 0.9
 
 #: Seconds between SIGTERM and SIGKILL when stopping a fio process group.
 KILL_GRACE_S = 1.0
+
+#: What fio prints (to its --output file) when a signal stops it: fio-3.33 exits with 128 then.
+_SIGNAL_LINE = re.compile(r"fio: terminating on signal \d+")
 
 
 @dataclass(frozen=True)
@@ -110,15 +115,23 @@ class FioRunner:
             text = (proc.stdout or proc.stderr).strip()
             if parse_fio_version(text) < MIN_FIO_VERSION:
                 need = ".".join(map(str, MIN_FIO_VERSION))
-                raise FioError(f"{text} is too old: fio {need} or newer is needed")
+                raise FioError(
+                    f"{text} is too old: fio {need} or newer is needed "
+                    f"({self.executable()} --version printed {text!r})",
+                    raw_output=(proc.stdout or "") + (proc.stderr or ""),
+                )
             self._version = text
         return self._version
 
     def ioengine(self, probe_file: Path) -> str:
         """The best asynchronous engine that works here: ``io_uring``, else ``libaio``, else
         ``psync``. Probed once with a 4 KiB O_DIRECT read of ``probe_file`` (created if needed).
+
+        Raises:
+            FioNotFound, FioError: fio missing or too old (``version``); no engine works.
         """
         if self._engine is None:
+            self.version()
             if not probe_file.exists():
                 probe_file.write_bytes(b"\0" * 65536)
             failures = []
@@ -161,9 +174,16 @@ class FioRunner:
             cgroup: a blkio cgroup folder for this run only (e.g. an emulated drive's); the
                 runner's own ``cgroup`` when None.
 
+        fio is started in its own session (process group) and, through ``PR_SET_PDEATHSIG``,
+        gets SIGTERM from the kernel if this process dies without killing it (a crashed
+        pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits.
+
         Raises:
-            FioNotFound, FioTimeout; ``KeyboardInterrupt`` is re-raised after the kill.
+            FioNotFound, FioTimeout; FioError when fio is too old (``version``, checked once);
+            ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM through ``interrupt``) is re-raised after
+            the kill.
         """
+        self.version()
         workdir.mkdir(parents=True, exist_ok=True)
         job_path = workdir / f"{name}.fio"
         output_path = workdir / f"{name}.json"
@@ -181,15 +201,15 @@ class FioRunner:
             text=True,
             env=_env(),
             start_new_session=True,
-            preexec_fn=_cgroup_joiner(cgroup or self.cgroup),
+            preexec_fn=_child_setup(_cgroup_joiner(cgroup or self.cgroup)),
         )
         try:
             _stdout, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            kill_process_group(proc)
+            stderr = kill_process_group(proc)
             raise FioTimeout(
                 f"fio ran {timeout_s:.0f} s, longer than expected, and was killed",
-                raw_output=_read(output_path),
+                raw_output=_read(output_path) + (f"\n{stderr}" if stderr.strip() else ""),
             ) from None
         except BaseException:
             kill_process_group(proc)
@@ -206,6 +226,39 @@ class FioRunner:
 
 
 
+def _child_setup(then: Callable[[], None] | None) -> Callable[[], None]:
+    """A ``preexec_fn``: have the kernel send fio SIGTERM when this process dies
+    (``prctl(PR_SET_PDEATHSIG)``, prctl(2)), then run ``then`` (e.g. join a cgroup).
+
+    fio handles SIGTERM like Ctrl-C ("fio: terminating on signal 15"): it stops its job
+    processes and exits, so a parent that dies without cleaning up leaves no fio writing.
+    """
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def setup() -> None:  # runs in the child, before exec
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
+        if then is not None:
+            then()
+
+    return setup
+
+
+#: prctl(2) option: signal sent to this process when its parent (thread) dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` (Linux), loaded in the parent so the child only calls it."""
+    try:
+        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        return None
+
+
 def _cgroup_joiner(cgroup: Path | None) -> Callable[[], None] | None:
     """A ``preexec_fn`` that moves the child into ``cgroup`` before it execs fio."""
     if cgroup is None:
@@ -219,6 +272,32 @@ def _cgroup_joiner(cgroup: Path | None) -> Callable[[], None] | None:
 
 
 def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
+    """Judge whether a fio run succeeded and parse it (see ``_check_run``).
+
+    A job error is completed with the first I/O error fio printed (``fio: io_u error on file
+    /dev/loop0: Input/output error: read offset=16777216, buflen=131072`` on stderr, which
+    fio's JSON lacks): the message then names the file, direction, byte offset and length,
+    and the ``FioJobError`` carries ``file`` and ``offset``.
+
+    Raises:
+        FioOutputError, FioJobError, FioError: as ``_check_run``.
+    """
+    try:
+        return _check_run(run, expected_runtime_s=expected_runtime_s)
+    except FioJobError as exc:
+        errors = parse_io_errors(run.stderr + "\n" + run.raw_output)
+        if not errors:
+            raise
+        first = errors[0]
+        more = f" (+{len(errors) - 1} more I/O errors)" if len(errors) > 1 else ""
+        raise FioJobError(
+            f"{exc}: first I/O error {first}{more}",
+            job=exc.job, errno=exc.errno, raw_output=exc.raw_output,
+            file=first.file, offset=first.offset_bytes,
+        ) from None
+
+
+def _check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
     """Judge whether a fio run succeeded and parse it.
 
     Success = exit status 0, a readable JSON document, every job ``error == 0``, no
@@ -239,6 +318,24 @@ def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> Worklo
         except FioError:
             pass
         detail = _first_line(run.stderr) or _first_line(run.raw_output) or "no output"
+        if run.returncode < 0:
+            number = -run.returncode
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = "unknown signal"
+            raise FioError(
+                f"fio was killed by signal {number} ({name}) before it finished; it printed: "
+                f"{detail}",
+                raw_output=raw,
+            )
+        interrupted = _SIGNAL_LINE.search(raw)
+        if interrupted:
+            raise FioError(
+                f"fio was interrupted ({interrupted.group(0).strip()}) and exited with status "
+                f"{run.returncode}: its figures cover only part of the asked run",
+                raw_output=raw,
+            )
         raise FioError(f"fio exited with status {run.returncode}: {detail}", raw_output=raw)
     result = parse_fio_output(run.raw_output, source=source)
     if result.terminated_by_signal:
@@ -252,8 +349,12 @@ def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> Worklo
     return result
 
 
-def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``."""
+def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_S) -> str:
+    """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``.
+
+    Returns what ``proc`` had printed on stderr (when piped) and not yet been read, so a
+    killed fio's last words reach the report; ``''`` when nothing or not piped.
+    """
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
@@ -269,9 +370,15 @@ def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_
             break
     else:
         proc.wait(timeout=grace_s)
+    stderr = ""
+    try:
+        _stdout, stderr = proc.communicate(timeout=grace_s)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
+    return stderr if isinstance(stderr, str) else ""
 
 
 def _env() -> dict[str, str]:

@@ -520,12 +520,13 @@ def _number(value: object) -> float | None:
     return None
 
 
+#: JSON type -> (what it is called in a message, how to write one)
 _TYPE_WORDS = {
-    "number": "a number, e.g. 140 (no unit, no quotes)",
-    "integer": "a whole number",
-    "string": "a text",
-    "object": "a mapping (key: value)",
-    "array": "a list",
+    "number": ("a number", "write a number, e.g. 140 (no unit, no quotes)"),
+    "integer": ("a whole number", "write a whole number, e.g. 1"),
+    "string": ("a text", "write a text (quote it if it holds ':' or starts with a digit)"),
+    "object": ("a mapping", "write a mapping (key: value, or {key: value})"),
+    "array": ("a list", "write a list ([a, b] or '- item' lines)"),
 }
 
 _REQUIRED_FIXES = {
@@ -584,9 +585,9 @@ class _FileChecker:
                     fix = _REQUIRED_FIXES.get(key, f"add `{key}`")
                     self.error(parts, f"missing required key {key!r}", fix)
         elif kind == "type":
-            wanted = err.validator_value
-            words = _TYPE_WORDS.get(wanted, str(wanted)) if isinstance(wanted, str) else wanted
-            self.error(parts, f"{err.instance!r} is not {words}", f"write {words}")
+            wanted = str(err.validator_value)
+            noun, fix = _TYPE_WORDS.get(wanted, (wanted, f"write a {wanted}"))
+            self.error(parts, f"{err.instance!r} is not {noun}", fix)
         elif kind in ("exclusiveMinimum", "minimum"):
             parent = parts[-2] if len(parts) > 1 else None
             if last in ("min", "max"):
@@ -738,26 +739,28 @@ class _FileChecker:
         canonical = workload.canonical_metric(name)
         if canonical is not None:
             return canonical
+        names = workload.metric_names()
         direction, _, bare = name.rpartition(".")
-        directions = list(workload.directions)
-        if len(directions) > 1:
-            directions.append("total")
-        all_bare = DIRECTION_METRICS + TOTAL_METRICS
-        if not direction and bare in DIRECTION_METRICS and len(workload.directions) > 1:
+        measured_dirs = [d for d in ("read", "write", "total") if f"{d}.{bare}" in names]
+        if not direction and f"read.{bare}" in names and f"write.{bare}" in names:
             message = f"{name!r} is ambiguous on the mixed workload {workload.id}"
             fix = f"write read.{bare} or write.{bare}"
-        elif direction and direction not in directions:
-            message = f"{workload.id} has no {direction!r} direction (it measures "
-            message += " and ".join(directions) + ")"
-            fix = f"use {name.split('.', 1)[-1]} or " + " or ".join(
-                f"{d}.{bare}" for d in directions
-            )
+        elif direction and measured_dirs and direction not in measured_dirs:
+            message = f"{workload.id} has no {direction!r} direction for {bare} (it measures "
+            message += " and ".join(measured_dirs) + ")"
+            options = [bare] if workload.canonical_metric(bare) else []
+            options += [f"{d}.{bare}" for d in measured_dirs]
+            fix = "use " + " or ".join(options)
         else:
-            close = _did_you_mean(name, [*workload.metric_names(), *all_bare])
+            bare_ok = [
+                m for m in (*DIRECTION_METRICS, *TOTAL_METRICS) if workload.canonical_metric(m)
+            ]
+            close = _did_you_mean(name, [*names, *bare_ok])
             hint = f"did you mean `{close}`? " if close else ""
             message = f"unknown metric {name!r} for {workload.id}"
-            fix = f"{hint}metrics: {', '.join(workload.metric_names())} (or a bare name for "
-            fix += f"the {workload.primary_direction} direction)"
+            fix = f"{hint}metrics: {', '.join(names)}"
+            if bare_ok:
+                fix += f" (or a bare name for the {workload.primary_direction} direction)"
         self.error(parts, message, fix)
         return None
 

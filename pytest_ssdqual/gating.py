@@ -1,0 +1,547 @@
+"""Store every workload of a session and gate it on a baseline run: the plugin's seam to
+``store`` and ``regression``.
+
+Plain Python (no pytest). One ``ResultsGate`` per pytest process; the plugin calls
+
+* ``build_gate_options(...)`` at configure time -- a bad ``--baseline`` is a ``ConfigError``
+  (usage error before any I/O): unknown run id or folder, an incomplete run, ``firmware:NAME``
+  with no passing run, or a baseline taken with another run profile;
+* ``workdirs`` / ``combine`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged
+  on the median);
+* ``check`` inside each test: compares with the baseline drive's figures and stores the workload
+  (``store.ResultsStore.write_workload``) -- a baseline taken on another model, controller or
+  NAND raises ``BaselineError`` (the test is broken with the reason);
+* ``finish`` once, on the controller, at session end: writes ``run.json`` and indexes the run.
+
+``--baseline=REF``: a run id (in ``--results-dir``), a run folder (any store, e.g. a CI
+artifact), or ``firmware:NAME`` -- per drive, the latest passing run (pytest exit status 0) of
+firmware NAME on the same model, controller and NAND, with the same run profile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .errors import ConfigError
+from .regression import (
+    IMPROVED,
+    NO_BASELINE,
+    NOISY,
+    NOT_MEASURED,
+    REGRESSED,
+    WITHIN,
+    BaselineError,
+    Comparison,
+    aggregate_repeats,
+    compare_workload,
+    failure_message,
+)
+from .store import ResultsStore, StoredRun, StoreError, drive_slug, utc_now
+from .thresholds.verdict import Verdict, judge
+
+if TYPE_CHECKING:
+    from .session import DriveContext, SessionOptions, WorkloadOutcome
+    from .thresholds.loader import ResolvedLimits
+
+__all__ = [
+    "BaselineRef",
+    "GateOptions",
+    "GateResult",
+    "ResultsGate",
+    "build_gate_options",
+    "format_gate_summary",
+    "verdict_dict",
+]
+
+FIRMWARE_PREFIX = "firmware:"
+
+
+@dataclass(frozen=True)
+class BaselineRef:
+    """``--baseline`` resolved as far as possible at session start.
+
+    Attributes:
+        raw: as given. run_dir: the run folder (run id or folder form), else None.
+        firmware: NAME of ``firmware:NAME`` (resolved per drive when the drive is known).
+    """
+
+    raw: str
+    run_dir: Path | None = None
+    firmware: str | None = None
+
+    def describe(self) -> str:
+        if self.firmware is not None:
+            return f"latest passing run of firmware {self.firmware} on the same drive model"
+        assert self.run_dir is not None
+        return f"run {self.run_dir.name} ({self.run_dir})"
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Options of the results store and the regression gate, as plain values.
+
+    Attributes:
+        results_dir: the results folder (``--results-dir``).
+        run_id: this session's run id (the controller's, shared with xdist workers).
+        repeat: ``--repeat``: runs per workload (>= 1).
+        baseline: ``--baseline``, or None.
+        profile: the run profile's name (a baseline must have used the same).
+        started_utc: session start, UTC ISO 8601.
+    """
+
+    results_dir: Path
+    run_id: str
+    repeat: int = 1
+    baseline: BaselineRef | None = None
+    profile: str = ""
+    started_utc: str = field(default_factory=utc_now)
+
+
+def build_gate_options(
+    *,
+    results_dir: Path,
+    run_id: str,
+    repeat: int,
+    baseline: str | None,
+    profile: str,
+    started_utc: str | None = None,
+) -> GateOptions:
+    """Check the store options and resolve ``--baseline`` as far as it can be without a drive.
+
+    Raises:
+        ConfigError: ``results_dir`` is not a folder; ``repeat`` < 1; ``baseline`` names no
+            complete run, an incomplete one, a run of another profile, or a firmware without a
+            passing run of this profile in ``results_dir``.
+    """
+    if results_dir.exists() and not results_dir.is_dir():
+        raise ConfigError(f"{results_dir} is not a folder", key="--results-dir",
+                          fix="give a folder for the results store (created when missing)")
+    if repeat < 1:
+        raise ConfigError(f"--repeat {repeat} must be at least 1", key="--repeat",
+                          fix="give the number of runs per workload, e.g. --repeat 3")
+    ref = None
+    if baseline:
+        ref = resolve_baseline(ResultsStore(results_dir), baseline, profile)
+    return GateOptions(results_dir, run_id, repeat, ref, profile, started_utc or utc_now())
+
+
+def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef:
+    """``--baseline`` -> ``BaselineRef`` (see ``build_gate_options`` for the errors)."""
+    if raw.startswith(FIRMWARE_PREFIX):
+        name = raw[len(FIRMWARE_PREFIX):].strip()
+        if not name:
+            raise ConfigError("firmware: needs a name", key="--baseline",
+                              fix="write e.g. --baseline=firmware:SVN417w")
+        try:
+            rows = store.passing_firmware(name)
+            known = sorted({r["firmware"] for r in store.query(
+                "SELECT DISTINCT d.firmware FROM drives d JOIN runs r ON r.run_id = d.run_id "
+                "WHERE r.passed = 1")})
+        except StoreError as exc:
+            raise ConfigError(str(exc), key="--baseline") from None
+        if not rows:
+            raise ConfigError(
+                f"no passing run of firmware {name!r} in {store.root}",
+                key="--baseline",
+                fix=(f"passing firmware there: {', '.join(known)}" if known else
+                     "store a passing run first (run the suite; --firmware labels a build)"),
+            )
+        profiles = sorted({str(r["profile"]) for r in rows})
+        if profile not in profiles:
+            raise ConfigError(
+                f"firmware {name} has passing runs only with profile(s) {', '.join(profiles)}; "
+                f"this run uses profile {profile}: figures of different profiles are not "
+                "comparable, refusing this baseline",
+                key="--baseline",
+                fix=f"run with --ssd-profile={profiles[0]}, or store a {profile} run of {name}",
+            )
+        return BaselineRef(raw, firmware=name)
+    try:
+        run = StoredRun.load(store.resolve(raw))
+    except StoreError as exc:
+        raise ConfigError(str(exc), key="--baseline",
+                          fix="give a run id of --results-dir, a run folder, or firmware:NAME"
+                          ) from None
+    if run.profile != profile:
+        raise ConfigError(
+            f"baseline run {run.run_id} used profile {run.profile or '?'}, this run uses "
+            f"profile {profile}: figures of different profiles are not comparable, refusing "
+            "this baseline",
+            key="--baseline",
+            fix=f"run with --ssd-profile={run.profile} or pick a {profile} baseline",
+        )
+    return BaselineRef(raw, run_dir=run.path)
+
+
+def verdict_dict(v: Verdict) -> dict[str, Any]:
+    """A verdict as stored: metric, measured, status, margin, limit text/bounds, provenance."""
+    limit = v.limit
+    return {
+        "metric": v.metric,
+        "measured": v.measured,
+        "status": v.status,
+        "margin_pct": v.margin_pct,
+        "marginal": v.marginal,
+        "limit": str(limit) if limit else None,
+        "min": limit.min if limit else None,
+        "max": limit.max if limit else None,
+        "provenance": str(limit.provenance) if limit else None,
+    }
+
+
+@dataclass
+class GateResult:
+    """What the gate found for one workload of one drive.
+
+    Attributes:
+        drive, workload: as given / workload id.
+        baseline_run: the baseline run id, None without ``--baseline``.
+        comparisons: one per gated metric (``regression.compare_workload``).
+        record_dir: where the workload was stored.
+    """
+
+    drive: str
+    workload: str
+    baseline_run: str | None
+    comparisons: list[Comparison]
+    record_dir: Path
+
+    @property
+    def regressed(self) -> list[Comparison]:
+        return [c for c in self.comparisons if c.failed]
+
+    def failure_message(self) -> str | None:
+        """``REGRESSION: ...`` text when a gated metric regressed, else None."""
+        if not self.regressed:
+            return None
+        return failure_message(self.drive, self.workload, self.comparisons,
+                               self.baseline_run or "?")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Plain dicts for the terminal summary (they travel from xdist workers)."""
+        return [
+            {"drive": self.drive, "workload": self.workload, "metric": c.metric,
+             "status": c.status, "line": c.line(), "baseline_run": self.baseline_run}
+            for c in self.comparisons
+        ]
+
+
+class ResultsGate:
+    """The results store and the regression gate for one pytest process."""
+
+    def __init__(self, options: GateOptions) -> None:
+        self.options = options
+        self.store = ResultsStore(options.results_dir)
+        self._runs: dict[Path, StoredRun] = {}
+        self._baselines: dict[str, tuple[StoredRun, dict[str, Any]]] = {}
+
+    @property
+    def run_dir(self) -> Path:
+        return self.store.run_dir(self.options.run_id)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def workdirs(self, base: Path) -> list[Path]:
+        """Work folder of each repetition: ``base`` itself for one run, ``base/repN`` for more."""
+        if self.options.repeat == 1:
+            return [base]
+        return [base / f"rep{i}" for i in range(1, self.options.repeat + 1)]
+
+    @staticmethod
+    def combine(
+        outcomes: Sequence[WorkloadOutcome], limits: ResolvedLimits, *, strict: bool
+    ) -> tuple[WorkloadOutcome, dict[str, float]]:
+        """One outcome judged on the median of the repetitions, and the spread per metric.
+
+        A single repetition is returned as it is (spread empty). With several, ``plan``, ``run``
+        and ``result`` are the last repetition's; ``metrics`` are the medians and the verdicts
+        are judged on them.
+        """
+        if len(outcomes) == 1:
+            return outcomes[0], {}
+        median, spread = aggregate_repeats([o.metrics for o in outcomes])
+        last = outcomes[-1]
+        verdicts = judge(last.workload, median, limits, strict=strict)
+        return dataclasses.replace(last, metrics=median, verdicts=verdicts), spread
+
+    # -- the baseline ----------------------------------------------------------------------------
+
+    def _load(self, path: Path) -> StoredRun:
+        if path not in self._runs:
+            try:
+                self._runs[path] = StoredRun.load(path)
+            except StoreError as exc:
+                raise BaselineError(f"baseline {path}: {exc}") from None
+        return self._runs[path]
+
+    def baseline_for(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
+        """The baseline run and the drive in it this drive is compared with; None without
+        ``--baseline``.
+
+        Raises:
+            BaselineError: the baseline has no drive of this model, controller and NAND, was
+                taken with another profile, or (``firmware:NAME``) no such passing run exists.
+        """
+        ref = self.options.baseline
+        if ref is None:
+            return None
+        key = ctx.target.spec.raw
+        if key in self._baselines:
+            return self._baselines[key]
+        facts = ctx.facts
+        here = _describe_drive(facts.model, facts.controller, facts.nand)
+        if ref.firmware is not None:
+            try:
+                path = self.store.latest_passing(
+                    firmware=ref.firmware, model=facts.model, controller=facts.controller,
+                    nand=facts.nand, profile=self.options.profile,
+                )
+            except StoreError as exc:
+                raise BaselineError(f"--baseline={ref.raw}: {exc}") from None
+            if path is None:
+                raise BaselineError(
+                    f"--baseline={ref.raw}: no passing {self.options.profile} run of firmware "
+                    f"{ref.firmware} on {here} in {self.store.root}: refusing to compare with "
+                    "another model, controller or NAND"
+                )
+        else:
+            assert ref.run_dir is not None
+            path = ref.run_dir
+        run = self._load(path)
+        if run.profile != self.options.profile:
+            raise BaselineError(
+                f"baseline run {run.run_id} used profile {run.profile}, this run uses "
+                f"{self.options.profile}: refusing to compare"
+            )
+        same = [
+            d for d in run.drives
+            if d.get("model") == facts.model
+            and (d.get("controller") or "") == (facts.controller or "")
+            and (d.get("nand") or "") == (facts.nand or "")
+        ]
+        if not same:
+            there = "; ".join(
+                f"{_describe_drive(d.get('model'), d.get('controller'), d.get('nand'))} "
+                f"firmware {d.get('firmware')}"
+                for d in run.drives
+            ) or "no drive"
+            raise BaselineError(
+                f"baseline run {run.run_id} was taken on {there}; this drive is {here}: "
+                "refusing to compare a different model, controller or NAND (pick a baseline of "
+                "this model, e.g. --baseline=firmware:NAME)"
+            )
+        serial = ctx.identity.serial
+        chosen = next((d for d in same if d.get("serial") == serial), same[0])
+        self._baselines[key] = (run, chosen)
+        return run, chosen
+
+    # -- per test --------------------------------------------------------------------------------
+
+    def check(
+        self,
+        ctx: DriveContext,
+        outcome: WorkloadOutcome,
+        repetitions: Sequence[WorkloadOutcome],
+        spread_pct: Mapping[str, float],
+        *,
+        strict: bool = False,
+    ) -> GateResult:
+        """Compare one workload with the baseline and store it (also when the baseline is
+        refused: the measurement is kept, then ``BaselineError`` is raised).
+
+        Raises:
+            BaselineError: the baseline cannot be used for this drive.
+            StoreError: the workload cannot be stored.
+        """
+        workload_id = outcome.workload.id
+        regression: dict[str, Any] | None = None
+        comparisons: list[Comparison] = []
+        baseline_run: str | None = None
+        refused: BaselineError | None = None
+        try:
+            found = self.baseline_for(ctx)
+        except BaselineError as exc:
+            refused, found = exc, None
+            regression = {"error": str(exc)}
+        if found is not None:
+            run, drive = found
+            baseline_run = run.run_id
+            base = run.records_of(str(drive["drive"])).get(workload_id, {})
+            base_metrics = base.get("metrics") or {}
+            base_spread = base.get("spread_pct") or {}
+            comparisons = compare_workload(
+                workload_id, outcome.metrics, base_metrics,
+                baseline_firmware=str(drive.get("firmware", "")), limits=ctx.limits,
+                spread_pct=spread_pct, baseline_spread_pct=base_spread,
+            )
+            regression = {
+                "baseline_ref": self.options.baseline.raw if self.options.baseline else None,
+                "baseline_run": run.run_id,
+                "baseline_path": str(run.path),
+                "baseline_drive": drive.get("drive"),
+                "baseline_firmware": drive.get("firmware"),
+                "baseline_has_workload": bool(base),
+                "baseline_metrics": base_metrics,
+                "baseline_spread_pct": base_spread,
+                "comparisons": [c.as_dict() for c in comparisons],
+            }
+        failed = bool(outcome.failed) or any(c.failed for c in comparisons)
+        record = self._record(ctx, outcome, repetitions, spread_pct, regression, failed, strict)
+        files = [self._files(o) for o in repetitions]
+        record_dir = self.store.write_workload(self.options.run_id, record, files)
+        if refused is not None:
+            raise refused
+        return GateResult(ctx.target.spec.raw, workload_id, baseline_run, comparisons, record_dir)
+
+    def _record(
+        self,
+        ctx: DriveContext,
+        outcome: WorkloadOutcome,
+        repetitions: Sequence[WorkloadOutcome],
+        spread_pct: Mapping[str, float],
+        regression: dict[str, Any] | None,
+        failed: bool,
+        strict: bool,
+    ) -> dict[str, Any]:
+        workload = outcome.workload
+        identity = dataclasses.asdict(ctx.identity)
+        return {
+            "schema": 1,
+            "run_id": self.options.run_id,
+            "drive": ctx.target.spec.raw,
+            "drive_slug": drive_slug(ctx.target.spec.raw),
+            "workload": workload.id,
+            "title": workload.title,
+            "family": workload.family,
+            "profile": self.options.profile,
+            "facts": dataclasses.asdict(ctx.facts),
+            "identity": identity,
+            "firmware_reported": ctx.reported_firmware or ctx.identity.firmware,
+            "assignment": dataclasses.asdict(ctx.assignment),
+            "threshold_profiles": [f"{p.name} ({p.location})" for p in ctx.limits.profiles],
+            "strict": strict,
+            "repeat": len(repetitions),
+            "metrics": outcome.metrics,
+            "spread_pct": dict(spread_pct),
+            "repetitions": [
+                {"folder": f"rep{i}", "metrics": o.metrics, "duration_s": o.run.duration_s,
+                 "fio_version": o.result.fio_version, "span_bytes": o.plan.span_bytes,
+                 "runtime_s": o.plan.expected_runtime_s}
+                for i, o in enumerate(repetitions, start=1)
+            ],
+            "verdicts": [verdict_dict(v) for v in outcome.verdicts],
+            "regression": regression,
+            "status": "failed" if failed else "passed",
+            "written_utc": utc_now(),
+        }
+
+    @staticmethod
+    def _files(outcome: WorkloadOutcome) -> dict[str, Path | str]:
+        run = outcome.run
+        files: dict[str, Path | str] = {"job.fio": run.job_path}
+        if run.output_path.exists():
+            files["fio-output.json"] = run.output_path
+        files["fio-stderr.txt"] = run.stderr
+        for log in sorted(run.job_path.parent.glob("log_*.log")):
+            files[log.name] = log
+        return files
+
+    # -- session end (controller) ------------------------------------------------------------
+
+    def finish(
+        self,
+        *,
+        exitstatus: int,
+        session_options: SessionOptions,
+        argv: Sequence[str],
+        fio_version: str,
+        host: Mapping[str, str],
+    ) -> Path | None:
+        """Complete the run: write ``run.json`` and index it. Returns the run folder, or None
+        when nothing was measured (no workload stored).
+
+        ``passed`` is pytest's exit status 0: every limit met, no regression, no broken test.
+
+        Raises:
+            StoreError: ``run.json`` or the index cannot be written.
+        """
+        if not self.run_dir.is_dir():
+            return None
+        so = session_options
+        status = {0: "complete", 1: "complete", 2: "interrupted"}.get(exitstatus, "error")
+        info = {
+            "schema": 1,
+            "run_id": self.options.run_id,
+            "started_utc": self.options.started_utc,
+            "ended_utc": utc_now(),
+            "status": status,
+            "exitstatus": exitstatus,
+            "passed": exitstatus == 0,
+            "profile": self.options.profile,
+            "host": dict(host),
+            "tools": {
+                "fio": fio_version,
+                "pytest_ssdqual": __version__,
+                "pytest": _version("pytest"),
+                "python": platform.python_version(),
+            },
+            "options": {
+                "argv": list(argv),
+                "drives": [s.raw for s in so.specs],
+                "thresholds": list(so.thresholds.files),
+                "controller": so.controller,
+                "nand": so.nand,
+                "firmware": so.firmware,
+                "strict_thresholds": so.strict,
+                "repeat": self.options.repeat,
+                "baseline": self.options.baseline.raw if self.options.baseline else None,
+                "fio_bin": so.fio_bin,
+                "fio_cgroup": str(so.cgroup) if so.cgroup else None,
+            },
+        }
+        return self.store.finish_run(self.options.run_id, info)
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _describe_drive(model: object, controller: object, nand: object) -> str:
+    return f"{model or '?'} / controller {controller or 'unknown'} / NAND {nand or 'unknown'}"
+
+
+_ORDER = {REGRESSED: 0, NOISY: 1, IMPROVED: 2, NO_BASELINE: 3, NOT_MEASURED: 4, WITHIN: 5}
+_WORD = {REGRESSED: "REGRESSED", NOISY: "TOO NOISY TO GATE", IMPROVED: "improved",
+         NO_BASELINE: "no baseline", NOT_MEASURED: "not measured", WITHIN: "ok"}
+
+
+def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
+    """The terminal section: one line per compared metric (worst first), counts, and where
+    the run is stored."""
+    lines = []
+    for r in sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["drive"], r["workload"],
+                                         r["metric"])):
+        lines.append(f"{_WORD.get(r['status'], r['status']):17} {r['drive']} {r['workload']}: "
+                     f"{r['line']}")
+    if rows:
+        counts = {s: sum(1 for r in rows if r["status"] == s) for s in _ORDER}
+        runs = sorted({str(r["baseline_run"]) for r in rows if r.get("baseline_run")})
+        lines.append(
+            f"{counts[REGRESSED]} regressed, {counts[IMPROVED]} improved, {counts[WITHIN]} within "
+            f"limit, {counts[NOISY]} too noisy to gate, {counts[NO_BASELINE]} without baseline "
+            f"value (baseline run {', '.join(runs) or '-'})"
+        )
+    if run_dir is not None:
+        lines.append(f"results stored in {run_dir}")
+    return lines
+

@@ -1,0 +1,52 @@
+"""Dirty-state methodology tests: purge, preconditioning, SNIA steady state, sustained write past
+the SLC cache, consistency and recovery after idle.
+
+Each test is a named workload of ``workloads.CATALOG`` (``sustained_write``,
+``steady_state_rand_write_4k``, ``recovery_after_idle``) run by a plain module here on one drive
+through ``QualSession.run_job``; ``run_methodology`` picks the module by workload id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import consistency, steady, sustained
+from .base import MethodologyResult, MethodRun
+
+if TYPE_CHECKING:
+    from ..progress import Observer
+    from ..session import DriveContext, QualSession
+
+__all__ = ["METHODOLOGIES", "MethodologyResult", "MethodRun", "run_methodology"]
+
+#: Workload id -> the module function that runs it.
+METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
+    sustained.WORKLOAD_ID: sustained.run,
+    steady.WORKLOAD_ID: steady.run,
+    consistency.WORKLOAD_ID: consistency.run,
+}
+
+
+def run_methodology(
+    workload_id: str,
+    session: QualSession,
+    ctx: DriveContext,
+    workdir: Path,
+    *,
+    observer: Observer | None = None,
+) -> MethodologyResult:
+    """Run the methodology test ``workload_id`` on the drive ``ctx``.
+
+    Raises:
+        KeyError: not a methodology workload (the message names the known ones).
+        SafetyRefusal: the drive refuses writes. DeviceError, FioError: as ``run_job``.
+    """
+    try:
+        runner = METHODOLOGIES[workload_id]
+    except KeyError:
+        raise KeyError(
+            f"{workload_id!r} is not a methodology test; known: {', '.join(sorted(METHODOLOGIES))}"
+        ) from None
+    return runner(MethodRun(session, ctx, workdir, workload_id, observer=observer))

@@ -1,0 +1,282 @@
+"""What every methodology test shares: the run (drive, folders, clock, observer), its steps
+and its result.
+
+A methodology test (sustained write, steady state, consistency and recovery) is a sequence of
+steps -- purge, fio jobs, idle periods -- on one drive. ``MethodRun`` runs each step through
+``QualSession.run_job`` (so every write goes through the drive's safety checks), keeps each
+fio job in its own folder with its per-second logs, tells the observer the phase, round and ETA,
+and records the drive state each figure was taken in (FOB, preconditioned, steady state, ...).
+``MethodologyResult`` is what the plugin judges and reports.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..fio.logs import Series, find_logs, read_series
+from ..fio.runner import TIMEOUT_MARGIN_S
+from ..progress import EtaClock, NullObserver, Observer, ProgressEvent
+from ..workloads import MethodologyPlan, Workload
+from .jobs import MethodJob, aligned_span
+from .purge import PurgeRecord, purge
+
+if TYPE_CHECKING:
+    from ..session import DriveContext, JobRun, QualSession
+    from ..steady_state import SteadyState
+
+#: Drive states a figure can be taken in (SNIA PTS: FOB = fresh out of box, after a purge).
+STATE_FOB = "FOB"
+STATE_AS_FOUND = "as found (not purged)"
+STATE_PRECONDITIONED = "preconditioned"
+STATE_DEGRADED = "degraded"
+STATE_STEADY = "steady state"
+STATE_NOT_STEADY = "not steady (steady state not reached)"
+
+
+def state_after_idle(idle_s: float) -> str:
+    """``after 300 s idle``: the state of a figure taken after ``idle_s`` seconds of idle."""
+    return f"after {idle_s:g} s idle"
+
+
+#: Write bandwidth assumed for the ETA of a size-based step before one was measured, MB/s.
+NOMINAL_WRITE_BW_MBPS = 500.0
+#: fio's own start-up and the job's tail, added to every planned fio step, seconds.
+FIO_OVERHEAD_S = 0.5
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fio job of a methodology test and its figures.
+
+    Attributes:
+        phase: ``precondition``, ``degradation``, ``steady state``, ``recovery``...
+        round: 1-based round within the phase, ``None`` for a single step.
+        state: the drive state the figures were taken in (``STATE_*``).
+        job: the job run. job_run: its fio run and parsed result.
+        start_s: when it started, seconds since the test started.
+        metrics: fio's figures (``write.iops``, ``write.lat_p99_us``...).
+        bw, iops, lat: per-second series (decimal MB/s, IOPS, µs of total latency) of the job's
+            direction, ``None`` when fio wrote no such log.
+        idle_before_s: cumulative idle seconds before this step (recovery rounds), else ``None``.
+    """
+
+    phase: str
+    round: int | None
+    state: str
+    job: MethodJob
+    job_run: JobRun
+    start_s: float
+    metrics: dict[str, float] = field(hash=False)
+    bw: Series | None = None
+    iops: Series | None = None
+    lat: Series | None = None
+    idle_before_s: float | None = None
+
+    @property
+    def direction(self) -> str:
+        return "write" if self.job.writes else "read"
+
+    def figure(self, name: str) -> float:
+        """``iops``, ``bw_mbps``, ``lat_p99_us``... of the job's direction (NaN when absent)."""
+        return self.metrics.get(f"{self.direction}.{name}", float("nan"))
+
+
+@dataclass
+class MethodologyResult:
+    """A finished methodology test.
+
+    Attributes:
+        workload: the methodology workload (``sustained_write``...).
+        metrics: canonical metric name -> value, in the names' units.
+        states: metric name -> the drive state it was taken in.
+        notes: human lines for the report (purge record, steady-state verdict, SLC cliff...).
+        steps: every fio step, in order.
+        purge: what the purge did (``None`` when the test does not purge).
+        steady_state: the SNIA verdict when the test tracks one.
+    """
+
+    workload: Workload
+    metrics: dict[str, float]
+    states: dict[str, str]
+    notes: list[str]
+    steps: list[Step]
+    purge: PurgeRecord | None = None
+    steady_state: SteadyState | None = None
+
+    def rounds_csv(self) -> str:
+        """One row per fio step: phase, round, state, idle, figures."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["phase", "round", "state", "idle_before_s", "start_s", "job",
+                         "iops", "bw_mbps", "lat_mean_us", "lat_p99_us", "lat_max_us"])
+        for s in self.steps:
+            writer.writerow([
+                s.phase, "" if s.round is None else s.round, s.state,
+                "" if s.idle_before_s is None else f"{s.idle_before_s:g}", f"{s.start_s:.1f}",
+                s.job.name, *(_fmt(s.figure(m)) for m in
+                              ("iops", "bw_mbps", "lat_mean_us", "lat_p99_us", "lat_max_us")),
+            ])
+        return out.getvalue()
+
+    def per_second_csv(self) -> str:
+        """Every step's per-second log on one time line (seconds since the test started):
+        ``t_s, phase, round, job, bw_mbps, iops, lat_mean_us``."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["t_s", "phase", "round", "job", "bw_mbps", "iops", "lat_mean_us"])
+        for s in self.steps:
+            rows: dict[float, list[str]] = {}
+            for col, series in enumerate((s.bw, s.iops, s.lat)):
+                if series is None:
+                    continue
+                for t, v in zip(series.t_s, series.values, strict=True):
+                    rows.setdefault(round(t), ["", "", ""])[col] = _fmt(v)
+            for t in sorted(rows):
+                writer.writerow([f"{s.start_s + t:.0f}", s.phase,
+                                 "" if s.round is None else s.round, s.job.name, *rows[t]])
+        return out.getvalue()
+
+
+def _fmt(value: float) -> str:
+    return "" if value != value else f"{value:.6g}"  # NaN -> empty
+
+
+class MethodRun:
+    """Runs the steps of one methodology test on one drive.
+
+    Args:
+        session: the ``QualSession`` (fio runner, profile, options).
+        ctx: the drive.
+        workdir: folder for every step's job file, fio output and per-second logs.
+        test_id: the methodology workload id (for progress lines).
+        observer: receives phases and progress events.
+        sleep: ``time.sleep`` (replaced in tests).
+    """
+
+    def __init__(
+        self,
+        session: QualSession,
+        ctx: DriveContext,
+        workdir: Path,
+        test_id: str,
+        *,
+        observer: Observer | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.session = session
+        self.ctx = ctx
+        self.workdir = workdir
+        self.test_id = test_id
+        self.observer: Observer = observer or NullObserver()
+        self.sleep = sleep
+        self.steps: list[Step] = []
+        self.clock = EtaClock([])
+        self.write_bw_mbps = NOMINAL_WRITE_BW_MBPS
+        self._t0 = time.monotonic()
+
+    @property
+    def plan(self) -> MethodologyPlan:
+        """The profile's methodology durations."""
+        return self.session.options.profile.methodology
+
+    def span(self, bs_bytes: int) -> int:
+        """The profile's span on this drive, a multiple of ``bs_bytes``."""
+        return aligned_span(self.ctx.target.size_bytes, self.session.options.profile.span_bytes,
+                            bs_bytes)
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self._t0
+
+    def plan_steps(self, planned_s: list[float]) -> None:
+        """Set the planned seconds of the steps to come (for the ETA)."""
+        self.clock.revise(planned_s)
+
+    def report(self, phase: str, round: int | None = None, rounds: int | None = None,
+               figure: str = "") -> None:
+        """One step done: tell the observer the phase, round, figure and ETA."""
+        self.clock.step_done()
+        self.observer.progress(ProgressEvent(
+            self.test_id, phase, round, rounds, self.clock.eta_s(), figure, self.elapsed_s()))
+
+    def purge(self) -> PurgeRecord:
+        """Purge the drive (see ``purge.purge``) inside a ``purge`` phase.
+
+        Raises:
+            SafetyRefusal, DeviceError: as ``purge.purge``.
+        """
+        with self.observer.phase("purge"):
+            record = purge(self.ctx.target)
+        self.report("purge", figure=record.method or "no method could run")
+        return record
+
+    def fio(
+        self,
+        job: MethodJob,
+        *,
+        phase: str,
+        state: str,
+        round: int | None = None,
+        rounds: int | None = None,
+        idle_before_s: float | None = None,
+        label: str | None = None,
+    ) -> Step:
+        """Run one fio job on the drive (in its own folder) and read its per-second logs.
+
+        Raises:
+            SafetyRefusal, DeviceError, FioError: as ``QualSession.run_job``.
+        """
+        folder_name = job.name if round is None else f"{job.name}-r{round:02d}"
+        folder = self.workdir / f"{len(self.steps) + 1:02d}-{folder_name}"
+        title = label or (phase if round is None else f"{phase} round {round}")
+        start = self.elapsed_s()
+        with self.observer.phase(f"{title}: {job.title}"):
+            job_run = self.session.run_job(
+                self.ctx, job.name,
+                job.render(filename=self.ctx.target.fio_filename,
+                           ioengine=self.session.ioengine()),
+                folder,
+                writes=job.writes,
+                expected_runtime_s=job.expected_runtime_s,
+                timeout_s=job.timeout_s(TIMEOUT_MARGIN_S),
+            )
+        direction = "write" if job.writes else "read"
+        step = Step(
+            phase, round, state, job, job_run, start, job_run.result.metrics(),
+            bw=_series(folder, "bw", direction), iops=_series(folder, "iops", direction),
+            lat=_series(folder, "lat", direction), idle_before_s=idle_before_s,
+        )
+        self.steps.append(step)
+        bw = step.figure("bw_mbps")
+        if job.writes and job.bs_bytes >= 128 * 1024 and bw == bw and bw > 0:
+            self.write_bw_mbps = bw
+        self.report(phase, round, rounds, _figure(step))
+        return step
+
+    def idle(self, seconds: float, *, phase: str, round: int | None = None,
+             rounds: int | None = None) -> None:
+        """Leave the drive idle (no I/O from this test) for ``seconds``."""
+        with self.observer.phase(f"{phase}: idle {seconds:g} s"):
+            self.sleep(seconds)
+
+
+def _series(folder: Path, kind: str, direction: str) -> Series | None:
+    """The step's per-second ``kind`` series, ``None`` when fio wrote no such log or no line of
+    that direction. A malformed log raises ``FioOutputError``."""
+    if not find_logs(folder, kind):
+        return None
+    series = read_series(folder, kind, direction)
+    return series if len(series) else None
+
+
+def _figure(step: Step) -> str:
+    iops, bw, p99 = step.figure("iops"), step.figure("bw_mbps"), step.figure("lat_p99_us")
+    parts = [f"{step.direction} {iops:,.0f} IOPS", f"{bw:,.1f} MB/s"]
+    if p99 == p99:
+        parts.append(f"p99 {p99:,.0f} us")
+    return ", ".join(parts)

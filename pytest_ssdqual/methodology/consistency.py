@@ -1,0 +1,154 @@
+"""Consistency and recovery after idle (after PCMark 8's storage consistency test and SNIA PTS
+host idle recovery).
+
+Test flow, each *performance test* being 4 KiB random writes at QD32 for ``perf_runtime_s``:
+
+1. purge; performance test -> **fresh** (FOB).
+2. workload-independent preconditioning (``precondition_multiple`` x the span, sequential).
+3. degradation: ``degrade_rounds`` rounds of random writes of random sizes (4 KiB-1 MiB,
+   QD32) for ``degrade_first_s`` seconds, ``degrade_step_s`` more each round, each followed by
+   the performance test -> **degraded** (the last round).
+4. steady state: ``steady_rounds`` rounds of ``steady_write_s`` seconds of the same random
+   writes, each followed by the performance test -> **steady** (averaged over the rounds; the
+   SNIA PTS rule is applied to them: ``steady_state_reached``).
+5. recovery: ``recovery_rounds`` rounds of ``idle_s`` seconds idle, each followed by the
+   performance test -> **recovered** (the last round), ``recovery_ratio`` and
+   ``time_to_recover_s`` (``recovery.recovery_metrics``).
+
+Metrics (workload ``recovery_after_idle``): ``{fresh,degraded,steady,recovered}_iops``,
+``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (absent when
+the drive never got back to 90 % of fresh), ``steady_state_reached``.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ..recovery import recovery_metrics
+from ..steady_state import evaluate
+from ..workloads import CATALOG, MIB
+from . import precondition as wipc
+from .base import (
+    FIO_OVERHEAD_S,
+    STATE_AS_FOUND,
+    STATE_DEGRADED,
+    STATE_FOB,
+    STATE_STEADY,
+    MethodologyResult,
+    MethodRun,
+    Step,
+    state_after_idle,
+)
+from .jobs import rand_write_4k_job, random_size_write_job
+from .purge import PurgeRecord
+
+WORKLOAD_ID = "recovery_after_idle"
+
+
+def run(mr: MethodRun) -> MethodologyResult:
+    """Run the consistency and recovery test on ``mr``'s drive.
+
+    Raises:
+        SafetyRefusal, DeviceError, FioError: from the purge or fio.
+    """
+    plan = mr.plan
+    span = mr.span(1 * MIB)
+    perf = rand_write_4k_job("perf_test", span, plan.perf_runtime_s)
+    perf_s = plan.perf_runtime_s + FIO_OVERHEAD_S
+    degrade_s = [plan.degrade_first_s + i * plan.degrade_step_s
+                 for i in range(plan.degrade_rounds)]
+    # One planned duration per reported step: purge, each fio job, idle + performance test.
+    mr.plan_steps(
+        [1.0, perf_s, wipc.planned_s(mr, span) + FIO_OVERHEAD_S]
+        + [x for d in degrade_s for x in (d + FIO_OVERHEAD_S, perf_s)]
+        + [plan.steady_write_s + FIO_OVERHEAD_S, perf_s] * plan.steady_rounds
+        + [plan.idle_s + perf_s] * plan.recovery_rounds
+    )
+
+    record = mr.purge()
+    fresh = mr.fio(perf, phase="fresh", state=STATE_FOB if record.ran else STATE_AS_FOUND)
+    wipc.precondition(mr, span)
+
+    degraded: list[Step] = []
+    for i, seconds in enumerate(degrade_s, start=1):
+        writes = random_size_write_job("random_writes", span, seconds)
+        mr.fio(writes, phase="degradation writes", round=i, rounds=len(degrade_s),
+               state=STATE_DEGRADED, label=f"degradation round {i}")
+        degraded.append(mr.fio(perf, phase="degradation", round=i, rounds=len(degrade_s),
+                               state=STATE_DEGRADED))
+    steady: list[Step] = []
+    for i in range(1, plan.steady_rounds + 1):
+        writes = random_size_write_job("random_writes", span, plan.steady_write_s)
+        mr.fio(writes, phase="steady-state writes", round=i, rounds=plan.steady_rounds,
+               state=STATE_STEADY, label=f"steady-state round {i}")
+        steady.append(mr.fio(perf, phase="steady state", round=i, rounds=plan.steady_rounds,
+                             state=STATE_STEADY))
+    recovered: list[Step] = []
+    idle_total = 0.0
+    for i in range(1, plan.recovery_rounds + 1):
+        mr.idle(plan.idle_s, phase=f"recovery round {i}")
+        idle_total += plan.idle_s
+        recovered.append(mr.fio(perf, phase="recovery", round=i, rounds=plan.recovery_rounds,
+                                state=state_after_idle(idle_total), idle_before_s=idle_total))
+    return _result(mr, record, fresh, degraded, steady, recovered)
+
+
+def _phase_metrics(prefix: str, steps: list[Step]) -> dict[str, float]:
+    """``<prefix>_iops`` and ``<prefix>_lat_mean_us`` averaged over ``steps``,
+    ``<prefix>_lat_p99_us`` the worst of them (NaN figures left out)."""
+    out: dict[str, float] = {}
+    for name, combine in (("iops", statistics.fmean), ("lat_mean_us", statistics.fmean),
+                          ("lat_p99_us", max)):
+        values = [s.figure(name) for s in steps if s.figure(name) == s.figure(name)]
+        if values:
+            out[f"{prefix}_{name}"] = float(combine(values))
+    return out
+
+
+def _result(
+    mr: MethodRun,
+    record: PurgeRecord,
+    fresh: Step,
+    degraded: list[Step],
+    steady: list[Step],
+    recovered: list[Step],
+) -> MethodologyResult:
+    metrics: dict[str, float] = {}
+    states: dict[str, str] = {}
+    phases = (
+        ("fresh", [fresh]),
+        ("degraded", degraded[-1:]),
+        ("steady", steady),
+        ("recovered", recovered[-1:]),
+    )
+    for prefix, steps in phases:
+        figures = _phase_metrics(prefix, steps)
+        metrics.update(figures)
+        for name in figures:
+            states[name] = steps[-1].state
+    notes = [record.describe()]
+    if len(steady) >= 2:
+        verdict = evaluate([s.figure("iops") for s in steady],
+                           window_rounds=min(len(steady), 5))
+        metrics["steady_state_reached"] = 1.0 if verdict.reached else 0.0
+        states["steady_state_reached"] = STATE_STEADY
+        notes.append("steady-state rounds (performance-test IOPS): " + verdict.describe())
+    fresh_iops = fresh.figure("iops")
+    if recovered and fresh_iops == fresh_iops and fresh_iops > 0:
+        report = recovery_metrics(
+            fresh_iops,
+            [(s.idle_before_s or 0.0, s.figure("iops")) for s in recovered],
+            before_idle=steady[-1].figure("iops") if steady else None,
+        )
+        for name, value in report.metrics().items():
+            metrics[name] = value
+            states[name] = recovered[-1].state
+        notes.append(report.describe())
+    return MethodologyResult(
+        workload=CATALOG[WORKLOAD_ID],
+        metrics=metrics,
+        states=states,
+        notes=notes,
+        steps=list(mr.steps),
+        purge=record,
+    )

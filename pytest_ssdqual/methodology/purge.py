@@ -1,0 +1,269 @@
+"""Purge: return the drive to its fresh-out-of-box (FOB) state before a dirty-state test.
+
+The best method the drive supports is tried first, falling back in this order:
+
+1. NVMe: ``nvme format <ns> --ses=1 --force`` (Format NVM, Secure Erase Setting 1: user data
+   erase; the current LBA format is kept). NVMe Sanitize is not used: it acts on the whole
+   controller, every namespace, and cannot be undone or stopped.
+2. SATA: ATA SECURITY ERASE UNIT through ``hdparm`` (a temporary user password is set, then the
+   enhanced erase when supported, else the normal one), only when ``hdparm -I`` reports the
+   security feature supported, not enabled and *not frozen* (a frozen drive needs a power cycle
+   or a suspend/resume first).
+3. ``blkdiscard <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
+   file gets its holes punched, and zram).
+4. File target: ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`` over the whole file,
+   else truncate it to 0 and back to its size.
+
+Every attempt is recorded with its outcome, so a report says which method ran or why none
+could. Nothing runs unless the drive allows writes now (``DriveTarget.assert_write_allowed``)
+and still has the serial it had at start (``recheck_identity``).
+
+Sources: SNIA PTS Enterprise 1.1 / Client 2.0, section 3.3 "Purge" (ATA SECURITY ERASE, NVMe
+Format with Secure Erase, SCSI SANITIZE; "if none is supported, the test operator records it");
+NVM Express Base Specification 2.0, "Format NVM" (SES field) and "Sanitize"; ACS-3 SECURITY ERASE
+UNIT; hdparm(8); blkdiscard(8); fallocate(2).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import DeviceError
+
+if TYPE_CHECKING:
+    from ..drive import DriveTarget
+
+#: ``(argv, timeout_s) -> (returncode, stdout + stderr)``; replaced in tests.
+CommandRunner = Callable[[Sequence[str], float], tuple[int, str]]
+
+#: Temporary ATA user password for SECURITY ERASE UNIT (cleared by the erase itself).
+ATA_PASSWORD = "ssdqual"
+
+#: Seconds a purge command may take (an enhanced ATA erase of a large drive can take an hour).
+PURGE_TIMEOUT_S = 4 * 3600.0
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+_FALLOC_FL_PUNCH_HOLE = 0x02
+
+
+@dataclass(frozen=True)
+class PurgeRecord:
+    """What the purge did.
+
+    Attributes:
+        method: the method that ran (``nvme-format-ses1``, ``ata-secure-erase``,
+            ``ata-secure-erase-enhanced``, ``blkdiscard``, ``file-punch-hole``,
+            ``file-truncate``), or ``None`` when none could.
+        attempts: every method considered, in order, with its outcome (``"blkdiscard: ok"``,
+            ``"nvme-format-ses1: not an NVMe namespace"``).
+        duration_s: wall time of the purge.
+    """
+
+    method: str | None
+    attempts: tuple[str, ...]
+    duration_s: float
+
+    @property
+    def ran(self) -> bool:
+        """True when some method purged the drive."""
+        return self.method is not None
+
+    def describe(self) -> str:
+        """One line for reports."""
+        if self.method is None:
+            return "purge: no method could run (" + "; ".join(self.attempts) + ")"
+        return f"purge: {self.method} in {self.duration_s:.1f} s (" + "; ".join(
+            self.attempts) + ")"
+
+
+def _run_command(argv: Sequence[str], timeout_s: float) -> tuple[int, str]:
+    env = dict(os.environ, LC_ALL="C")
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s,
+                              env=env)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout_s:.0f} s"
+    except OSError as exc:
+        return 127, str(exc)
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def purge(
+    target: DriveTarget,
+    *,
+    run: CommandRunner = _run_command,
+    which: Callable[[str], str | None] = shutil.which,
+    timeout_s: float = PURGE_TIMEOUT_S,
+) -> PurgeRecord:
+    """Purge ``target`` with the best method it supports and record what happened.
+
+    Args:
+        target: the drive; it must allow writes.
+        run: runs one command, returns ``(returncode, output)``.
+        which: finds a tool on ``PATH`` (``shutil.which``).
+
+    Raises:
+        SafetyRefusal: the drive refuses writes (nothing is run).
+        DeviceError: the drive changed identity, or a file target cannot be opened.
+    """
+    target.assert_write_allowed()
+    target.recheck_identity()
+    start = time.monotonic()
+    attempts: list[str] = []
+    if target.spec.kind == "file":
+        method = _purge_file(target.fio_filename, target.size_bytes, attempts)
+        return PurgeRecord(method, tuple(attempts), time.monotonic() - start)
+    dev = target.fio_filename
+    for name, attempt in (
+        ("nvme-format-ses1", _nvme_format),
+        ("ata-secure-erase", _ata_secure_erase),
+        ("blkdiscard", _blkdiscard),
+    ):
+        outcome, method = attempt(target, dev, run, which, timeout_s)
+        attempts.append(f"{method or name}: {outcome}")
+        if method is not None:
+            return PurgeRecord(method, tuple(attempts), time.monotonic() - start)
+    return PurgeRecord(None, tuple(attempts), time.monotonic() - start)
+
+
+def _is_nvme(target: DriveTarget, dev: str) -> bool:
+    return os.path.basename(dev).startswith("nvme") or target.identity.transport == "NVMe"
+
+
+def _nvme_format(
+    target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
+    timeout_s: float,
+) -> tuple[str, str | None]:
+    if not _is_nvme(target, dev):
+        return "not an NVMe namespace", None
+    nvme = which("nvme")
+    if nvme is None:
+        return "nvme-cli not installed (apt-get install nvme-cli)", None
+    code, out = run([nvme, "format", dev, "--ses=1", "--force"], timeout_s)
+    if code != 0:
+        return f"failed (exit {code}: {_first_line(out)})", None
+    return "ok", "nvme-format-ses1"
+
+
+def _ata_secure_erase(
+    target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
+    timeout_s: float,
+) -> tuple[str, str | None]:
+    if _is_nvme(target, dev) or target.identity.transport != "SATA":
+        return f"not an ATA drive (transport {target.identity.transport})", None
+    hdparm = which("hdparm")
+    if hdparm is None:
+        return "hdparm not installed (apt-get install hdparm)", None
+    code, info = run([hdparm, "-I", dev], 60)
+    if code != 0:
+        return f"hdparm -I failed (exit {code}: {_first_line(info)})", None
+    security = ata_security_state(info)
+    if not security.get("supported"):
+        return "the drive does not support the ATA security feature set", None
+    if security.get("enabled"):
+        return "a security password is already set on the drive: not touching it", None
+    if security.get("frozen"):
+        return ("the drive's security state is frozen (power-cycle it or suspend/resume the "
+                "host, then run again)"), None
+    enhanced = bool(security.get("enhanced"))
+    code, out = run([hdparm, "--user-master", "u", "--security-set-pass", ATA_PASSWORD, dev], 60)
+    if code != 0:
+        return f"setting the temporary password failed (exit {code}: {_first_line(out)})", None
+    flag = "--security-erase-enhanced" if enhanced else "--security-erase"
+    code, out = run([hdparm, "--user-master", "u", flag, ATA_PASSWORD, dev], timeout_s)
+    if code != 0:
+        run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev], 60)
+        return f"{flag} failed (exit {code}: {_first_line(out)}); password removed", None
+    return "ok", "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
+
+
+def ata_security_state(hdparm_info: str) -> dict[str, bool]:
+    """The ``Security:`` block of ``hdparm -I`` as flags: supported, enabled, frozen, enhanced.
+
+    hdparm prints ``not`` before a flag that is off (``not\\tenabled``, ``not\\tfrozen``) and
+    ``supported: enhanced erase`` when the enhanced erase exists.
+    """
+    lines: list[str] = []
+    inside = False
+    for line in hdparm_info.splitlines():
+        if line.strip().startswith("Security:"):
+            inside = True
+            continue
+        if inside:
+            if line and not line[0].isspace():
+                break
+            lines.append(" ".join(line.split()))
+    state = {"supported": False, "enabled": False, "frozen": False, "enhanced": False}
+    for text in lines:
+        for flag in ("supported", "enabled", "frozen"):
+            if text == flag:
+                state[flag] = True
+        if text == "supported: enhanced erase":
+            state["enhanced"] = True
+    return state
+
+
+def _blkdiscard(
+    target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
+    timeout_s: float,
+) -> tuple[str, str | None]:
+    tool = which("blkdiscard")
+    if tool is None:
+        return "blkdiscard not installed (util-linux)", None
+    code, out = run([tool, dev], timeout_s)
+    if code != 0:
+        return f"failed (exit {code}: {_first_line(out)})", None
+    return "ok", "blkdiscard"
+
+
+def _purge_file(path: str, size_bytes: int, attempts: list[str]) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DeviceError(f"cannot open file target {path} to purge it: {exc.strerror}") from exc
+    try:
+        err = _punch_hole(fd, size_bytes)
+        if err == 0:
+            attempts.append("file-punch-hole: ok")
+            return "file-punch-hole"
+        attempts.append(f"file-punch-hole: {os.strerror(err)}")
+        try:
+            os.ftruncate(fd, 0)
+            os.ftruncate(fd, size_bytes)
+        except OSError as exc:
+            attempts.append(f"file-truncate: {exc.strerror}")
+            return None
+        attempts.append("file-truncate: ok")
+        return "file-truncate"
+    finally:
+        os.close(fd)
+
+
+def _punch_hole(fd: int, size_bytes: int) -> int:
+    """``fallocate(fd, PUNCH_HOLE | KEEP_SIZE, 0, size)``; returns 0 or the errno."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None:
+        return errno.ENOSYS
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    fallocate = libc.fallocate
+    fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    fallocate.restype = ctypes.c_int
+    if fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, 0, size_bytes) == 0:
+        return 0
+    return ctypes.get_errno() or errno.EIO
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return "no output"

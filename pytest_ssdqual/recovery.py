@@ -1,0 +1,115 @@
+"""Recovery after idle: how much of its fresh performance a dirty drive gets back when left
+alone, and how soon.
+
+The consistency test measures one performance figure (e.g. 4 KiB random-write IOPS) fresh
+(FOB), degraded, at steady state, and after each of several idle periods. From those:
+
+* ``recovery_ratio`` = figure after the last idle period / fresh figure (1.0 = fully recovered).
+* ``time_to_recover_s`` = cumulative idle seconds until the figure first reached
+  ``RECOVERED_FRACTION`` of the fresh one; 0 when it never fell below that; ``None`` when it
+  never got back within the idle time given.
+
+Sources: SNIA PTS Enterprise 1.1 "Host Idle Recovery" test (steady state, then idle periods
+between stimulus rounds); PCMark 8 storage consistency test, recovery phase (5 x 5 min idle,
+each followed by the performance test).
+
+Plain Python: no fio, no pytest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: A drive counts as recovered once its figure is back to this share of the fresh figure.
+RECOVERED_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class RecoveryReport:
+    """Recovery figures of one consistency test.
+
+    Attributes:
+        fresh: the fresh (FOB) figure. before_idle: the figure just before the first idle
+            period (steady state). recovered: the figure after the last idle period.
+        recovery_ratio: ``recovered / fresh``.
+        time_to_recover_s: cumulative idle seconds until the figure reached
+            ``fraction * fresh``; 0 if it never fell below; ``None`` if it never got back.
+        idle_s: total idle seconds given.
+        fraction: the recovery target as a share of ``fresh``.
+    """
+
+    fresh: float
+    before_idle: float | None
+    recovered: float
+    recovery_ratio: float
+    time_to_recover_s: float | None
+    idle_s: float
+    fraction: float = RECOVERED_FRACTION
+
+    def describe(self, unit: str = "IOPS") -> str:
+        """One line for reports."""
+        head = (
+            f"recovery ratio {self.recovery_ratio:.2f} (fresh {self.fresh:,.0f} {unit}, after "
+            f"{self.idle_s:g} s idle {self.recovered:,.0f} {unit})"
+        )
+        if self.time_to_recover_s is None:
+            return head + (
+                f"; never back to {self.fraction:.0%} of fresh within {self.idle_s:g} s idle"
+            )
+        return head + (
+            f"; back to {self.fraction:.0%} of fresh after {self.time_to_recover_s:g} s idle"
+        )
+
+    def metrics(self) -> dict[str, float]:
+        """``recovery_ratio`` and, when it recovered, ``time_to_recover_s``."""
+        out = {"recovery_ratio": self.recovery_ratio}
+        if self.time_to_recover_s is not None:
+            out["time_to_recover_s"] = self.time_to_recover_s
+        return out
+
+
+def recovery_metrics(
+    fresh: float,
+    after_idle: Sequence[tuple[float, float]],
+    *,
+    before_idle: float | None = None,
+    fraction: float = RECOVERED_FRACTION,
+) -> RecoveryReport:
+    """Recovery figures from the fresh figure and the figures after each idle period.
+
+    Args:
+        fresh: the figure fresh out of the box (higher is better, e.g. IOPS), > 0.
+        after_idle: ``(cumulative idle seconds, figure)`` after each idle period, in order.
+        before_idle: the figure just before the first idle period, if measured.
+        fraction: share of ``fresh`` that counts as recovered (0-1].
+
+    Raises:
+        ValueError: ``fresh`` not positive, no idle period, a non-finite figure, idle times
+            not increasing, or ``fraction`` outside (0, 1].
+    """
+    if not (math.isfinite(fresh) and fresh > 0):
+        raise ValueError(f"the fresh figure must be a positive number, got {fresh}")
+    if not after_idle:
+        raise ValueError("no idle period: the recovery phase did not run")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    idle_times = [t for t, _ in after_idle]
+    if any(b <= a for a, b in zip(idle_times, idle_times[1:], strict=False)) or idle_times[0] < 0:
+        raise ValueError(f"cumulative idle times must increase, got {idle_times}")
+    figures = [v for _, v in after_idle]
+    if not all(math.isfinite(v) for v in figures):
+        raise ValueError(f"figures after idle must be finite, got {figures}")
+    target = fraction * fresh
+    time_to_recover: float | None = None
+    if before_idle is not None and before_idle >= target:
+        time_to_recover = 0.0
+    else:
+        for idle_s, value in after_idle:
+            if value >= target:
+                time_to_recover = idle_s
+                break
+    recovered = figures[-1]
+    return RecoveryReport(fresh, before_idle, recovered, recovered / fresh, time_to_recover,
+                          idle_times[-1], fraction)
