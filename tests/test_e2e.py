@@ -30,7 +30,8 @@ def _need_fio() -> None:
 
 def _run_suites(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
-        str(REPO / "suites"), "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", *args,
+        str(REPO / "suites" / "test_sequential.py"), str(REPO / "suites" / "test_random.py"),
+        "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", *args,
         timeout=600,
     )
 

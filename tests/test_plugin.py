@@ -15,6 +15,10 @@ import pytest
 
 from .conftest import REPO, FakeFio, need_root
 
+#: The issue-2 workload suites (8 tests per drive: 4 reads, 4 writes).
+STANDARD_SUITES = (str(REPO / "suites" / "test_sequential.py"),
+                   str(REPO / "suites" / "test_random.py"))
+
 SUITE = """
 import pytest
 
@@ -194,7 +198,7 @@ def test_system_disk_runs_reads_only_and_skips_every_write_with_the_reason(
     result = pytester.runpytest(
         f"--drive={root}", f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
         "--ssd-profile=smoke", "-rs", "--confirm-destroy=anything",
-        str(REPO / "suites"), "-p", "no:cacheprovider",
+        *STANDARD_SUITES, "-p", "no:cacheprovider",
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("skipped") == 4  # seq write, 2 random writes, mixed
@@ -229,7 +233,7 @@ def test_two_drives_under_xdist_each_stay_on_one_worker(
         f"--drive=file:{pytester.path / 'a.img'}", f"--drive=file:{pytester.path / 'b.img'}",
         f"--thresholds={th}", f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke",
         "-n", "2", "--dist=load", "-v", "-p", "no:cacheprovider",  # load is forced to loadgroup
-        str(REPO / "suites"),
+        *STANDARD_SUITES,
     )
     result.assert_outcomes(passed=16)
     workers: dict[str, set[str]] = {}
