@@ -14,32 +14,89 @@ from __future__ import annotations
 import html
 import json
 import os
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import allure
 
 from .errors import FioError
+from .stored_results import ATTACH_DRIVE, ATTACH_VERDICTS_JSON, LOG_CSV_HEADER, VerdictRecord
 
 if TYPE_CHECKING:
     from .fio.job import JobPlan
     from .fio.runner import FioRun
+    from .methodology.base import MethodologyOutcome
     from .session import DriveContext, WorkloadOutcome
     from .workloads import Workload
 
 
-def label_test(ctx: DriveContext, workload: Workload) -> None:
-    """Title, suite hierarchy, tags and excluded parameters for one workload test."""
+#: Methodology families whose failure is critical (data integrity, drive health); every
+#: other family is ``normal``. A suite can still set ``@allure.severity`` itself.
+CRITICAL_FAMILIES: frozenset[str] = frozenset({"integrity", "health"})
+
+#: Labels this module sets dynamically (a decorator on the test wins: never both).
+DYNAMIC_LABELS: tuple[str, ...] = ("parentSuite", "feature", "story", "severity", "tag")
+
+
+def severity_for(family: str) -> str:
+    """Allure severity of a methodology family: ``critical`` for integrity and health,
+    ``normal`` otherwise."""
+    return "critical" if family in CRITICAL_FAMILIES else "normal"
+
+
+def exclude_drive_parameter(ctx: DriveContext) -> None:
+    """Record the drive parametrization (``ssd_drive``) as an *excluded* parameter, shown as
+    the drive path, so a test's history follows it across drives.
+
+    Must run during the test's set-up (an autouse fixture): allure-pytest adds pytest's own
+    parameters after set-up only when they are not there yet, and its history id skips
+    excluded parameters.
+    """
+    allure.dynamic.parameter("ssd_drive", ctx.target.spec.raw, excluded=True)
+
+
+def label_test(
+    ctx: DriveContext,
+    workload: Workload,
+    *,
+    family: str | None = None,
+    decorated: frozenset[str] = frozenset(),
+    profile: str = "",
+) -> None:
+    """Title, suite hierarchy, severity, tags and excluded parameters for one workload test,
+    and the drive's facts as the ``drive`` JSON attachment (read back by summaries).
+
+    Args:
+        family: methodology family (``@pytest.mark.ssdqual_family``); default the workload's.
+        decorated: label names the test already sets with an ``@allure`` decorator (those are
+            not set again: Allure would show them twice).
+        profile: the run profile's name, stored with the drive's facts.
+
+    Title example: ``4 KiB random read, QD32 — PS5012-E12 / BiCS3 / ECFM11.0``.
+    """
     ident = ctx.identity
     controller = ctx.assignment.controller or "unknown controller"
     nand = ctx.assignment.nand or "unknown NAND"
+    family = family or workload.family
     allure.dynamic.title(f"{workload.title} — {controller} / {nand} / {ident.firmware}")
-    allure.dynamic.parent_suite(f"{ident.model} (fw {ident.firmware}, S/N {ident.serial})")
-    allure.dynamic.feature(workload.family)
-    allure.dynamic.story(workload.id)
+    if "parentSuite" not in decorated:
+        allure.dynamic.parent_suite(f"{ident.model} (fw {ident.firmware}, S/N {ident.serial})")
+    if "feature" not in decorated:
+        allure.dynamic.feature(family)
+    if "story" not in decorated:
+        allure.dynamic.story(workload.id)
+    if "severity" not in decorated:
+        allure.dynamic.severity(allure.severity_level(severity_for(family)))
     allure.dynamic.tag(f"controller:{controller}", f"nand:{nand}", f"firmware:{ident.firmware}")
     allure.dynamic.parameter("drive serial", ident.serial, excluded=True)
     allure.dynamic.parameter("firmware", ident.firmware, excluded=True)
+    facts = dict(ctx.describe(), profile=profile)
+    allure.attach(json.dumps(facts, indent=2, sort_keys=True), name=ATTACH_DRIVE,
+                  attachment_type=allure.attachment_type.JSON)
 
 
 def attach_run(plan: JobPlan, run: FioRun | None) -> None:
@@ -55,7 +112,7 @@ def attach_run(plan: JobPlan, run: FioRun | None) -> None:
         allure.attach(run.stderr, name="fio stderr", attachment_type=allure.attachment_type.TEXT)
     for log in sorted(run.job_path.parent.glob("log_*.log")):
         allure.attach(
-            "time_ms,value,direction,bs,offset\n" + log.read_text(),
+            LOG_CSV_HEADER + "\n" + log.read_text(),
             name=f"per-second log {log.name}",
             attachment_type=allure.attachment_type.CSV,
         )
@@ -122,7 +179,7 @@ def write_crashed_result(alluredir: Path, nodeid: str, message: str, trace: str 
     return path
 
 
-def attach_verdicts(outcome: WorkloadOutcome) -> None:
+def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
     """Attach the verdict table (HTML) and the metrics (JSON)."""
     rows = []
     for v in outcome.verdicts:
@@ -150,6 +207,109 @@ def attach_verdicts(outcome: WorkloadOutcome) -> None:
     allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
     allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
                   attachment_type=allure.attachment_type.JSON)
+    records = [VerdictRecord.from_verdict(v).as_dict() for v in outcome.verdicts]
+    allure.attach(json.dumps(records, indent=1), name=ATTACH_VERDICTS_JSON,
+                  attachment_type=allure.attachment_type.JSON)
+
+
+def attach_png(name: str, png: bytes) -> None:
+    """Attach one PNG chart (``plots`` functions return PNG bytes), e.g. a steady-state chart
+    a methodology test draws with ``plots.steady_state_chart``."""
+    allure.attach(png, name=name, attachment_type=allure.attachment_type.PNG)
+
+
+def recording() -> bool:
+    """True when Allure results are being written (``--alluredir``: allure-pytest registered
+    its listener). Charts are drawn only then."""
+    import allure_commons
+    from allure_pytest.listener import AllureListener
+
+    return any(isinstance(p, AllureListener) for p in allure_commons.plugin_manager.get_plugins())
+
+
+def attach_workload_charts(outcome: WorkloadOutcome, *, title: str) -> list[str]:
+    """Draw and attach the charts of one fio workload run: bandwidth/IOPS per second with the
+    limits (from fio's logs next to the job file), latency percentiles with the latency
+    limits, IOPS per phase. Returns the attachment names, in order (none without
+    ``--alluredir``)."""
+    if not recording():
+        return []
+    from .chart_data import charts_for_test  # matplotlib: imported when a chart is drawn
+
+    logs = {p.name: p.read_text() for p in sorted(outcome.run.job_path.parent.glob("log_*.log"))}
+    charts = charts_for_test(
+        title=title, logs=logs, metrics=outcome.metrics,
+        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+    )
+    for name, png in charts.items():
+        attach_png(name, png)
+    return list(charts)
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    """An Allure step around one phase of a test: purge, precondition, a round, idle, measure,
+    judge. Allure shows each step with its start and duration, and marks it failed or broken
+    when the block raises. Without ``--alluredir`` it does nothing.
+
+    Example::
+
+        with allure_report.phase("precondition: 2x span, sequential 128 KiB writes"):
+            ...
+    """
+    with allure.step(name):
+        yield
+
+
+def attach_methodology(outcome: MethodologyOutcome) -> None:
+    """Attach a methodology test's record: notes (purge method, steady-state verdict, SLC cliff,
+    recovery), the per-round table and the per-second log (CSV), the drive state of every
+    metric (JSON), each distinct fio job file, then the verdicts and metrics."""
+    result = outcome.result
+    allure.attach("\n".join(result.notes) + "\n", name="methodology notes",
+                  attachment_type=allure.attachment_type.TEXT)
+    allure.attach(result.rounds_csv(), name="rounds", attachment_type=allure.attachment_type.CSV)
+    allure.attach(result.per_second_csv(), name="per-second log",
+                  attachment_type=allure.attachment_type.CSV)
+    allure.attach(json.dumps(result.states, indent=2, sort_keys=True),
+                  name="drive state of each metric", attachment_type=allure.attachment_type.JSON)
+    seen: set[str] = set()
+    for step in result.steps:
+        if step.job.name in seen:
+            continue
+        seen.add(step.job.name)
+        allure.attach(step.job_run.job_text, name=f"fio job {step.job.name}",
+                      attachment_type=allure.attachment_type.TEXT, extension="fio")
+    attach_verdicts(outcome)
+    attach_methodology_charts(outcome)
+
+
+def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
+    """Draw and attach a methodology test's charts from its stored tables (the ``rounds`` and
+    ``per-second log`` CSV): bandwidth/IOPS over the test per phase with the limits, the
+    steady-state window with its fit line, bandwidth by fill state, IOPS per phase. Returns
+    the attachment names (none without ``--alluredir``)."""
+    if not recording():
+        return []
+    from .chart_data import methodology_charts  # matplotlib: imported when a chart is drawn
+
+    result = outcome.result
+    charts = methodology_charts(
+        title=result.workload.title, rounds_csv=result.rounds_csv(),
+        per_second_csv=result.per_second_csv(), metrics=result.metrics,
+        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+    )
+    for name, png in charts.items():
+        attach_png(name, png)
+    return list(charts)
+
+
+def attach_regression(lines: list[str]) -> None:
+    """Attach the regression gate's comparisons (one line per gated metric, with its status:
+    regressed, improved, within limit, too noisy to gate) as text."""
+    if lines:
+        allure.attach("\n".join(lines) + "\n", name="regression vs baseline",
+                      attachment_type=allure.attachment_type.TEXT)
 
 
 def write_environment(
@@ -182,3 +342,88 @@ def _escape(text: str) -> str:
     for ch in "=:#!":
         out = out.replace(ch, "\\" + ch)
     return out.replace(" ", "\\ ") if out.startswith(" ") else out
+
+
+#: Allure categories (``categories.json``; the same list goes into the Allure 3 report config).
+#: First match wins. Regexes must match the whole message in Allure 2 (Java ``matches``) and
+#: are searched in Allure 3 (JavaScript ``test``), so they are anchored and use ``[\s\S]*``.
+CATEGORIES: list[dict[str, Any]] = [
+    {"name": "Regression vs baseline", "matchedStatuses": ["failed"],
+     "messageRegex": r"^REGRESSION:[\s\S]*"},
+    {"name": "Limit violated", "matchedStatuses": ["failed"],
+     "messageRegex": r"^[\s\S]*limit\(s\) violated[\s\S]*"},
+    {"name": "Device or fio error", "matchedStatuses": ["broken"]},
+    {"name": "Refused for safety", "matchedStatuses": ["skipped"],
+     "messageRegex": r"^[\s\S]*refused[\s\S]*"},
+]
+
+
+def write_categories(alluredir: Path) -> Path:
+    """Write ``categories.json`` (``CATEGORIES``). Returns the file's path."""
+    alluredir.mkdir(parents=True, exist_ok=True)
+    path = alluredir / "categories.json"
+    path.write_text(json.dumps(CATEGORIES, indent=2) + "\n")
+    return path
+
+
+def write_executor(alluredir: Path, *, host: str, started_s: float, profile: str,
+                   env: Mapping[str, str] | None = None) -> Path:
+    """Write ``executor.json``: who ran the session. A CI run (GitHub Actions, GitLab CI,
+    Jenkins variables) names its build and URL; otherwise the host and start time.
+
+    Args:
+        host: host name. started_s: session start, epoch seconds. profile: run profile.
+        env: environment variables to read CI facts from (default ``os.environ``).
+    """
+    env = os.environ if env is None else env
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started_s))
+    executor: dict[str, Any] = {
+        "name": "pytest-ssdqual", "type": "pytest",
+        "buildOrder": int(started_s),
+        "buildName": f"{host} {stamp} ({profile})",
+        "reportName": f"SSD qualification {stamp}",
+    }
+    if env.get("GITHUB_RUN_ID"):
+        server = env.get("GITHUB_SERVER_URL", "")
+        repo = env.get("GITHUB_REPOSITORY", "")
+        executor.update(name="GitHub Actions", type="github",
+                        buildName=f"{env.get('GITHUB_WORKFLOW', 'workflow')} "
+                                  f"#{env.get('GITHUB_RUN_NUMBER', env['GITHUB_RUN_ID'])}",
+                        buildUrl=f"{server}/{repo}/actions/runs/{env['GITHUB_RUN_ID']}")
+    elif env.get("CI_PIPELINE_ID"):
+        executor.update(name="GitLab CI", type="gitlab",
+                        buildName=f"pipeline #{env['CI_PIPELINE_ID']}",
+                        buildUrl=env.get("CI_PIPELINE_URL", ""))
+    elif env.get("BUILD_URL"):
+        executor.update(name="Jenkins", type="jenkins",
+                        buildName=env.get("BUILD_TAG", executor["buildName"]),
+                        buildUrl=env["BUILD_URL"])
+    alluredir.mkdir(parents=True, exist_ok=True)
+    path = alluredir / "executor.json"
+    path.write_text(json.dumps(executor, indent=2) + "\n")
+    return path
+
+
+def write_global_attachments(
+    alluredir: Path, attachments: Sequence[tuple[str, bytes, str, str]]
+) -> Path:
+    """Write session-wide attachments (Allure 3 shows them under "Global Attachments"; Allure 2
+    ignores them): the drive summaries and their charts.
+
+    Args:
+        attachments: (name, content, MIME type, file extension) each, e.g.
+            ``("summary: Phison E12 (fw ECFM11.0, S/N 123)", b"<html>...", "text/html", "html")``.
+
+    Returns:
+        The written ``<uuid>-globals.json``.
+    """
+    alluredir.mkdir(parents=True, exist_ok=True)
+    stamp = int(time.time() * 1000)
+    entries = []
+    for name, content, mime, ext in attachments:
+        source = f"{uuid.uuid4()}-attachment.{ext}"
+        (alluredir / source).write_bytes(content)
+        entries.append({"name": name, "source": source, "type": mime, "timestamp": stamp})
+    path = alluredir / f"{uuid.uuid4()}-globals.json"
+    path.write_text(json.dumps({"attachments": entries, "errors": []}, indent=1) + "\n")
+    return path

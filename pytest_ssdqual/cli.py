@@ -4,6 +4,11 @@
     ssdqual thresholds check [PATH ...]   validate threshold files (exit 4 on errors, like pytest)
     ssdqual thresholds show --controller JMF667H --nand L85C --firmware SVN417w --capacity-gb 128
     ssdqual workloads [--profile smoke]   the workload catalog and the fio job of each
+    ssdqual compare A B [--format md|html|json]     metric deltas between two stored runs
+    ssdqual rejudge RUN --thresholds DIR            re-judge a stored run, no I/O (exit 1: fails)
+    ssdqual trend --model M --workload W --metric X [-o PNG]   a metric across firmware
+    ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
+    ssdqual summary RESULTS [-o DIR]                 one-page summary per drive (HTML + Markdown)
 
 Exit codes follow pytest's: 0 fine, 4 usage error (bad file or option).
 """
@@ -15,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import compare, rejudge, report_commands, trend
 from .drive import DriveTarget, parse_drive_option
 from .errors import ConfigError, SsdQualError
 from .fio.job import render_job
@@ -53,12 +59,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_wl.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
     p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
 
+    for command in (compare, rejudge, trend, report_commands):  # set ssdqual_handler
+        command.add_parser(sub)
+
     args = parser.parse_args(argv)
     try:
         if args.command == "identify":
             return _identify(args)
         if args.command == "thresholds":
             return _thresholds(args)
+        if hasattr(args, "ssdqual_handler"):
+            return int(args.ssdqual_handler(args))
         return _workloads(args)
     except ConfigError as exc:
         print(f"ssdqual: error: {exc}", file=sys.stderr)

@@ -41,6 +41,7 @@ from .errors import ConfigError, DeviceError, SafetyRefusal
 
 if TYPE_CHECKING:
     from .identity import DriveIdentity
+    from .inventory import Entry
 
 __all__ = [
     "BlockDeviceState",
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 #: ``--drive`` prefixes that are planned but not implemented yet (DESIGN.md, ``--drive`` kinds).
-RESERVED_SCHEMES: tuple[str, ...] = ("emu", "fio")
+RESERVED_SCHEMES: tuple[str, ...] = ("fio",)
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -67,7 +68,9 @@ class DriveSpec:
 
     Attributes:
         raw: the value as given: ``/dev/sdb``, ``file:/tmp/x.img``, ``/tmp/x.img``.
-        kind: ``"block"`` or ``"file"``.
+        kind: ``"block"``, ``"file"`` or ``"emu"`` (an emulated drive: ``path`` is the model
+            name or file as written, the model file's absolute path once
+            ``emulator.resolve_spec`` found it; ``raw`` keeps the ``@SPEED``).
         path: absolute path (a relative one is taken from ``cwd``); symlinks are kept, so a
             ``/dev/disk/by-id/...`` name shows as given.
     """
@@ -99,7 +102,8 @@ def parse_drive_option(
     Raises:
         ConfigError: (``key="--drive"``, with a fix) for an empty value, a missing path, a
             directory, a character device, a partition, an unknown or not yet supported
-            scheme (``emu:``, ``fio://``), a ``file:`` path under ``/dev`` or on a block device,
+            scheme (``fio://``), a bad ``emu:MODEL[@SPEED]``, a ``file:`` path under ``/dev`` or
+            on a block device,
             or a ``file:`` path whose parent directory does not exist.
     """
     raw = value
@@ -114,6 +118,10 @@ def parse_drive_option(
     scheme = _SCHEME.match(text)
     if scheme and scheme.group(1).lower() == "file":
         return _parse_file_target(raw, text[len(scheme.group(0)) :], base)
+    if scheme and scheme.group(1).lower() == "emu":
+        from .emu_model import parse_emu_ref  # the model is found later (emulator.resolve_spec)
+
+        return DriveSpec(raw=raw, kind="emu", path=parse_emu_ref(text[4:]).model)
     if scheme and scheme.group(1).lower() in RESERVED_SCHEMES:
         name = scheme.group(1).lower()
         kind = (
@@ -382,6 +390,10 @@ class DriveTarget:
     """
 
     cgroup: Path | None = None
+    #: Inventory entries the target brings (an emulated drive's model: controller, NAND).
+    assignment_entries: tuple[Entry, ...] = ()
+    #: Extra ``(key, text)`` facts for reports (an emulated drive's model, caps, image).
+    report_facts: tuple[tuple[str, str], ...] = ()
 
     def __init__(
         self,
@@ -501,6 +513,10 @@ class DriveTarget:
                 state=None,
                 **common,
             )
+        if spec.kind == "emu":
+            from .emulator import open_emulated_target  # needs root; builds the drive
+
+            return open_emulated_target(spec, file_size_bytes=file_size_bytes)
         raise ConfigError(f"unknown drive kind {spec.kind!r}", key="--drive")
 
     @property

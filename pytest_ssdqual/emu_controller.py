@@ -9,7 +9,9 @@ folder's throttle files. It runs as a small daemon next to the test session::
         --device 7:3 --parent PID [--loop /dev/loop3 --workdir DIR] [--log FILE]
 
 Behaviour (all byte counts from ``blkio.throttle.io_service_bytes``, I/O counts from
-``blkio.throttle.io_serviced`` of the device in the folder; a poll with no new I/O is idle time):
+``blkio.throttle.io_serviced`` of the device in the folder; idle time is time without new I/O,
+counted once it lasts ``IDLE_MIN_S``: the throttle itself leaves gaps of ~0.1 s between dispatches
+at low caps, and a drive's firmware also waits a moment before it takes the host for idle):
 
 * **Fresh caps**: ``caps`` of the model.
 * **SLC cache**: every byte written fills the cache (up to ``size_bytes``); once full, the
@@ -68,6 +70,9 @@ THROTTLE_FILES: dict[str, str] = {
 
 #: Seconds between polls of the counters.
 DEFAULT_INTERVAL_S = 0.1
+
+#: A stretch without I/O counts as idle (from its start) once it lasts this long, in seconds.
+IDLE_MIN_S = 0.5
 
 #: Seconds between two log lines when nothing changes.
 LOG_EVERY_S = 1.0
@@ -168,8 +173,9 @@ class ThrottleController:
         if active:
             self.idle_s = 0.0
         else:
-            self.idle_s += dt
-            self._account_idle(dt)
+            before, self.idle_s = self.idle_s, self.idle_s + dt
+            if self.idle_s >= IDLE_MIN_S:  # the whole stretch counts once it is long enough
+                self._account_idle(self.idle_s - before if before >= IDLE_MIN_S else self.idle_s)
         return self.caps()
 
     def _account_writes(self, written: int) -> None:
@@ -297,18 +303,20 @@ def run_loop(
     interval_s: float = DEFAULT_INTERVAL_S,
     should_stop: Callable[[], bool] = lambda: False,
     log: TextIO | None = None,
+    logged_values: dict[str, int] | None = None,
 ) -> None:
     """Poll the counters, update the controller, write the caps; until ``should_stop()``.
 
     Sleeps so that polls stay ``interval_s`` apart on average (a slow poll is not made up).
-    Logs a CSV line (``LOG_HEADER``) when the throttle values change and every ``LOG_EVERY_S``.
+    Logs a CSV line (``LOG_HEADER``) when the throttle values change and every ``LOG_EVERY_S``;
+    ``logged_values`` are values the caller already logged at the start.
 
     Raises:
         OSError: the cgroup folder vanished.
     """
     start = clock()
-    last_values: dict[str, int] | None = None
-    last_log = -LOG_EVERY_S
+    last_values = logged_values
+    last_log = 0.0 if logged_values is not None else -LOG_EVERY_S
     while not should_stop():
         now = clock()
         values = throttle.apply(controller.step(now, throttle.counters()))
@@ -391,15 +399,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             orphaned["yes"] = True
         return stop["signal"] or orphaned["yes"]
 
-    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
+    log = open(args.log, "a", encoding="utf-8") if args.log else None
     try:
         if log is not None:
             log.write(LOG_HEADER + "\n")
-        throttle.apply(controller.step(time.monotonic(), throttle.counters()))
+        values = throttle.apply(controller.step(time.monotonic(), throttle.counters()))
+        if log is not None:
+            log.write(controller.log_fields(0.0, values) + "\n")
+            log.flush()
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         run_loop(throttle, controller, interval_s=args.interval, should_stop=should_stop,
-                 log=log)
+                 log=log, logged_values=values)
     except OSError as exc:
         if not stop["signal"]:
             sys.stderr.write(f"emu_controller: {exc}\n")

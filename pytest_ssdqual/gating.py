@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -461,13 +461,14 @@ class ResultsGate:
         exitstatus: int,
         session_options: SessionOptions,
         argv: Sequence[str],
-        fio_version: str,
+        fio_version: Callable[[], str],
         host: Mapping[str, str],
     ) -> Path | None:
         """Complete the run: write ``run.json`` and index it. Returns the run folder, or None
         when nothing was measured (no workload stored).
 
         ``passed`` is pytest's exit status 0: every limit met, no regression, no broken test.
+        ``fio_version`` is called only when there is a run to complete.
 
         Raises:
             StoreError: ``run.json`` or the index cannot be written.
@@ -487,7 +488,7 @@ class ResultsGate:
             "profile": self.options.profile,
             "host": dict(host),
             "tools": {
-                "fio": fio_version,
+                "fio": fio_version(),
                 "pytest_ssdqual": __version__,
                 "pytest": _version("pytest"),
                 "python": platform.python_version(),

@@ -47,8 +47,12 @@ __all__ = [
     "identity_from_sysfs",
 ]
 
-TRANSPORTS: tuple[str, ...] = ("SATA", "SAS", "NVMe", "USB", "virtual", "unknown")
-KINDS: tuple[str, ...] = ("block", "loop", "zram", "file")
+TRANSPORTS: tuple[str, ...] = (
+    "SATA", "SAS", "NVMe", "USB", "virtual", "emulated", "unknown"
+)
+#: ``emu``: an emulated drive (``--drive=emu:MODEL``); its identity comes from the model
+#: (``pytest_ssdqual.emulator``), never from :func:`identify`.
+KINDS: tuple[str, ...] = ("block", "loop", "zram", "file", "emu")
 
 #: ``argv -> (returncode, stdout)``; raises ``FileNotFoundError`` when the program is missing.
 Runner = Callable[[list[str]], tuple[int, str]]
@@ -91,10 +95,11 @@ class DriveIdentity:
         logical_sector_bytes: logical block size in bytes (512 or 4096 for drives).
         physical_sector_bytes: physical block size in bytes.
         transport: one of ``TRANSPORTS``: ``'SATA' | 'SAS' | 'NVMe' | 'USB' | 'virtual' |
-            'unknown'``.
+            'emulated' | 'unknown'``.
         rotational: True for spinning media.
         vendor: vendor string when the drive reports one apart from the model (SAS); ``''``.
-        kind: one of ``KINDS``: ``'block'`` (real drive), ``'loop'``, ``'zram'``, ``'file'``.
+        kind: one of ``KINDS``: ``'block'`` (real drive), ``'loop'``, ``'zram'``, ``'file'``,
+            ``'emu'`` (emulated drive).
         sources: where the fields came from, in order, with notes on skipped tools, e.g.
             ``('sysfs', 'smartctl 7.3', 'nvme-cli (not installed)')``.
     """
@@ -703,7 +708,7 @@ def identify(
         DeviceError: the device is not in sysfs, is a partition, a loop device without backing
             file, a missing scratch file; or ``kind`` is unknown.
     """
-    if kind not in KINDS:
+    if kind not in KINDS or kind == "emu":
         raise DeviceError(f"unknown drive kind {kind!r}: expected one of {', '.join(KINDS)}")
     if kind == "file":
         return _file_identity(path)

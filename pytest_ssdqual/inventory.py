@@ -333,6 +333,7 @@ def resolve_assignment(
     *,
     controller: str | None = None,
     nand: str | None = None,
+    extra_builtin: Sequence[Entry] = (),
 ) -> Assignment:
     """Decide the controller and NAND of a drive.
 
@@ -343,13 +344,15 @@ def resolve_assignment(
         identity: the drive.
         inventory: the lab inventory, or None when the user gave none.
         controller / nand: command-line overrides (``None`` or ``''`` = not given).
+        extra_builtin: entries the target itself brings (an emulated drive's model), tried
+            with the built-in entries, before them.
 
     Returns:
         The assignment; ``known`` is False when no controller was found anywhere (the source
         then reads ``'not in inventory: MODEL (S/N SERIAL)'``).
     """
     lab = inventory.lookup(identity) if inventory is not None else None
-    builtin = Inventory.builtin().lookup(identity)
+    builtin = Inventory([*extra_builtin, *Inventory.builtin().entries]).lookup(identity)
     candidates: list[tuple[str | None, str | None, str]] = []
     if controller or nand:
         options = [f"--{name}" for name, v in (("controller", controller), ("nand", nand)) if v]

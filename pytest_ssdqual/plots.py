@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 #: Pixel size of a chart at ``DPI``: wide enough for a report column, small enough to attach.
 WIDTH_IN, HEIGHT_IN, DPI = 9.0, 4.2, 100
@@ -97,7 +97,7 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
                 ax.plot(list(t_s), list(values), marker="o", markersize=3, label=label)
                 drawn = True
         for label, value in panel.limits.items():
-            ax.axhline(value, linestyle="--", color="crimson", linewidth=1.2, label=label)
+            ax.axhline(value, linestyle="--", color="crimson", linewidth=2, label=label)
         if not drawn:
             _no_data(ax)
         ax.set_ylabel(panel.ylabel)
@@ -105,6 +105,8 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
         ax.grid(True, alpha=0.3)
         if drawn or panel.limits:
             ax.legend(loc="lower right", fontsize="small")
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1].set_xlabel("time (s)")
     axes[0].set_title(title)
     return _png(fig)
@@ -313,7 +315,7 @@ def bar_chart(
     if reference is not None:
         ax.axhline(reference[1], color="grey", linewidth=1, label=reference[0])
     if limit is not None:
-        ax.axhline(limit[1], color="crimson", linestyle="--", linewidth=1.2, label=limit[0])
+        ax.axhline(limit[1], color="crimson", linestyle="--", linewidth=2, label=limit[0])
     if limit is not None or reference is not None:
         ax.legend(fontsize="small")
     ax.set_ylabel(ylabel)

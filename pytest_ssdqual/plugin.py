@@ -25,7 +25,9 @@ from .fio.runner import FioRunner
 from .gating import ResultsGate, build_gate_options, format_gate_summary
 from .interrupt import install_sigterm_handler
 from .inventory import Inventory
+from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
+from .session_report import finish_session
 from .store import new_run_id
 from .summary import SummaryRow, format_drives, format_summary, rows_from_outcome
 from .thresholds.loader import ThresholdSet
@@ -77,7 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--drive", action="append", default=[], metavar="PATH",
         help="drive under test, repeatable: a block device (/dev/sdb, /dev/nvme0n1, /dev/loop0), "
         "an existing regular file, or file:PATH (created and sized when missing, removed "
-        "afterwards). Default: a scratch file in the temp folder.",
+        "afterwards), or emu:MODEL[@SPEED] (an emulated drive; needs root). Default: a scratch "
+        "file in the temp folder.",
     )
     group.addoption(
         "--confirm-destroy", action="append", default=[], metavar="SERIAL",
@@ -119,6 +122,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--scratch-size", default=None, type=_size, metavar="SIZE",
         help="size of a file target the plugin creates (512M, 4G). Default: the profile's.",
     )
+    group.addoption(
+        "--emu-models", action="append", default=[], metavar="DIR",
+        help="folder of emulated drive models (emu:NAME looks here first), repeatable. "
+        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir.",
+    )
+    parser.addini("ssdqual_emu_models", "default emulated drive model folders", type="paths",
+                  default=[])
     parser.addini("ssdqual_profile", "default --ssd-profile", default="")
     parser.addini("ssdqual_thresholds", "default threshold files/folders", type="paths",
                   default=[])
@@ -196,10 +206,13 @@ def _build_options(config: pytest.Config) -> SessionOptions:
         config.stash[SCRATCH_KEY] = specs[0]
     seen: set[str] = set()
     for spec in specs:
-        if spec.path in seen:
+        key = spec.raw if spec.kind == "emu" else spec.path  # emu:X and emu:X@0.8: two drives
+        if key in seen:
             raise ConfigError(f"{spec.raw} is given twice", key="--drive",
                               fix="name each drive once")
-        seen.add(spec.path)
+        seen.add(key)
+    if any(spec.kind == "emu" for spec in specs):
+        specs = _resolve_emulated(config, specs)
 
     profile_name = (
         config.getoption("ssd_profile")
@@ -317,7 +330,27 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[DriveSpec]:
+    """Find and validate the model of every ``emu:`` drive; check the host can emulate."""
+    from .emulator import model_folders, resolve_spec
+
+    extra = [Path(p) for p in config.getoption("emu_models")] or [
+        Path(p) for p in config.getini("ssdqual_emu_models")
+    ]
+    for folder in extra:
+        if not folder.is_dir():
+            raise ConfigError(f"model folder {folder} does not exist", key="--emu-models",
+                              fix="give a folder of emulated drive model YAML files")
+    folders = model_folders(Path(config.rootpath), extra)
+    cwd = Path(config.invocation_params.dir)
+    return [resolve_spec(s, folders, cwd=cwd) if s.kind == "emu" else s for s in specs]
+
+
 def _drive_id(spec: DriveSpec) -> str:
+    if spec.kind == "emu":
+        from .emulator import drive_id
+
+        return drive_id(spec)
     name = Path(spec.path).name
     return name if spec.kind == "block" else f"file-{name}"
 
@@ -383,7 +416,7 @@ def qualify(
             )
         facts = ssd_drive.describe()
         node.user_properties.append((PROP_DRIVE, facts))
-        allure_report.label_test(ssd_drive, workload)
+        allure_report.label_test(ssd_drive, workload, **_allure_labels(node, ssd_session))
         if workload.writes:
             refusal = ssd_session.refusal(ssd_drive)
             if refusal is not None:
@@ -391,27 +424,42 @@ def qualify(
                 node.user_properties.append((PROP_ROWS, [row.as_dict()]))
                 pytest.skip(str(refusal))
 
+        runs: list[tuple[Any, Any]] = []  # fio files: attached after the verdicts and charts
+
         def attach(plan: Any, fio_run: Any) -> None:
-            allure_report.attach_run(plan, fio_run)
+            runs.append((plan, fio_run))
+
+        def attach_runs() -> None:
+            for plan, fio_run in runs:
+                allure_report.attach_run(plan, fio_run)
+            runs.clear()
 
         gate = request.config.stash[GATE_KEY]
         strict = ssd_session.options.strict
         repetitions: list[WorkloadOutcome] = []
         for workdir in gate.workdirs(tmp_path):  # --repeat N: judged on the median
             try:
-                repetitions.append(
-                    ssd_session.run_workload(ssd_drive, workload, workdir, on_run=attach)
-                )
-            except FioError as exc:
-                exc.drive = f"{ssd_drive.target.spec.raw} {workload_id}"
-                allure_report.attach_failure_output(exc)
+                with allure_report.phase(f"measure: fio {workload_id}"):
+                    repetitions.append(
+                        ssd_session.run_workload(ssd_drive, workload, workdir, on_run=attach)
+                    )
+            except BaseException as exc:
+                attach_runs()
+                if isinstance(exc, FioError):
+                    exc.drive = f"{ssd_drive.target.spec.raw} {workload_id}"
+                    allure_report.attach_failure_output(exc)
                 raise
-        outcome, spread = gate.combine(repetitions, ssd_drive.limits, strict=strict)
+        with allure_report.phase("judge against the limits"):
+            outcome, spread = gate.combine(repetitions, ssd_drive.limits, strict=strict)
         allure_report.attach_verdicts(outcome)
+        allure_report.attach_workload_charts(
+            outcome, title=f"{workload.title} — {ssd_drive.target.spec.raw}")
+        attach_runs()
         rows = rows_from_outcome(ssd_drive, outcome)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
         checked = gate.check(ssd_drive, outcome, repetitions, spread, strict=strict)
         node.user_properties.append((PROP_GATE, checked.rows()))
+        allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
         regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
         if outcome.failed:
             pytest.fail(
@@ -428,6 +476,27 @@ def qualify(
     return run
 
 
+def _allure_labels(node: pytest.Item, session: QualSession) -> dict[str, Any]:
+    """``label_test`` keywords: the ``ssdqual_family`` marker, labels the test already sets
+    with ``@allure`` decorators (never set twice), the run profile."""
+    family = node.get_closest_marker("ssdqual_family")
+    return {
+        "family": str(family.args[0]) if family and family.args else None,
+        "decorated": frozenset(
+            str(m.kwargs.get("label_type")) for m in node.iter_markers("allure_label")
+        ),
+        "profile": session.options.profile.name,
+    }
+
+
+@pytest.fixture(autouse=True)
+def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
+    """Tests on a drive: the drive parameter is excluded from Allure's history id (set-up time,
+    see ``allure_report.exclude_drive_parameter``)."""
+    if "ssd_drive" in request.fixturenames:
+        allure_report.exclude_drive_parameter(request.getfixturevalue("ssd_drive"))
+
+
 class SsdQualReporter:
     """Collects verdict rows and drive facts from every test report (xdist workers' too, since
     ``user_properties`` travel with the report) and writes the session-wide outputs once, on the
@@ -440,6 +509,7 @@ class SsdQualReporter:
         self.drives: dict[str, dict[str, str]] = {}
         self.gate_rows: list[dict[str, Any]] = []
         self.run_dir: Path | None = None
+        self.report_lines: list[str] = []  # session_report: per-drive summaries written
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -467,6 +537,7 @@ class SsdQualReporter:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows and not self.drives:
+            self._write_report_lines(terminalreporter)
             return
         terminalreporter.write_sep("=", "ssdqual verdicts")
         for line in format_drives(self.drives):
@@ -478,6 +549,13 @@ class SsdQualReporter:
             terminalreporter.write_sep("=", "ssdqual regression gate")
         for line in format_gate_summary(self.gate_rows, self.run_dir):
             terminalreporter.write_line(line)
+        self._write_report_lines(terminalreporter)
+
+    def _write_report_lines(self, terminalreporter: Any) -> None:
+        if self.report_lines:
+            terminalreporter.write_sep("=", "ssdqual qualification summary")
+        for line in self.report_lines:
+            terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
@@ -487,7 +565,7 @@ class SsdQualReporter:
                 exitstatus=int(session.exitstatus),
                 session_options=self.options,
                 argv=[str(a) for a in self.config.invocation_params.args],
-                fio_version=_fio_version(self.options.fio_bin),
+                fio_version=lambda: _fio_version(self.options.fio_bin),
                 host=host_facts(),
             )
         except SsdQualError as exc:
@@ -497,15 +575,11 @@ class SsdQualReporter:
         alluredir = getattr(self.config.option, "allure_report_dir", None)
         if not alluredir:
             return
-        try:
-            fio_version = FioRunner(self.options.fio_bin).version()
-        except FioError as exc:
-            fio_version = f"unavailable ({exc})"
-        allure_report.write_environment(
+        self.report_lines = finish_session(  # environment, categories, executor, summaries
             Path(alluredir),
             drives=self.drives,
             profile=self.options.profile.name,
-            fio_version=fio_version,
+            fio_version=_fio_version(self.options.fio_bin),
             host=host_facts(),
         )
 

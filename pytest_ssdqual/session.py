@@ -97,6 +97,7 @@ class DriveContext:
             "threshold_profiles": "; ".join(
                 f"{p.name} ({Path(p.file).name})" for p in self.limits.profiles
             ) or "none",
+            **dict(self.target.report_facts),
         }
 
 
@@ -170,6 +171,7 @@ class QualSession:
                 self.options.inventory,
                 controller=self.options.controller,
                 nand=self.options.nand,
+                extra_builtin=target.assignment_entries,
             )
             facts = drive_facts(target.identity, assignment)
             limits = self.options.thresholds.resolve(facts)

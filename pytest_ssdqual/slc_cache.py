@@ -10,10 +10,11 @@ and a *sustained* level. This module finds them in a 1-second bandwidth log:
   burst level to the end of the write (judged on a 3-sample running median, so one noisy second
   neither makes nor hides a cliff).
 * ``sustained_bw_mbps``: mean bandwidth after the cliff (the transition second excluded).
-* ``slc_cache_bytes``: bytes written at the burst level before the cliff. The two seconds around
-  the transition are interpolated: a second whose mean bandwidth is ``b`` spent the share
-  ``(b - sustained) / (burst - sustained)`` of its time at the burst level, so the size is not
-  quantised to one second of writing.
+* ``slc_cache_bytes``: bytes written before the cliff. The two seconds around the transition are
+  interpolated: a second whose mean bandwidth is ``b`` spent the share
+  ``(b - S) / (B - S)`` of its time at the burst level ``B`` (``S``: the sustained level; both
+  medians, so one odd second does not shift them), and only what it wrote beyond ``S`` for the
+  rest of the second counts, so the size is not quantised to one second of writing.
 
 No cliff (the bandwidth never falls and stays below the fraction): the cache, if any, is larger
 than what was written; ``slc_cache_bytes`` is then ``None`` (not measured) and
@@ -132,16 +133,18 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
     while cliff < n - 1 and raw[cliff] >= threshold:
         cliff += 1
     # Seconds cliff-1 and cliff hold the transition; those before it are all burst.
-    burst = statistics.fmean(raw[:cliff - 1] or raw[:1])
-    sustained = statistics.fmean(raw[cliff + 1:] or raw[cliff:])
+    before, after = raw[:cliff - 1] or raw[:1], raw[cliff + 1:] or raw[cliff:]
+    burst_level, sustained_level = statistics.median(before), statistics.median(after)
     cache_bytes = sum(per_interval[:cliff - 1])
     cliff_t = sum(durations[:cliff - 1])
     for i in (cliff - 1, cliff):
-        share = _burst_share(raw[i], burst, sustained)
-        cache_bytes += share * burst * 1e6 * durations[i]
+        share = _burst_share(raw[i], burst_level, sustained_level)
+        # what the second wrote, less its share at the sustained level
+        cache_bytes += max(0.0, per_interval[i] - (1 - share) * sustained_level * 1e6
+                           * durations[i])
         cliff_t += share * durations[i]
-    return SlcCacheReport(True, int(round(cache_bytes)), cliff_t, burst, sustained, written,
-                          threshold, fraction)
+    return SlcCacheReport(True, int(round(cache_bytes)), cliff_t, statistics.fmean(before),
+                          statistics.fmean(after), written, threshold, fraction)
 
 
 def _burst_share(bw: float, burst: float, sustained: float) -> float:

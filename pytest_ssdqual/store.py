@@ -394,7 +394,13 @@ class ResultsStore:
         return conn
 
     def _healthy(self) -> bool:
-        """True when the index exists, is a database of this schema, and passes quick_check."""
+        """True when the index exists, is a database of this schema, and passes quick_check.
+
+        Raises:
+            StoreError: the index cannot be opened or read for a reason that is not corruption
+                (a full disk, an I/O error: sqlite's ``OperationalError``) -- a good index is
+                never taken for a corrupt one and replaced.
+        """
         if not self.index_path.exists():
             return False
         try:
@@ -405,14 +411,25 @@ class ResultsStore:
                 conn.execute("SELECT count(*) FROM runs").fetchone()
             finally:
                 conn.close()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise StoreError(f"cannot read the index {self.index_path}: {exc}") from exc
+            return False
         except sqlite3.DatabaseError:
             return False
         return version == SCHEMA_VERSION and check == "ok"
 
     def _ensure_index(self) -> None:
-        """Create or rebuild the index when missing or corrupt; call with the lock held."""
+        """Create or rebuild the index when missing or corrupt; call with the lock held.
+
+        Raises:
+            StoreError: the index cannot be read or rebuilt (e.g. the disk is full).
+        """
         if not self._healthy():
-            self._rebuild_locked()
+            try:
+                self._rebuild_locked()
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot rebuild the index {self.index_path}: {exc}") from exc
 
     def rebuild_index(self) -> int:
         """Rebuild the index from the run folders. Returns the number of runs indexed.

@@ -7,12 +7,13 @@ listed one by one, so the table stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .session import DriveContext, WorkloadOutcome
+    from .thresholds.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class SummaryRow:
         verdict: ``PASS``, ``FAIL``, ``MISSING``, ``not judged`` or ``SKIPPED``.
         margin_pct: signed headroom in percent (positive = inside the limit), or None.
         source: provenance (file:line, profile) or the skip reason.
+        state: the drive state the figure was taken in (``FOB``, ``preconditioned``,
+            ``steady state``...; methodology tests), empty when not recorded.
     """
 
     drive: str
@@ -35,6 +38,7 @@ class SummaryRow:
     verdict: str
     margin_pct: float | None
     source: str
+    state: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,19 +58,30 @@ _STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "
 
 def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
     """Verdicts of one workload as rows (``not judged`` metrics included)."""
+    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts)
+
+
+def rows_from_verdicts(
+    drive: str,
+    workload_id: str,
+    verdicts: Iterable[Verdict],
+    states: Mapping[str, str] | None = None,
+) -> list[SummaryRow]:
+    """Verdicts as rows; ``states`` maps a metric to the drive state it was taken in."""
     rows = []
-    for v in outcome.verdicts:
+    for v in verdicts:
         limit = v.limit
         rows.append(
             SummaryRow(
-                drive=ctx.target.spec.raw,
-                workload=outcome.workload.id,
+                drive=drive,
+                workload=workload_id,
                 metric=v.metric,
                 measured=v.measured,
                 limit=_limit_text(str(limit), v.metric) if limit is not None else "-",
                 verdict=_STATUS.get(v.status, v.status),
                 margin_pct=v.margin_pct,
                 source=str(limit.provenance) if limit is not None else "",
+                state=(states or {}).get(v.metric, ""),
             )
         )
     return rows
@@ -91,7 +106,7 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
         (
             r.drive,
             r.workload,
-            r.metric,
+            f"{r.metric} @ {r.state}" if r.state else r.metric,
             _num(r.measured),
             r.limit,
             f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
@@ -126,6 +141,8 @@ def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
             f"  controller {f['controller']} / NAND {f['nand']} ({f['assignment_source']})"
         )
         lines.append(f"  limits from: {f['threshold_profiles']}")
+        if f.get("emulated"):
+            lines.append(f"  EMULATED drive: {f['emulated']}")
         if f["controller"] == "unknown":
             lines.append(
                 "  WARNING: controller unknown: judged by the generic limits only "

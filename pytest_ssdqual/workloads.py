@@ -209,10 +209,10 @@ PROFILES: dict[str, RunProfile] = {
             "smoke", 1, 3, 256 * MIB, 256 * MIB,
             "seconds per workload on 256 MiB: CI and dry runs, not a qualification",
             MethodologyPlan(
-                precondition_multiple=2, round_runtime_s=1, max_rounds=10,
-                sustained_multiple=16, sustained_max_s=10, perf_runtime_s=1,
-                degrade_rounds=2, degrade_first_s=2, degrade_step_s=1,
-                steady_rounds=5, steady_write_s=1, recovery_rounds=3, idle_s=2,
+                precondition_multiple=2, round_runtime_s=1, max_rounds=8,
+                sustained_multiple=64, sustained_max_s=7, perf_runtime_s=1,
+                degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
+                steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,
             ),
         ),
         RunProfile(

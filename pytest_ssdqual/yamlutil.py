@@ -139,7 +139,10 @@ def _syntax_error(exc: yaml.YAMLError, file: str, text: str) -> ConfigError:
     context_mark = getattr(exc, "context_mark", None)
     mark = getattr(exc, "problem_mark", None) or context_mark
     line = mark.line + 1 if mark is not None else None
-    problem = getattr(exc, "problem", None) or str(exc)
+    problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
+    position = getattr(exc, "position", None)  # ReaderError (a control character): no mark
+    if line is None and isinstance(position, int):
+        line = text.count("\n", 0, position) + 1
     context = getattr(exc, "context", None)
     message = f"YAML syntax error: {problem}"
     if mark is not None:
@@ -225,7 +228,10 @@ def _record_mapping(
 
 def parse_yaml_with_lines(text: str, *, file: str = "<string>") -> tuple[object, dict[str, int]]:
     """Like :func:`load_yaml_with_lines`, on YAML text; ``file`` names it in errors."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # its reader rejects control characters right here
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, file, text) from exc
     lines: dict[str, int] = {}
     try:
         node = loader.get_single_node()

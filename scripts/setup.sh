@@ -19,6 +19,29 @@ if [ ${#need_apt[@]} -gt 0 ]; then
          $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null; }
 fi
 
+# Reports (`ssdqual report`): Node.js and the Allure 3 command-line tool in tools/ (pinned by
+# tools/package-lock.json; no Java), and headless Chromium for the report's end-to-end test
+# (measured here: about 25 s to install chromium, 10 s for npm ci, once). Not fatal: without
+# them the qualification still runs; `ssdqual report` then says what is missing.
+need_web=()
+{ command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; } || need_web+=(nodejs npm)
+command -v chromium >/dev/null 2>&1 || need_web+=(chromium)
+if [ ${#need_web[@]} -gt 0 ]; then
+  echo "setup: installing OS packages for reports: ${need_web[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  apt_web() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                --no-install-recommends "${need_web[@]}" >/dev/null; }
+  apt_web || { $SUDO apt-get update -q >/dev/null && apt_web; } \
+    || echo "setup: WARNING: could not install ${need_web[*]}: reports need them" >&2
+fi
+if command -v npm >/dev/null 2>&1 && { [ ! -x tools/node_modules/.bin/allure ] || \
+     [ tools/package-lock.json -nt tools/node_modules/.package-lock.json ]; }; then
+  echo "setup: installing the Allure 3 report tool into tools/ (npm ci)" >&2
+  (cd tools && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+    || echo "setup: WARNING: npm ci in tools/ failed: ssdqual report will not work" >&2
+fi
+
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2

@@ -15,7 +15,25 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual import plots
+
 pytest_plugins = ["pytester"]
+
+
+def _load_chart_modules() -> None:
+    """Draw one chart of each kind, so matplotlib (and numpy, which loads once per process)
+    and the modules it imports lazily are loaded here: pytester's in-process runs drop the
+    modules they import, and a second import inside a later run would break (numpy refuses,
+    matplotlib's classes would no longer match)."""
+    plots.over_time_chart([plots.Panel("y", {"a": ((1.0,), (1.0,))}, {"l": 1.0})], title="t")
+    plots.qd_scaling_chart({"a": [(1, 1.0), (2, 2.0)]}, ylabel="y", title="t")
+    plots.latency_percentile_chart({"a": {50: 1.0, 99: 2.0}}, title="t", limits={"l": (99, 2)})
+    plots.steady_state_chart([1.0, 1.0], window_first_round=1, window_last_round=2, ylabel="y",
+                             title="t")
+    plots.recovery_chart({"a": 1.0}, ylabel="y", title="t", limit=("l", 1.0))
+
+
+_load_chart_modules()
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_FIO = Path(__file__).resolve().parent / "fakefio.py"

@@ -9,7 +9,11 @@ Behaviour:
   * ``--version`` prints ``$FAKEFIO_VERSION`` (default ``fio-3.33``).
   * a run writes a fio-3.x JSON document to ``--output`` (or stdout) whose figures come from
     ``$FAKEFIO_BW_MBPS`` (default 500), ``$FAKEFIO_IOPS`` (default 50000) and
-    ``$FAKEFIO_P99_US`` (default 200) for every direction the job's ``rw`` does.
+    ``$FAKEFIO_P99_US`` (default 200) for every direction the job's ``rw`` does;
+    ``FAKEFIO_BW_MBPS=500,300,520`` (and ``FAKEFIO_IOPS``) gives the n-th job run (counted in
+    ``$FAKEFIO_LOG``) the n-th figure, cycling (run-to-run noise for ``--repeat``).
+  * a job with ``write_bw_log=`` gets per-second bw/iops/lat logs like fio 3.33's
+    (``$FAKEFIO_BW_SERIES=100,100,62.5,25``: each second's MB/s, e.g. an SLC-cache cliff).
   * ``$FAKEFIO_MODE``: ``ok`` (default), ``error5`` (job error 5, EIO), ``garbage`` (no JSON),
     ``exit1`` (exit status 1, no output), ``hang`` (a line on stderr, then sleep forever),
     ``signal`` (as fio 3.33 on SIGINT: ``fio: terminating on signal 2`` before the JSON, a third
@@ -60,6 +64,40 @@ def _idle() -> dict:
             "total_ios": 0, "clat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
 
 
+def _nth_job_value(value: str, log: str | None) -> float:
+    values = [float(v) for v in value.split(",")]
+    if len(values) == 1 or not log:
+        return values[0]
+    with open(log) as fh:
+        runs = sum(1 for line in fh if json.loads(line)["job"])
+    return values[(runs - 1) % len(values)]
+
+
+def _write_logs(opts: dict[str, str], bw_mbps: float, iops: float, p99_us: float,
+                runtime_ms: int, reads: bool, writes: bool) -> None:
+    """Per-second logs as fio 3.33 writes them with ``log_avg_msec=1000`` (in the current folder,
+    fio's cwd): ``time_ms, value, direction, 0, 0`` in ``<prefix>_{bw,iops,lat}.1.log``.
+    ``$FAKEFIO_BW_SERIES=100,100,62.5,25`` gives each second's bandwidth (MB/s) instead of a
+    constant one; IOPS scale with it."""
+    series_env = os.environ.get("FAKEFIO_BW_SERIES")
+    if series_env:
+        series = [float(v) for v in series_env.split(",")]
+    else:
+        series = [bw_mbps] * max(1, runtime_ms // 1000)
+    directions = [d for d, on in ((0, reads), (1, writes)) if on]
+    lines: dict[str, list[str]] = {"bw": [], "iops": [], "lat": []}
+    for i, mbps in enumerate(series, start=1):
+        for d in directions:
+            lines["bw"].append(f"{i * 1000}, {int(mbps * 1e6 / 1024)}, {d}, 0, 0")
+            lines["iops"].append(f"{i * 1000}, {int(iops * mbps / bw_mbps)}, {d}, 0, 0")
+            lines["lat"].append(f"{i * 1000}, {int(p99_us * 400)}, {d}, 0, 0")
+    for kind, prefix in (("bw", opts["write_bw_log"]), ("iops", opts.get("write_iops_log")),
+                         ("lat", opts.get("write_lat_log"))):
+        if prefix:
+            with open(f"{prefix}_{kind}.1.log", "w") as fh:
+                fh.write("".join(line + "\n" for line in lines[kind]))
+
+
 def main(argv: list[str]) -> int:
     job_text = ""
     output = None
@@ -103,8 +141,8 @@ def main(argv: list[str]) -> int:
         if mode in ("signal", "short"):
             runtime_ms //= 3
         rw = opts.get("rw", "read")
-        bw = float(os.environ.get("FAKEFIO_BW_MBPS", "500"))
-        iops = float(os.environ.get("FAKEFIO_IOPS", "50000"))
+        bw = _nth_job_value(os.environ.get("FAKEFIO_BW_MBPS", "500"), log)
+        iops = _nth_job_value(os.environ.get("FAKEFIO_IOPS", "50000"), log)
         p99 = float(os.environ.get("FAKEFIO_P99_US", "200"))
         reads = rw in ("read", "randread", "rw", "randrw", "readwrite")
         writes = rw in ("write", "randwrite", "rw", "randrw", "readwrite")
@@ -131,6 +169,8 @@ def main(argv: list[str]) -> int:
             text = text[: len(text) // 2]
         elif mode == "empty":
             text = ""
+        if "write_bw_log" in opts:
+            _write_logs(opts, bw, iops, p99, runtime_ms, reads, writes)
     if output:
         with open(output, "w") as fh:
             fh.write(text)

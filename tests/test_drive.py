@@ -468,13 +468,21 @@ def test_character_device_fixes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "what"),
     [
-        ("emu:JMF667H-128G", "emulated drives (emu:MODEL) are not supported yet"),
         ("fio://lab-host:8765/dev/sdb", "remote drives (fio://HOST/dev/X) are not supported yet"),
         ("FIO://lab-host/dev/sdb", "not supported yet"),
     ],
 )
 def test_parse_reserved_schemes(value: str, what: str) -> None:
     assert what in parse_error(value)
+
+
+def test_parse_emulated_drive() -> None:
+    # the model is looked up later (emulator.resolve_spec); here only the syntax is checked
+    assert parse_drive_option("emu:jmf612-43nm-64g@0.8") == DriveSpec(
+        raw="emu:jmf612-43nm-64g@0.8", kind="emu", path="jmf612-43nm-64g"
+    )
+    assert "speed 'fast' is not a number" in parse_error("emu:x@fast")
+    assert "emu: needs a model" in parse_error("emu:@0.8")
 
 
 def test_parse_unknown_scheme(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ the same text is fio(1)) is handled here and nowhere else:
   ``json.loads`` keeps the last one, which is harmless: they match no percentile we read.
 * fio may print text before the document (warnings, ``fio: terminating on signal 2``) and, with
   ``--output-format=normal,json``, normal text around it; ``--status-interval`` writes one full
-  document per interval (the last one is the final result).
+  document per interval (the last one is the final result). Error lines and the document go to
+  the ``--output`` file through different buffers: after hundreds of ``io_u error`` lines the
+  document was seen starting in the middle of a cut error line (fio 3.33, a full file system).
 * ``--client`` (client/server) output lists jobs under ``client_stats`` and adds an aggregate
   entry named ``"All clients"``, which is skipped here (it has no percentiles).
 * Several job entries (``numjobs`` without ``group_reporting``) are merged: rates and counts
@@ -59,7 +61,10 @@ PERCENTILE_FIELDS: dict[str, float] = {
 
 _PERCENTILE_TOLERANCE = 1e-6
 _SIGNAL_MARK = "terminating on signal"
-_DOC_START = re.compile(r"^\{", re.MULTILINE)
+#: Where a JSON document may start: a ``{`` at a line start, or one right before fio's first key
+#: anywhere -- fio writes error lines and its JSON to the ``--output`` file through different
+#: buffers, and the JSON was seen starting in the middle of a cut ``io_u error`` line.
+_DOC_START = re.compile(r'^\{|\{(?=\s*"fio version")', re.MULTILINE)
 _QUOTE_MAX = 200
 
 
@@ -559,6 +564,8 @@ def _number(obj: Mapping[str, Any], key: str, where: str) -> float:
     value = obj.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Malformed(f"{where}.{key} is {value!r}, not a number")
+    if not math.isfinite(value):  # json reads NaN / Infinity; fio figures are finite
+        raise _Malformed(f"{where}.{key} is {value!r}, not a finite number")
     return value
 
 

@@ -8,18 +8,26 @@ through ``QualSession.run_job``; ``run_methodology`` picks the module by workloa
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import consistency, steady, sustained
-from .base import MethodologyResult, MethodRun
+from .base import MethodologyOutcome, MethodologyResult, MethodRun, judge_result
 
 if TYPE_CHECKING:
     from ..progress import Observer
     from ..session import DriveContext, QualSession
 
-__all__ = ["METHODOLOGIES", "MethodologyResult", "MethodRun", "run_methodology"]
+__all__ = [
+    "METHODOLOGIES",
+    "MethodologyOutcome",
+    "MethodologyResult",
+    "MethodRun",
+    "judge_result",
+    "run_methodology",
+]
 
 #: Workload id -> the module function that runs it.
 METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
@@ -36,8 +44,11 @@ def run_methodology(
     workdir: Path,
     *,
     observer: Observer | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> MethodologyResult:
     """Run the methodology test ``workload_id`` on the drive ``ctx``.
+
+    ``sleep`` waits out the idle periods (``time.sleep``; replaced in tests).
 
     Raises:
         KeyError: not a methodology workload (the message names the known ones).
@@ -49,4 +60,4 @@ def run_methodology(
         raise KeyError(
             f"{workload_id!r} is not a methodology test; known: {', '.join(sorted(METHODOLOGIES))}"
         ) from None
-    return runner(MethodRun(session, ctx, workdir, workload_id, observer=observer))
+    return runner(MethodRun(session, ctx, workdir, workload_id, observer=observer, sleep=sleep))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..fio.logs import Series, find_logs, read_series
 from ..fio.runner import TIMEOUT_MARGIN_S
 from ..progress import EtaClock, NullObserver, Observer, ProgressEvent
+from ..thresholds.verdict import Verdict, judge
 from ..workloads import MethodologyPlan, Workload
 from .jobs import MethodJob, aligned_span
 from .purge import PurgeRecord, purge
@@ -29,6 +30,7 @@ from .purge import PurgeRecord, purge
 if TYPE_CHECKING:
     from ..session import DriveContext, JobRun, QualSession
     from ..steady_state import SteadyState
+    from ..thresholds.loader import ResolvedLimits
 
 #: Drive states a figure can be taken in (SNIA PTS: FOB = fresh out of box, after a purge).
 STATE_FOB = "FOB"
@@ -143,6 +145,39 @@ class MethodologyResult:
         return out.getvalue()
 
 
+@dataclass
+class MethodologyOutcome:
+    """A methodology result judged against the drive's limits (see :func:`judge_result`).
+
+    Attributes:
+        result: the test's figures, states, notes and steps.
+        verdicts: one per limit of the workload, then one per measured metric without a limit.
+    """
+
+    result: MethodologyResult
+    verdicts: list[Verdict]
+
+    @property
+    def workload(self) -> Workload:
+        return self.result.workload
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.result.metrics
+
+    @property
+    def failed(self) -> list[Verdict]:
+        """Verdicts that fail the test (violated limits, limited metrics not measured)."""
+        return [v for v in self.verdicts if v.failed]
+
+
+def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: bool = False
+                 ) -> MethodologyOutcome:
+    """Judge a methodology result's metrics with ``thresholds.verdict.judge``."""
+    return MethodologyOutcome(result, judge(result.workload, result.metrics, limits,
+                                            strict=strict))
+
+
 def _fmt(value: float) -> str:
     return "" if value != value else f"{value:.6g}"  # NaN -> empty
 
@@ -225,8 +260,12 @@ class MethodRun:
         rounds: int | None = None,
         idle_before_s: float | None = None,
         label: str | None = None,
+        report: bool = True,
     ) -> Step:
         """Run one fio job on the drive (in its own folder) and read its per-second logs.
+
+        ``report=False``: the caller calls :meth:`report_step` itself (after revising the
+        plan, e.g. once steady state is reached).
 
         Raises:
             SafetyRefusal, DeviceError, FioError: as ``QualSession.run_job``.
@@ -255,8 +294,13 @@ class MethodRun:
         bw = step.figure("bw_mbps")
         if job.writes and job.bs_bytes >= 128 * 1024 and bw == bw and bw > 0:
             self.write_bw_mbps = bw
-        self.report(phase, round, rounds, _figure(step))
+        if report:
+            self.report_step(step, rounds)
         return step
+
+    def report_step(self, step: Step, rounds: int | None = None) -> None:
+        """Report a finished fio step (phase, round, its figures, ETA)."""
+        self.report(step.phase, step.round, rounds, _figure(step))
 
     def idle(self, seconds: float, *, phase: str, round: int | None = None,
              rounds: int | None = None) -> None:

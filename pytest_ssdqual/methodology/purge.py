@@ -14,6 +14,10 @@ The best method the drive supports is tried first, falling back in this order:
 4. File target: ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`` over the whole file,
    else truncate it to 0 and back to its size.
 
+A target that can purge itself -- an emulated drive resetting its model to FOB (empty SLC
+cache, clean) -- offers ``self_purge() -> str`` (the name of what it did); that runs first and the
+device methods above still deallocate the blocks.
+
 Every attempt is recorded with its outcome, so a report says which method ran or why none
 could. Nothing runs unless the drive allows writes now (``DriveTarget.assert_write_allowed``)
 and still has the serial it had at start (``recheck_identity``).
@@ -119,9 +123,10 @@ def purge(
     target.recheck_identity()
     start = time.monotonic()
     attempts: list[str] = []
+    own = _self_purge(target, attempts)
     if target.spec.kind == "file":
         method = _purge_file(target.fio_filename, target.size_bytes, attempts)
-        return PurgeRecord(method, tuple(attempts), time.monotonic() - start)
+        return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start)
     dev = target.fio_filename
     for name, attempt in (
         ("nvme-format-ses1", _nvme_format),
@@ -131,8 +136,22 @@ def purge(
         outcome, method = attempt(target, dev, run, which, timeout_s)
         attempts.append(f"{method or name}: {outcome}")
         if method is not None:
-            return PurgeRecord(method, tuple(attempts), time.monotonic() - start)
-    return PurgeRecord(None, tuple(attempts), time.monotonic() - start)
+            return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start)
+    return PurgeRecord(own, tuple(attempts), time.monotonic() - start)
+
+
+def _self_purge(target: DriveTarget, attempts: list[str]) -> str | None:
+    hook = getattr(target, "self_purge", None)
+    if not callable(hook):
+        return None
+    name = str(hook())
+    attempts.append(f"{name}: ok")
+    return name
+
+
+def _join(*methods: str | None) -> str | None:
+    named = [m for m in methods if m]
+    return " + ".join(named) or None
 
 
 def _is_nvme(target: DriveTarget, dev: str) -> bool:

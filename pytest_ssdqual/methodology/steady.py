@@ -58,10 +58,12 @@ def run(mr: MethodRun) -> MethodologyResult:
     while not tracker.done:
         n = len(rounds) + 1
         step = mr.fio(job, phase="steady state", round=n, rounds=plan.max_rounds,
-                      state=STATE_PRECONDITIONED)
+                      state=STATE_PRECONDITIONED, report=False)
         rounds.append(step)
         tracker.add(step.figure("iops"))
-        mr.plan_steps([] if tracker.done else [round_s] * (plan.max_rounds - n))
+        # this round plus those still possible (none once steady)
+        mr.plan_steps([round_s] + ([] if tracker.done else [round_s] * (plan.max_rounds - n)))
+        mr.report_step(step, plan.max_rounds)
     verdict = tracker.state
     window = rounds[verdict.window_first_round - 1:verdict.window_last_round]
     state = STATE_STEADY if verdict.reached else STATE_NOT_STEADY

@@ -1,0 +1,317 @@
+"""Drive health from ``smartctl -j`` and ``nvme smart-log -o json``: wear, spare, warnings.
+
+Tools print the same facts differently from version to version, and this module reads them all
+into one :class:`DriveHealth`:
+
+* smartctl's exit status is a bit mask (smartctl(8), RETURN VALUES): bits 0-1 mean no device
+  data was read (:class:`~pytest_ssdqual.errors.DeviceError`); bits 2-7 are findings *about* a
+  drive whose data was read (a failed SMART command, DISK FAILING, attributes at threshold,
+  error-log entries): the data is kept and the findings listed.
+* nvme-cli prints numbers as JSON integers, as floats (long-double printing of older versions,
+  ``310.0``), as quoted strings, or as comma-grouped strings (``"3,200,631,791,616"``, 2.3);
+  all go through :func:`~pytest_ssdqual.identity.coerce_int`.
+* ``critical_warning`` is an integer bit mask, or since nvme-cli 2.11 an object
+  ``{"value": N, "available_spare": 0, ...}``; smartctl >= 7.3 also expands it under
+  ``smart_status.nvme``.
+* NVMe counters are 128-bit (NVM Express Base Specification, SMART / Health Information log
+  page 02h). Python integers keep them exact; a value at or beyond 2**64 is kept as read and
+  flagged in ``implausible`` (no drive has written 2**64 data units of 512,000 bytes).
+* Absent fields are ``None`` and named in ``absent``, never 0: "not reported" is not "none".
+
+Units: temperatures in °C (nvme-cli prints Kelvin, smartctl Celsius; Kelvin - 273 as nvme-cli
+and smartctl convert), percentages in %, ``data_units_*`` in NVMe data units of 1000 512-byte
+sectors (``DATA_UNIT_BYTES``), hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import DeviceError
+from .identity import KELVIN_OFFSET, SMARTCTL_EXIT_BITS, SMARTCTL_NO_DATA_MASK, coerce_int
+
+__all__ = [
+    "CRITICAL_WARNING_BITS",
+    "COUNTER_FIELDS",
+    "DATA_UNIT_BYTES",
+    "DriveHealth",
+    "health_from_nvme_smart_log",
+    "health_from_smartctl",
+]
+
+#: Bytes in one NVMe "data unit" (``data_units_read``/``written``): 1000 units of 512 bytes.
+DATA_UNIT_BYTES = 512_000
+
+#: NVMe SMART / Health log byte 0, Critical Warning: bit -> meaning.
+CRITICAL_WARNING_BITS: dict[int, str] = {
+    0: "available spare below threshold",
+    1: "temperature above or below a threshold",
+    2: "NVM subsystem reliability degraded",
+    3: "media placed in read-only mode",
+    4: "volatile memory backup device failed",
+    5: "persistent memory region read-only or unreliable",
+}
+
+#: Counter fields: 128-bit in NVMe, plain integers here.
+COUNTER_FIELDS: tuple[str, ...] = (
+    "data_units_read",
+    "data_units_written",
+    "host_read_commands",
+    "host_write_commands",
+    "power_cycles",
+    "power_on_hours",
+    "unsafe_shutdowns",
+    "media_errors",
+    "error_log_entries",
+)
+
+_FIELDS: tuple[str, ...] = (
+    "critical_warning",
+    "temperature_c",
+    "available_spare_pct",
+    "available_spare_threshold_pct",
+    "percentage_used",
+    *COUNTER_FIELDS,
+)
+
+_LIMIT_64 = 2**64
+
+#: nvme smart-log key -> field, alternatives in order (nvme-cli 1.x/2.x spellings).
+_NVME_CLI_KEYS: dict[str, tuple[str, ...]] = {
+    "available_spare_pct": ("avail_spare", "available_spare"),
+    "available_spare_threshold_pct": ("spare_thresh", "available_spare_threshold"),
+    "percentage_used": ("percent_used", "percentage_used"),
+    "data_units_read": ("data_units_read",),
+    "data_units_written": ("data_units_written",),
+    "host_read_commands": ("host_read_commands", "host_reads"),
+    "host_write_commands": ("host_write_commands", "host_writes"),
+    "power_cycles": ("power_cycles",),
+    "power_on_hours": ("power_on_hours",),
+    "unsafe_shutdowns": ("unsafe_shutdowns",),
+    "media_errors": ("media_errors",),
+    "error_log_entries": ("num_err_log_entries",),
+}
+
+#: smartctl ``nvme_smart_health_information_log`` key -> field.
+_SMARTCTL_NVME_KEYS: dict[str, tuple[str, ...]] = {
+    "available_spare_pct": ("available_spare",),
+    "available_spare_threshold_pct": ("available_spare_threshold",),
+    "percentage_used": ("percentage_used",),
+    "data_units_read": ("data_units_read",),
+    "data_units_written": ("data_units_written",),
+    "host_read_commands": ("host_reads",),
+    "host_write_commands": ("host_writes",),
+    "power_cycles": ("power_cycles",),
+    "power_on_hours": ("power_on_hours",),
+    "unsafe_shutdowns": ("unsafe_shutdowns",),
+    "media_errors": ("media_errors",),
+    "error_log_entries": ("num_err_log_entries",),
+}
+
+
+@dataclass(frozen=True)
+class DriveHealth:
+    """A drive's health as one tool reported it, at one moment.
+
+    Attributes:
+        source: ``'smartctl 7.3'``, ``'nvme-cli smart-log'``.
+        critical_warning: NVMe critical-warning bit mask (``None`` for ATA or when absent).
+        temperature_c: composite / current temperature in °C; ``None`` when not reported
+            (smartctl prints 0 for a drive without a sensor, nvme-cli 0 K).
+        available_spare_pct, available_spare_threshold_pct, percentage_used: in %
+            (``percentage_used`` may exceed 100: the spec allows up to 255).
+        data_units_read, data_units_written: NVMe data units (``DATA_UNIT_BYTES`` each).
+        host_read_commands, host_write_commands, power_cycles, power_on_hours,
+        unsafe_shutdowns, media_errors, error_log_entries: counters, exact integers.
+        smart_passed: smartctl's overall ``smart_status.passed``; ``None`` when absent.
+        findings: smartctl exit-status bits 2-7 that were set, as sentences.
+        implausible: ``'field: why'`` for values kept but not believable (beyond 64 bits,
+            spare above 100 %, unreadable text).
+        absent: the fields the tool did not report.
+    """
+
+    source: str
+    critical_warning: int | None = None
+    temperature_c: int | None = None
+    available_spare_pct: int | None = None
+    available_spare_threshold_pct: int | None = None
+    percentage_used: int | None = None
+    data_units_read: int | None = None
+    data_units_written: int | None = None
+    host_read_commands: int | None = None
+    host_write_commands: int | None = None
+    power_cycles: int | None = None
+    power_on_hours: int | None = None
+    unsafe_shutdowns: int | None = None
+    media_errors: int | None = None
+    error_log_entries: int | None = None
+    smart_passed: bool | None = None
+    findings: tuple[str, ...] = ()
+    implausible: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+
+    @property
+    def critical_warnings(self) -> tuple[str, ...]:
+        """The set bits of ``critical_warning``, as meanings (reserved bits as ``bit N``)."""
+        if not self.critical_warning:
+            return ()
+        return tuple(
+            CRITICAL_WARNING_BITS.get(bit, f"reserved bit {bit}")
+            for bit in range(self.critical_warning.bit_length())
+            if self.critical_warning & (1 << bit)
+        )
+
+    @property
+    def data_written_bytes(self) -> int | None:
+        """``data_units_written`` in bytes (exact), or ``None``."""
+        return None if self.data_units_written is None else self.data_units_written * (
+            DATA_UNIT_BYTES
+        )
+
+
+class _Reader:
+    """Collects fields from one document, noting unreadable and implausible values."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.implausible: list[str] = []
+
+    def integer(self, field: str, raw: object, *, where: str) -> int | None:
+        try:
+            value = coerce_int(raw, field=where)
+        except ValueError as exc:
+            self.implausible.append(f"{field}: unreadable ({exc})")
+            return None
+        if value >= _LIMIT_64:
+            self.implausible.append(
+                f"{field}: {value} is 2**64 or more (kept exact; no drive counts that far)"
+            )
+        elif value < 0:
+            self.implausible.append(f"{field}: {value} is negative")
+        self.values[field] = value
+        return value
+
+    def first(self, doc: Mapping[str, object], field: str, keys: tuple[str, ...]) -> None:
+        for key in keys:
+            if key in doc and doc[key] is not None:
+                self.integer(field, doc[key], where=key)
+                return
+
+    def build(self, source: str, **extra: Any) -> DriveHealth:
+        spare = self.values.get("available_spare_pct")
+        if isinstance(spare, int) and spare > 100:
+            self.implausible.append(f"available_spare_pct: {spare} % is above 100 %")
+        absent = tuple(f for f in _FIELDS if f not in self.values and f not in extra)
+        return DriveHealth(
+            source=source, implausible=tuple(self.implausible), absent=absent,
+            **self.values, **extra,
+        )
+
+
+def _critical_warning(reader: _Reader, raw: object) -> None:
+    """An int (or int-like) bit mask, or nvme-cli 2.11's ``{"value": N, ...}`` object."""
+    if isinstance(raw, Mapping):
+        if "value" not in raw:
+            reader.implausible.append("critical_warning: an object without 'value'")
+            return
+        raw = raw["value"]
+    reader.integer("critical_warning", raw, where="critical_warning")
+
+
+def health_from_nvme_smart_log(doc: dict[str, object]) -> DriveHealth:
+    """Health from ``nvme smart-log -o json`` (nvme-cli 1.x to 2.11+).
+
+    Args:
+        doc: the parsed JSON document (``temperature`` in Kelvin).
+
+    Returns:
+        A ``DriveHealth`` with ``source='nvme-cli smart-log'``.
+
+    Raises:
+        DeviceError: the document has neither ``critical_warning`` nor ``temperature`` (not
+            smart-log output).
+    """
+    if not isinstance(doc, Mapping) or not (
+        "critical_warning" in doc or "temperature" in doc
+    ):
+        raise DeviceError(
+            "not nvme smart-log JSON output: no 'critical_warning' or 'temperature' field"
+        )
+    reader = _Reader()
+    if "critical_warning" in doc:
+        _critical_warning(reader, doc["critical_warning"])
+    if doc.get("temperature") is not None:
+        kelvin = reader.integer("temperature_c", doc["temperature"], where="temperature")
+        if kelvin is not None and kelvin > 0:
+            reader.values["temperature_c"] = kelvin - KELVIN_OFFSET
+        elif kelvin is not None:  # 0 K: no sensor reading
+            del reader.values["temperature_c"]
+    for field, keys in _NVME_CLI_KEYS.items():
+        reader.first(doc, field, keys)
+    return reader.build("nvme-cli smart-log")
+
+
+def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
+    """Health from smartctl's JSON (``smartctl -j -a`` / ``-x``, smartctl >= 7.0).
+
+    NVMe drives: ``nvme_smart_health_information_log`` (temperature in °C). ATA/SCSI drives:
+    ``temperature.current`` (0 = no sensor), ``power_on_time.hours``, ``power_cycle_count``.
+    Both: ``smart_status.passed``; exit-status bits 2-7 as ``findings``.
+
+    Args:
+        doc: the parsed JSON document.
+
+    Returns:
+        A ``DriveHealth`` with ``source='smartctl X.Y'``.
+
+    Raises:
+        DeviceError: not smartctl JSON, or exit-status bit 0 or 1 (no device data; the message
+            quotes smartctl's messages).
+    """
+    meta = doc.get("smartctl") if isinstance(doc, Mapping) else None
+    if not isinstance(meta, Mapping):
+        raise DeviceError("not smartctl JSON output: no 'smartctl' object (smartctl >= 7.0 -j)")
+    status = meta.get("exit_status", 0)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else 0
+    version = meta.get("version")
+    source = "smartctl"
+    if isinstance(version, list) and version:
+        source += " " + ".".join(str(v) for v in version)
+    if status & SMARTCTL_NO_DATA_MASK:
+        messages = meta.get("messages")
+        quoted = " | ".join(
+            str(m["string"]) for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, Mapping) and isinstance(m.get("string"), str)
+        ) or "no message"
+        bits = "; ".join(SMARTCTL_EXIT_BITS[b] for b in range(2) if status & (1 << b))
+        raise DeviceError(f"{source} read no device data (exit status {status}: {bits}): {quoted}")
+    findings = tuple(SMARTCTL_EXIT_BITS[b] for b in range(2, 8) if status & (1 << b))
+
+    reader = _Reader()
+    log = doc.get("nvme_smart_health_information_log")
+    if isinstance(log, Mapping):
+        if "critical_warning" in log:
+            _critical_warning(reader, log["critical_warning"])
+        if log.get("temperature") is not None:
+            reader.integer("temperature_c", log["temperature"], where="temperature")
+        for field, keys in _SMARTCTL_NVME_KEYS.items():
+            reader.first(log, field, keys)
+    temperature = doc.get("temperature")
+    if "temperature_c" not in reader.values and isinstance(temperature, Mapping):
+        if temperature.get("current") is not None:
+            reader.integer("temperature_c", temperature["current"], where="temperature.current")
+    if reader.values.get("temperature_c") == 0:  # smartctl prints 0 when there is no sensor
+        del reader.values["temperature_c"]
+    hours = doc.get("power_on_time")
+    if "power_on_hours" not in reader.values and isinstance(hours, Mapping):
+        if hours.get("hours") is not None:
+            reader.integer("power_on_hours", hours["hours"], where="power_on_time.hours")
+    if "power_cycles" not in reader.values and doc.get("power_cycle_count") is not None:
+        reader.integer("power_cycles", doc["power_cycle_count"], where="power_cycle_count")
+    smart = doc.get("smart_status")
+    passed = smart.get("passed") if isinstance(smart, Mapping) else None
+    return reader.build(
+        source, smart_passed=passed if isinstance(passed, bool) else None, findings=findings
+    )

@@ -1,0 +1,172 @@
+"""The one-page summary per drive, built from a stored Allure results folder (no drive, no fio),
+and the reader of that folder (``stored_results``)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ssdqual import drive_summary
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.stored_results import load_results, read_result
+
+E12 = {"drive": "/dev/nvme0n1", "model": "Phison E12 NVMe 1TB", "serial": "S3Z9NB0K123456",
+       "firmware": "ECFM11.0", "capacity_bytes": "1000204886016", "transport": "nvme",
+       "controller": "PS5012-E12", "nand": "BiCS3", "assignment_source": "inventory.yaml",
+       "threshold_profiles": "Phison E12 + BiCS3 (phison-e12.yaml)", "profile": "quick"}
+
+
+def _verdict(workload: str, metric: str, measured: float | None, status: str,
+             margin: float | None, limit: str = "", lo: float | None = None,
+             hi: float | None = None) -> dict[str, Any]:
+    return {"workload": workload, "metric": metric, "measured": measured, "status": status,
+            "margin_pct": margin, "marginal": False, "limit": limit, "min": lo, "max": hi,
+            "file": "thresholds/phison-e12.yaml" if limit else "", "line": 12 if limit else None,
+            "profile": "Phison E12 + BiCS3" if limit else "",
+            "source": "review: 3,400 MB/s read; limit 10 % below" if limit else ""}
+
+
+def write_result(folder: Path, *, name: str, workload: str, status: str, message: str = "",
+                 facts: dict[str, str] | None = E12, metrics: dict[str, float] | None = None,
+                 verdicts: list[dict[str, Any]] | None = None, start: int = 1_000,
+                 history: str | None = None) -> Path:
+    """One test result as allure-pytest writes it, with the attachments ssdqual adds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    attachments = []
+    for att_name, data in (("drive", facts), ("metrics", metrics),
+                           ("verdicts (JSON)", verdicts)):
+        if data is None:
+            continue
+        source = f"{uuid.uuid4()}-attachment.json"
+        (folder / source).write_text(json.dumps(data))
+        attachments.append({"name": att_name, "source": source, "type": "application/json"})
+    result = {
+        "uuid": str(uuid.uuid4()), "name": name, "fullName": f"suites.x#{workload}",
+        "historyId": history or workload, "status": status, "start": start, "stop": start + 500,
+        "statusDetails": {"message": message} if message else {},
+        "labels": [{"name": "story", "value": workload}, {"name": "feature", "value": "random"}],
+        "parameters": [{"name": "ssd_drive", "value": "'/dev/nvme0n1'", "excluded": True}],
+        "attachments": attachments,
+        "steps": [{"name": f"measure: fio {workload}", "start": start, "stop": start + 400}],
+    }
+    path = folder / f"{result['uuid']}-result.json"
+    path.write_text(json.dumps(result))
+    return path
+
+
+def _e12_run(folder: Path, *, read_iops: float = 250_000.0) -> None:
+    ok = read_iops >= 200_000
+    write_result(
+        folder, name="4 KiB random read, QD32 — PS5012-E12 / BiCS3 / ECFM11.0",
+        workload="rand_read_4k_qd32", status="passed" if ok else "failed",
+        message="" if ok else "/dev/nvme0n1 rand_read_4k_qd32: 1 limit(s) violated\n  read.iops",
+        metrics={"read.iops": read_iops, "read.lat_p50_us": 90.0, "read.lat_p99_us": 310.0,
+                 "read.lat_p99_9_us": 700.0, "read.lat_p99_99_us": 1500.0},
+        verdicts=[
+            _verdict("rand_read_4k_qd32", "read.iops", read_iops, "pass" if ok else "fail",
+                     (read_iops - 200_000) / 2000, "read.iops >= 200000", lo=200_000),
+            _verdict("rand_read_4k_qd32", "read.lat_p99_us", 310.0, "pass", 22.5,
+                     "read.lat_p99_us <= 400", hi=400),
+            _verdict("rand_read_4k_qd32", "read.lat_mean_us", 120.0, "not_judged", None),
+        ], start=2_000)
+    write_result(
+        folder, name="4 KiB random read, QD1 — PS5012-E12 / BiCS3 / ECFM11.0",
+        workload="rand_read_4k_qd1", status="passed",
+        metrics={"read.iops": 14_000.0, "read.lat_p50_us": 60.0, "read.lat_p99_us": 95.0},
+        verdicts=[_verdict("rand_read_4k_qd1", "read.iops", 14_000.0, "pass", 40.0,
+                           "read.iops >= 10000", lo=10_000)], start=1_000)
+
+
+def test_summary_lists_drive_every_judged_limit_and_passes(tmp_path: Path) -> None:
+    _e12_run(tmp_path / "results")
+    [(summary, html_path, md_path)] = drive_summary.write_summaries(tmp_path / "results")
+    assert summary.overall == "PASS"
+    assert html_path.parent == tmp_path / "results" / "summary"
+    assert html_path.name == "summary-Phison-E12-NVMe-1TB-S3Z9NB0K123456.html"
+    md = md_path.read_text()
+    assert md.startswith("# Qualification summary: Phison E12 NVMe 1TB (fw ECFM11.0, "
+                         "S/N S3Z9NB0K123456)")
+    assert "**Overall: PASS**" in md
+    assert "| Controller | PS5012-E12 |" in md and "| NAND | BiCS3 |" in md
+    assert "| Run profile | quick |" in md and "1000.2 GB" in md
+    assert ("| rand_read_4k_qd32 | read.iops | 250000 | >= 200000 | +25.0 % | PASS | "
+            "phison-e12.yaml:12 [1] |") in md
+    assert "| rand_read_4k_qd32 | read.lat_p99_us | 310 | <= 400 | +22.5 % | PASS |" in md
+    assert ('1. profile "Phison E12 + BiCS3" in thresholds/phison-e12.yaml: review: 3,400 MB/s '
+            "read; limit 10 % below") in md
+    assert "1 measured metrics had no limit (not judged)" in md
+    assert "read.lat_mean_us" not in md  # not judged: counted, not listed
+    page = html_path.read_text()
+    assert "<div class='overall PASS'>Overall: PASS</div>" in page
+    assert page.count("data:image/png;base64,") == 2  # QD scaling + latency percentiles
+    assert "<h2>Queue-depth scaling</h2>" in page and "<h2>Latency percentiles</h2>" in page
+    assert "http" not in page.replace("http://www.w3.org", "")  # self-contained: no links out
+
+
+def test_a_violated_limit_or_a_broken_test_makes_the_drive_fail(tmp_path: Path) -> None:
+    _e12_run(tmp_path / "r1", read_iops=150_000.0)
+    [s] = drive_summary.build_summaries(load_results(tmp_path / "r1"), charts=False)
+    assert s.overall == "FAIL"
+    failed = [r for r in s.limits if r.verdict == "FAIL"]
+    assert [(r.metric, r.measured, r.margin_pct) for r in failed] == [
+        ("read.iops", 150_000.0, -25.0)]
+    assert "1 limit(s) violated" in next(t.reason for t in s.tests if t.status == "FAIL")
+
+    write_result(tmp_path / "r2", name="seq read", workload="seq_read_128k_qd32",
+                 status="broken", message="fio exited with status 1: fio: engine not loadable")
+    [broken] = drive_summary.build_summaries(load_results(tmp_path / "r2"), charts=False)
+    assert broken.overall == "FAIL" and broken.tests[0].status == "ERROR"
+    assert "engine not loadable" in drive_summary.render_markdown(broken)
+
+
+def test_refused_write_tests_make_the_qualification_incomplete(tmp_path: Path) -> None:
+    _e12_run(tmp_path / "results")
+    write_result(tmp_path / "results", name="128 KiB sequential write, QD32",
+                 workload="seq_write_128k_qd32", status="skipped",
+                 message="Skipped: write to /dev/nvme0n1 refused: not confirmed", start=3_000)
+    [s] = drive_summary.build_summaries(load_results(tmp_path / "results"), charts=False)
+    assert s.overall == "INCOMPLETE"
+    md = drive_summary.render_markdown(s)
+    assert "| seq_write_128k_qd32 | SKIPPED | Skipped: write to /dev/nvme0n1 refused" in md
+
+
+def test_two_drives_get_two_pages(tmp_path: Path) -> None:
+    _e12_run(tmp_path / "results")
+    other = dict(E12, drive="/dev/sdb", model="JMF667H 128GB", serial="AA00001",
+                 firmware="SVN417w", controller="JMF667H", nand="L85C")
+    write_result(tmp_path / "results", name="seq read", workload="seq_read_128k_qd32",
+                 status="passed", facts=other, metrics={"read.bw_mbps": 450.0},
+                 verdicts=[_verdict("seq_read_128k_qd32", "read.bw_mbps", 450.0, "pass", 12.5,
+                                    "read.bw_mbps >= 400", lo=400)])
+    written = drive_summary.write_summaries(tmp_path / "results", tmp_path / "out")
+    assert sorted(p.name for _, p, _ in written) == [
+        "summary-JMF667H-128GB-AA00001.html", "summary-Phison-E12-NVMe-1TB-S3Z9NB0K123456.html"]
+    lines = drive_summary.summary_lines(written)
+    assert any(line.startswith("PASS") and "JMF667H 128GB (fw SVN417w" in line for line in lines)
+
+
+def test_the_latest_result_of_a_test_wins_and_steps_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    write_result(folder, name="old", workload="rand_read_4k_qd1", status="failed", start=1_000)
+    write_result(folder, name="new", workload="rand_read_4k_qd1", status="passed", start=5_000)
+    [test] = load_results(folder)
+    assert (test.name, test.status) == ("new", "passed")
+    assert test.steps == [("measure: fio rand_read_4k_qd1", 0.4)]
+    assert test.drive["serial"] == "S3Z9NB0K123456"
+
+
+def test_bad_results_folders_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_results(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match=r"no Allure results .*--alluredir"):
+        load_results(tmp_path / "empty")
+    bad = tmp_path / "bad" / "x-result.json"
+    bad.parent.mkdir()
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="x-result.json: unreadable Allure result"):
+        read_result(bad)

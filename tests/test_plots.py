@@ -1,0 +1,164 @@
+"""Charts (``plots``) and their inputs from stored data (``chart_data``): real PNGs, the limit
+drawn where there is one, series read from fio's per-second logs in the project's units."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from pytest_ssdqual import chart_data, plots
+from pytest_ssdqual.stored_results import LOG_CSV_HEADER, VerdictRecord
+
+#: The colour limits are drawn in (matplotlib's "crimson").
+CRIMSON = (220 / 255, 20 / 255, 60 / 255)
+
+
+def _size(png: bytes) -> tuple[int, int]:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+def _crimson_pixels(png: bytes) -> int:
+    pixels = imread(io.BytesIO(png))[:, :, :3]
+    return int(np.sum(np.all(np.abs(pixels - np.array(CRIMSON)) < 0.08, axis=2)))
+
+
+def test_over_time_chart_is_a_png_with_the_limit_drawn() -> None:
+    panel = plots.Panel("bandwidth (MB/s)", {"read": ((1, 2, 3), (510.0, 498.0, 505.0))})
+    without = plots.over_time_chart([panel], title="seq read")
+    with_limit = plots.over_time_chart(
+        [plots.Panel(panel.ylabel, panel.lines, {"read.bw_mbps >= 400": 400.0})],
+        title="seq read")
+    assert _size(without) == (900, 420)
+    assert len(with_limit) > 15_000
+    assert _crimson_pixels(without) == 0
+    assert _crimson_pixels(with_limit) > 500  # a dashed line across the plot
+
+
+def test_over_time_chart_has_one_panel_per_figure() -> None:
+    lines = {"write": ((1.0, 2.0), (100.0, 90.0))}
+    two = plots.over_time_chart(
+        [plots.Panel("bandwidth (MB/s)", lines), plots.Panel("IOPS", lines)], title="t")
+    assert _size(two) == (900, 580)
+    with pytest.raises(ValueError, match="at least one panel"):
+        plots.over_time_chart([], title="t")
+
+
+def test_qd_scaling_chart_and_latency_percentile_chart() -> None:
+    qd = plots.qd_scaling_chart({"4 KiB random read": [(32, 250_000.0), (1, 12_000.0)]},
+                                ylabel="IOPS", title="QD scaling")
+    lat = plots.latency_percentile_chart(
+        {"rand_read_4k_qd1 read": {50: 80.0, 99: 160.0, 99.9: 400.0, 99.99: 900.0}},
+        title="latency", limits={"read.lat_p99_us <= 400": (99.0, 400.0)})
+    lat_no_limit = plots.latency_percentile_chart(
+        {"rand_read_4k_qd1 read": {50: 80.0, 99: 160.0}}, title="latency")
+    for png in (qd, lat, lat_no_limit):
+        assert _size(png) == (900, 420) and len(png) > 15_000
+    assert _crimson_pixels(lat) > 20 and _crimson_pixels(lat_no_limit) == 0
+
+
+def test_nines_axis_spaces_p99_p999_p9999_evenly() -> None:
+    assert plots.nines(99) == pytest.approx(2)
+    assert plots.nines(99.9) == pytest.approx(3)
+    assert plots.nines(99.99) == pytest.approx(4)
+    with pytest.raises(ValueError, match="outside"):
+        plots.nines(100)
+
+
+def test_steady_state_chart_draws_the_window_fit_and_checks_the_window() -> None:
+    values = [100.0, 80.0, 60.0, 52.0, 50.0, 51.0, 49.0, 50.0]
+    png = plots.steady_state_chart(values, window_first_round=4, window_last_round=8,
+                                   ylabel="IOPS", title="4 KiB random write", reached_round=8)
+    assert _size(png) == (900, 420)
+    assert _crimson_pixels(png) > 100  # the least-squares fit line
+    with pytest.raises(ValueError, match="outside rounds 1..8"):
+        plots.steady_state_chart(values, window_first_round=5, window_last_round=9,
+                                 ylabel="IOPS", title="t")
+
+
+def test_bar_charts_colour_bars_under_the_limit() -> None:
+    phases = {"fresh": 90_000.0, "degraded": 21_000.0, "steady": 20_000.0, "recovered": 70_000.0}
+    rec = plots.recovery_chart(phases, ylabel="IOPS", title="recovery",
+                               limit=("recovered >= 63000", 63_000.0))
+    fill = plots.fill_state_chart({"FOB": 500.0, "full": 300.0}, ylabel="MB/s", title="fill")
+    empty = plots.bar_chart({}, ylabel="IOPS", title="none")
+    for png in (rec, fill, empty):
+        assert _size(png) == (900, 420)
+    assert _crimson_pixels(rec) > 500 and _crimson_pixels(fill) == 0
+    indianred = imread(io.BytesIO(rec))[:, :, :3]
+    red_bars = np.sum(np.all(np.abs(indianred - np.array((205, 92, 92)) / 255) < 0.02, axis=2))
+    assert red_bars > 1000  # degraded and steady are below the limit
+
+
+# --- chart_data: stored data -> chart inputs -------------------------------------------------
+
+#: fio 3.33 bandwidth log with log_avg_msec=1000 of a 70/30 mix (KiB/s), as attached (CSV).
+BW_LOG = LOG_CSV_HEADER + "\n" + "\n".join([
+    "1000, 97656, 0, 0, 0", "1000, 41851, 1, 0, 0",
+    "2000, 97656, 0, 0, 0", "2000, 41851, 1, 0, 0",
+    "3001, 48828, 0, 0, 0", "3001, 20925, 1, 0, 0",
+])
+IOPS_LOG = "1000, 24414, 0, 0, 0\n2000, 24414, 0, 0, 0\n3001, 12207, 0, 0, 0\n"
+
+
+def _record(metric: str, limit: str, lo: float | None = None, hi: float | None = None
+            ) -> VerdictRecord:
+    return VerdictRecord("rand_rw70_4k_qd32", metric, 1.0, "pass", 10.0, limit=limit,
+                         min=lo, max=hi, file="thresholds/x.yaml", line=3, profile="P")
+
+
+def test_log_series_reads_both_directions_in_decimal_mbps() -> None:
+    series = chart_data.log_series({"log_bw.1.log": BW_LOG, "log_iops.1.log": IOPS_LOG}, "bw")
+    assert set(series) == {"read", "write"}
+    t_s, read = series["read"]
+    assert t_s == (1.0, 2.0, 3.001)
+    assert read[0] == pytest.approx(97656 * 1024 / 1e6)  # 100.0 MB/s
+    assert chart_data.log_series({"log_iops.1.log": IOPS_LOG}, "iops")["read"][1] == (
+        24414, 24414, 12207)
+
+
+def test_throughput_panels_carry_the_limits_of_their_metric() -> None:
+    verdicts = [_record("read.bw_mbps", "read.bw_mbps >= 90", lo=90),
+                _record("total.iops", "total.iops >= 20000", lo=20000),
+                _record("read.lat_p99_us", "read.lat_p99_us <= 2000", hi=2000)]
+    panels = chart_data.throughput_panels(
+        {"log_bw.1.log": BW_LOG, "log_iops.1.log": IOPS_LOG}, verdicts)
+    assert [p.ylabel for p in panels] == ["bandwidth (MB/s)", "IOPS"]
+    assert panels[0].limits == {"read.bw_mbps >= 90": 90.0}
+    assert panels[1].limits == {"total.iops >= 20000": 20000.0}
+    assert chart_data.throughput_panels({}, verdicts) == []
+    assert chart_data.latency_limits(verdicts) == {"read.lat_p99_us <= 2000": (99.0, 2000.0)}
+
+
+def test_percentile_curves_qd_curves_and_phase_bars_from_metrics() -> None:
+    metrics = {"read.lat_p50_us": 80.0, "read.lat_p99_us": 160.0, "read.lat_p99_9_us": 400.0,
+               "write.lat_p99_us": 300.0, "read.iops": 12000.0}
+    assert chart_data.percentile_curves(metrics, "rand_read_4k_qd1") == {
+        "rand_read_4k_qd1 read": {50.0: 80.0, 99.0: 160.0, 99.9: 400.0}}  # one write point: out
+    curves = chart_data.qd_curves([
+        ("rand_read_4k_qd1", {"read.iops": 12000.0}),
+        ("rand_read_4k_qd32", {"read.iops": 250000.0}),
+        ("rand_rw70_4k_qd32", {"read.iops": 1.0, "write.iops": 1.0, "total.iops": 2.0}),
+        ("seq_read_128k_qd32", {"read.iops": 9000.0}),
+    ])
+    assert curves == {"4 KiB random read": [(1, 12000.0), (32, 250000.0)]}
+    bars = chart_data.phase_bars({"recovered_iops": 70.0, "fresh_iops": 90.0,
+                                  "degraded_iops": 21.0, "read.iops": 5.0, "recovery_ratio": 0.8})
+    assert list(bars.items()) == [("fresh", 90.0), ("degraded", 21.0), ("recovered", 70.0)]
+
+
+def test_charts_for_test_gives_every_chart_the_data_supports() -> None:
+    verdicts = [_record("read.bw_mbps", "read.bw_mbps >= 90", lo=90)]
+    metrics = {"read.lat_p50_us": 80.0, "read.lat_p99_us": 160.0, "fresh_iops": 9.0,
+               "degraded_iops": 3.0}
+    charts = chart_data.charts_for_test(title="t", logs={"log_bw.1.log": BW_LOG},
+                                        metrics=metrics, verdicts=verdicts)
+    assert list(charts) == [chart_data.CHART_OVER_TIME, chart_data.CHART_LATENCY,
+                            chart_data.CHART_PHASES]
+    assert all(png.startswith(b"\x89PNG") and len(png) > 10_000 for png in charts.values())
+    assert chart_data.charts_for_test(title="t", logs={}, metrics={}, verdicts=[]) == {}

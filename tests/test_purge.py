@@ -1,0 +1,199 @@
+"""Purge: method selection and the record of what ran (commands faked, never run), and a real
+hole punch on a file target."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_ssdqual.errors import SafetyRefusal
+from pytest_ssdqual.methodology.purge import ATA_PASSWORD, ata_security_state, purge
+
+# hdparm -I, Security block as hdparm 9.x prints it (tabs kept)
+HDPARM_NOT_FROZEN = """
+/dev/sdb:
+
+ATA device, with non-removable media
+\tModel Number:       JMicron JMF667H 128GB
+Security:
+\tMaster password revision code = 65534
+\t\tsupported
+\tnot\tenabled
+\tnot\tlocked
+\tnot\tfrozen
+\tnot\texpired: security count
+\t\tsupported: enhanced erase
+\t2min for SECURITY ERASE UNIT. 2min for ENHANCED SECURITY ERASE UNIT.
+Logical Unit WWN Device Identifier: 5000000000000000
+"""
+HDPARM_FROZEN = HDPARM_NOT_FROZEN.replace("\tnot\tfrozen", "\t\tfrozen")
+
+
+@dataclass
+class FakeTarget:
+    """What purge() reads of a DriveTarget."""
+
+    path: str
+    kind: str = "block"
+    transport: str = "SATA"
+    refusals: tuple[str, ...] = ()
+    size_bytes: int = 1 << 20
+    checks: list[str] = field(default_factory=list)
+
+    @property
+    def spec(self) -> SimpleNamespace:
+        return SimpleNamespace(kind=self.kind)
+
+    @property
+    def fio_filename(self) -> str:
+        return self.path
+
+    @property
+    def identity(self) -> SimpleNamespace:
+        return SimpleNamespace(transport=self.transport)
+
+    def assert_write_allowed(self) -> None:
+        self.checks.append("write")
+        if self.refusals:
+            raise SafetyRefusal(self.path, list(self.refusals))
+
+    def recheck_identity(self) -> None:
+        self.checks.append("identity")
+
+
+class Commands:
+    """Records argv; answers by the first matching (substring, (code, output)) rule."""
+
+    def __init__(self, rules: dict[str, tuple[int, str]]) -> None:
+        self.rules = rules
+        self.calls: list[list[str]] = []
+
+    def __call__(self, argv: Sequence[str], timeout_s: float) -> tuple[int, str]:
+        self.calls.append(list(argv))
+        line = " ".join(argv)
+        for key, answer in self.rules.items():
+            if key in line:
+                return answer
+        return 0, ""
+
+
+def which_all(name: str) -> str:
+    return f"/usr/sbin/{name}"
+
+
+def test_security_block_of_hdparm() -> None:
+    assert ata_security_state(HDPARM_NOT_FROZEN) == {
+        "supported": True, "enabled": False, "frozen": False, "enhanced": True}
+    assert ata_security_state(HDPARM_FROZEN)["frozen"] is True
+    assert ata_security_state("no security block") == {
+        "supported": False, "enabled": False, "frozen": False, "enhanced": False}
+
+
+def test_nvme_namespace_is_formatted_with_user_data_erase() -> None:
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "nvme-format-ses1" and record.ran
+    assert run.calls == [["/usr/sbin/nvme", "format", "/dev/nvme0n1", "--ses=1", "--force"]]
+    assert target.checks == ["write", "identity"]
+
+
+def test_failed_nvme_format_falls_back_to_blkdiscard_and_says_why() -> None:
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({"format": (22, "NVMe status: INVALID_FORMAT")})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert record.attempts == (
+        "nvme-format-ses1: failed (exit 22: NVMe status: INVALID_FORMAT)",
+        "ata-secure-erase: not an ATA drive (transport NVMe)",
+        "blkdiscard: ok",
+    )
+    assert "purge: blkdiscard" in record.describe()
+
+
+def test_sata_drive_gets_an_enhanced_secure_erase() -> None:
+    target = FakeTarget("/dev/sdb")
+    run = Commands({"-I": (0, HDPARM_NOT_FROZEN)})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "ata-secure-erase-enhanced"
+    assert run.calls == [
+        ["/usr/sbin/hdparm", "-I", "/dev/sdb"],
+        ["/usr/sbin/hdparm", "--user-master", "u", "--security-set-pass", ATA_PASSWORD,
+         "/dev/sdb"],
+        ["/usr/sbin/hdparm", "--user-master", "u", "--security-erase-enhanced", ATA_PASSWORD,
+         "/dev/sdb"],
+    ]
+
+
+def test_frozen_sata_drive_is_discarded_instead_and_the_reason_recorded() -> None:
+    target = FakeTarget("/dev/sdb")
+    run = Commands({"-I": (0, HDPARM_FROZEN)})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert "frozen (power-cycle it" in record.attempts[1]
+    assert not any("--security-set-pass" in c for call in run.calls for c in call)
+
+
+def test_failed_erase_removes_the_temporary_password() -> None:
+    target = FakeTarget("/dev/sdb")
+    run = Commands({"-I": (0, HDPARM_NOT_FROZEN), "--security-erase": (5, "I/O error")})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert ["/usr/sbin/hdparm", "--user-master", "u", "--security-disable", ATA_PASSWORD,
+            "/dev/sdb"] in run.calls
+    assert "password removed" in record.attempts[1]
+
+
+def test_no_method_at_all_is_recorded_not_raised() -> None:
+    target = FakeTarget("/dev/sdb")
+    record = purge(target, run=Commands({}), which=lambda _name: None)  # type: ignore[arg-type]
+    assert record.method is None and not record.ran
+    assert record.attempts == (
+        "nvme-format-ses1: not an NVMe namespace",
+        "ata-secure-erase: hdparm not installed (apt-get install hdparm)",
+        "blkdiscard: blkdiscard not installed (util-linux)",
+    )
+    assert record.describe().startswith("purge: no method could run (")
+
+
+def test_a_drive_that_refuses_writes_is_never_purged() -> None:
+    target = FakeTarget("/dev/sdb", refusals=("/dev/sdb is mounted at /mnt",))
+    run = Commands({})
+    with pytest.raises(SafetyRefusal, match="is mounted"):
+        purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert run.calls == []
+
+
+def test_a_target_that_purges_itself_goes_first() -> None:
+    class SelfPurging(FakeTarget):
+        def self_purge(self) -> str:
+            self.checks.append("self")
+            return "emulated secure erase"
+
+    target = SelfPurging("/dev/loop7", transport="emulated")
+    record = purge(target, run=Commands({}), which=which_all)  # type: ignore[arg-type]
+    assert record.method == "emulated secure erase + blkdiscard"
+    assert target.checks == ["write", "identity", "self"]
+
+
+def test_file_target_gets_its_blocks_deallocated(tmp_path: Path) -> None:
+    path = tmp_path / "target.img"
+    size = 8 << 20
+    with open(path, "wb") as fh:
+        fh.write(os.urandom(size))
+        fh.flush()
+        os.fsync(fh.fileno())
+    before = os.stat(path).st_blocks
+    target = FakeTarget(str(path), kind="file", transport="virtual", size_bytes=size)
+    record = purge(target)  # type: ignore[arg-type]
+    assert record.method in ("file-punch-hole", "file-truncate")
+    st = os.stat(path)
+    assert st.st_size == size  # the size is kept
+    assert st.st_blocks < before // 8  # the data blocks are gone
+    with open(path, "rb") as fh:
+        assert fh.read(4096) == b"\0" * 4096

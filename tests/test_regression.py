@@ -1,0 +1,202 @@
+"""Regression math: direction, default and per-metric limits, improvements, noise, message text.
+
+Limits come from real threshold files loaded by ``ThresholdSet`` (written here), so the
+per-metric override path is the one the plugin uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.regression import (
+    DEFAULT_REGRESSION_LIMIT_PCT,
+    IMPROVED,
+    NO_BASELINE,
+    NOISY,
+    NOT_MEASURED,
+    REGRESSED,
+    WITHIN,
+    Comparison,
+    aggregate_repeats,
+    compare_workload,
+    failure_message,
+    gated_metrics,
+    is_higher_better,
+    judge_change,
+    regression_limit,
+    signed_pct,
+)
+from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+
+FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
+                   capacity_bytes=128 * 10**9, kind="block")
+
+PROFILE = """
+version: 1
+profiles:
+  - name: JMF667H L85C
+    match: {controller: JMF667H, nand: L85C}
+    source: "test"
+    limits:
+      seq_write_128k_qd32: {bw_mbps: {min: 140}, lat_p99_us: {max: 50000}}
+      rand_read_4k_qd32: {iops: {min: 20000}}
+%s
+"""
+
+
+def _limits(tmp_path: Path, regression: str = "") -> ResolvedLimits:
+    path = tmp_path / "t.yaml"
+    path.write_text(PROFILE % regression)
+    return ThresholdSet.load([path]).resolve(FACTS)
+
+
+def test_direction_comes_from_workloads_higher_is_better() -> None:
+    assert is_higher_better("write.bw_mbps") and is_higher_better("read.iops")
+    assert is_higher_better("total.iops") and is_higher_better("bw_mbps")
+    assert not is_higher_better("write.lat_p99_us") and not is_higher_better("read.lat_mean_us")
+
+
+def test_exact_message_of_a_bandwidth_drop(tmp_path: Path) -> None:
+    limits = _limits(tmp_path, "    regression: {max_drop_pct: 5}")
+    [bw, lat] = compare_workload(
+        "seq_write_128k_qd32", {"write.bw_mbps": 402.0, "write.lat_p99_us": 9000.0},
+        {"write.bw_mbps": 470.0, "write.lat_p99_us": 9000.0},
+        baseline_firmware="SVN417w", limits=limits,
+    )
+    assert bw.status == REGRESSED and bw.failed
+    assert bw.line() == "write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)"
+    assert lat.status == WITHIN
+    message = failure_message("/dev/sdb", "seq_write_128k_qd32", [bw, lat], "RUN1")
+    assert message.splitlines() == [
+        "REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN1",
+        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)",
+    ]
+
+
+def test_latency_worsens_upwards_and_improves_downwards(tmp_path: Path) -> None:
+    limits = _limits(tmp_path, "    regression: {max_drop_pct: 10}")
+    [up] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 1200.0},
+                            {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
+    assert up.status == REGRESSED
+    assert up.line() == "write.lat_p99_us 1200 vs 1000 on A (+20.0 %, limit +10 %)"
+    [down] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 800.0},
+                              {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
+    assert down.status == IMPROVED and not down.failed
+    assert down.worsening_pct == pytest.approx(-20.0)
+    # the same 20 % drop on a higher-is-better metric is a regression, a rise an improvement
+    assert judge_change(value=80, baseline=100, limit_pct=10, higher_is_better=True,
+                        spread_pct=None) == REGRESSED
+    assert judge_change(value=120, baseline=100, limit_pct=10, higher_is_better=True,
+                        spread_pct=None) == IMPROVED
+
+
+def test_default_limit_when_no_profile_gives_one(tmp_path: Path) -> None:
+    limits = _limits(tmp_path)
+    assert regression_limit(limits, "seq_write_128k_qd32", "write.bw_mbps") == (
+        DEFAULT_REGRESSION_LIMIT_PCT, "default")
+    # 4 % drop passes the 5 % default, 6 % fails it; exactly 5 % passes (inclusive)
+    for value, status in ((480.0, WITHIN), (470.0, REGRESSED), (475.0, WITHIN)):
+        [c] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": value},
+                               {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits)
+        assert c.status == status, (value, c)
+        assert c.limit_source == "default"
+
+
+def test_per_metric_limit_overrides_the_profile_default(tmp_path: Path) -> None:
+    limits = _limits(
+        tmp_path,
+        "    regression: {max_drop_pct: 30, per_metric: "
+        "{seq_write_128k_qd32.write.bw_mbps: 3, rand_read_4k_qd32: 12}}",
+    )
+    assert regression_limit(limits, "seq_write_128k_qd32", "write.bw_mbps")[0] == 3
+    assert regression_limit(limits, "seq_write_128k_qd32", "write.lat_p99_us")[0] == 30
+    assert regression_limit(limits, "rand_read_4k_qd32", "read.iops")[0] == 12
+    value, source = regression_limit(limits, "seq_write_128k_qd32", "write.bw_mbps")
+    assert 'profile "JMF667H L85C"' in source and "t.yaml" in source
+    [bw, lat] = compare_workload(
+        "seq_write_128k_qd32", {"write.bw_mbps": 480.0, "write.lat_p99_us": 1200.0},
+        {"write.bw_mbps": 500.0, "write.lat_p99_us": 1000.0}, baseline_firmware="A",
+        limits=limits,
+    )
+    assert bw.status == REGRESSED  # -4 % against a 3 % per-metric limit
+    assert lat.status == WITHIN  # +20 % against the profile's 30 %
+    # a bare workload key gates every metric of that workload, limits or not
+    assert gated_metrics(limits, "rand_read_4k_qd32") == frozenset({"read.iops", "*"})
+
+
+def test_only_limited_metrics_are_gated(tmp_path: Path) -> None:
+    limits = _limits(tmp_path)
+    comparisons = compare_workload(
+        "seq_write_128k_qd32",
+        {"write.bw_mbps": 500.0, "write.lat_p99_us": 900.0, "write.lat_max_us": 99999.0},
+        {"write.bw_mbps": 500.0, "write.lat_p99_us": 900.0, "write.lat_max_us": 1000.0},
+        baseline_firmware="A", limits=limits,
+    )
+    assert [c.metric for c in comparisons] == ["write.bw_mbps", "write.lat_p99_us"]
+
+
+def test_median_and_spread_of_repetitions() -> None:
+    median, spread = aggregate_repeats([
+        {"write.bw_mbps": 500.0, "write.iops": 4000.0},
+        {"write.bw_mbps": 300.0, "write.iops": 4000.0},
+        {"write.bw_mbps": 520.0, "write.iops": 4000.0, "write.lat_p99_us": 7.0},
+    ])
+    assert median == {"write.bw_mbps": 500.0, "write.iops": 4000.0}  # p99 not in every run
+    assert spread["write.bw_mbps"] == pytest.approx((520 - 300) / 500 * 100)
+    assert spread["write.iops"] == 0.0
+    single, none = aggregate_repeats([{"read.iops": 10.0}])
+    assert single == {"read.iops": 10.0} and none == {}
+    even, _ = aggregate_repeats([{"x": 1.0}, {"x": 3.0}])
+    assert even == {"x": 2.0}
+
+
+def test_a_metric_noisier_than_its_limit_is_flagged_not_passed_or_failed(tmp_path: Path) -> None:
+    limits = _limits(tmp_path, "    regression: {max_drop_pct: 10}")
+    median, spread = aggregate_repeats(
+        [{"write.bw_mbps": v} for v in (500.0, 300.0, 520.0)]
+    )
+    [noisy] = compare_workload("seq_write_128k_qd32", median, {"write.bw_mbps": 600.0},
+                               baseline_firmware="A", limits=limits, spread_pct=spread)
+    assert noisy.status == NOISY and not noisy.failed  # -16.7 % would fail, but spread is 44 %
+    assert noisy.line() == ("write.bw_mbps 500 vs 600 on A (\u221216.7 %, limit \u221210 %): "
+                            "too noisy to gate (run-to-run spread 44.0 % > 10 %)")
+    # the baseline's spread counts too
+    [also] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 500.0},
+                              {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
+                              spread_pct={"write.bw_mbps": 1.0},
+                              baseline_spread_pct={"write.bw_mbps": 11.0})
+    assert also.status == NOISY and also.spread_pct == 11.0
+    # quiet repetitions gate normally and report their spread
+    [quiet] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 400.0},
+                               {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
+                               spread_pct={"write.bw_mbps": 2.0})
+    assert quiet.status == REGRESSED
+    assert quiet.line().endswith("(\u221220.0 %, limit \u221210 %) [spread 2.0 %]")
+
+
+def test_missing_on_either_side_is_reported_not_judged(tmp_path: Path) -> None:
+    limits = _limits(tmp_path)
+    new, gone = compare_workload(
+        "seq_write_128k_qd32", {"write.bw_mbps": 500.0}, {"write.lat_p99_us": 900.0},
+        baseline_firmware="A", limits=limits,
+    )
+    assert (new.metric, new.status) == ("write.bw_mbps", NO_BASELINE)
+    assert (gone.metric, gone.status) == ("write.lat_p99_us", NOT_MEASURED)
+    assert not new.failed and not gone.failed
+
+
+def test_comparison_round_trips_through_a_dict(tmp_path: Path) -> None:
+    limits = _limits(tmp_path)
+    [c, _] = compare_workload("seq_write_128k_qd32",
+                              {"write.bw_mbps": 1.0, "write.lat_p99_us": 2.0},
+                              {"write.bw_mbps": 2.0, "write.lat_p99_us": 2.0},
+                              baseline_firmware="A", limits=limits)
+    assert Comparison.from_dict(c.as_dict()) == c
+
+
+def test_signed_percent_uses_a_true_minus() -> None:
+    assert signed_pct(-14.468) == "\u221214.5 %"
+    assert signed_pct(4) == "+4.0 %"
+    assert signed_pct(-0.01) == "+0.0 %"
