@@ -1,12 +1,20 @@
 """Every Allure call of the project lives here (STYLE.md row 11).
 
-Labels: parent suite = drive, feature = methodology family, story = workload; controller, NAND
-and firmware as tags; drive serial and firmware as parameters with ``excluded=True`` so history
-follows the test across drives. Measured numbers are never parameters. Without ``--alluredir``
-allure-pytest registers no listener and these calls do nothing.
+Labels: parent suite = drive, feature = methodology family, story = workload, severity from the
+family (integrity and health are critical); controller, NAND and firmware as tags; the drive,
+its serial and firmware as parameters with ``excluded=True`` so history follows the test across
+drives. Measured numbers are never parameters. A label the test sets with an ``@allure``
+decorator is not set again (Allure would show it twice).
 
-Session files (``environment.properties``) are written once, by the controller, at session end,
-so ``--clean-alluredir`` under pytest-xdist cannot wipe them.
+Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, measure, judge).
+Attachments: the drive's facts, the verdict table (HTML and JSON), the metrics, PNG charts
+(``plots`` via ``chart_data``), the fio job, fio's output and per-second logs (CSV). The names
+of what summaries read back are in ``stored_results``. Without ``--alluredir`` allure-pytest
+registers no listener: these calls do nothing and no chart is drawn.
+
+Session files (``environment.properties``, ``categories.json``, ``executor.json``, the global
+attachments) are written once, by the controller, at session end (``session_report``), so
+``--clean-alluredir`` under pytest-xdist cannot wipe them.
 """
 
 from __future__ import annotations

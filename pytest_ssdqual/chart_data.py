@@ -9,6 +9,7 @@ verdict records with their limits. Units are the project's: seconds, decimal MB/
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -253,12 +254,20 @@ def methodology_panels(per_second_csv: str, verdicts: Sequence[VerdictRecord]) -
     panels = []
     for column, ylabel in (("bw_mbps", "bandwidth (MB/s)"), ("iops", "IOPS")):
         lines: dict[str, tuple[list[float], list[float]]] = {}
+        last_step: dict[str, tuple[str, str]] = {}
         for row in rows:
             t, v = _float(row.get("t_s")), _float(row.get(column))
-            if t is not None and v is not None:
-                xs, ys = lines.setdefault(row.get("phase") or "-", ([], []))
-                xs.append(t)
-                ys.append(v)
+            if t is None or v is None:
+                continue
+            phase = row.get("phase") or "-"
+            step = (row.get("round") or "", row.get("job") or "")
+            xs, ys = lines.setdefault(phase, ([], []))
+            if xs and (last_step[phase] != step or t <= xs[-1]):
+                xs.append(xs[-1])  # a gap: the line breaks between two steps of a phase
+                ys.append(math.nan)
+            last_step[phase] = step
+            xs.append(t)
+            ys.append(v)
         if lines:
             limits = {v.limit: float(b) for v in verdicts if v.limit and v.metric.endswith(column)
                       for b in (v.min, v.max) if b is not None}

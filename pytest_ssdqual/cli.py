@@ -9,6 +9,7 @@
     ssdqual trend --model M --workload W --metric X [-o PNG]   a metric across firmware
     ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
     ssdqual summary RESULTS [-o DIR]                 one-page summary per drive (HTML + Markdown)
+    ssdqual emulated list|check                      emulated drive models (--drive=emu:MODEL)
 
 Exit codes follow pytest's: 0 fine, 4 usage error (bad file or option).
 """
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import compare, rejudge, report_commands, trend
+from . import compare, emu_commands, rejudge, report_commands, trend
 from .drive import DriveTarget, parse_drive_option
 from .errors import ConfigError, SsdQualError
 from .fio.job import render_job
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_wl.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
     p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
 
-    for command in (compare, rejudge, trend, report_commands):  # set ssdqual_handler
+    for command in (compare, rejudge, trend, report_commands, emu_commands):  # ssdqual_handler
         command.add_parser(sub)
 
     args = parser.parse_args(argv)
@@ -81,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _identify(args: argparse.Namespace) -> int:
     spec = parse_drive_option(args.drive)
+    if spec.kind == "emu":  # described from its model, not built
+        return emu_commands.identify(spec)
     if spec.kind == "file" and not Path(spec.path).exists():
         print(f"{spec.path} does not exist yet (a file target is created by the run)")
         return EXIT_OK

@@ -453,6 +453,10 @@ class DriveTarget:
         ``posix_fallocate`` (``ftruncate`` where the file system cannot allocate); an existing
         file keeps its size. Identity kind ``file``; never refused.
 
+        Emulated (``emu``, ``spec.path`` the model file): built by
+        ``emulator.open_emulated_target`` -- image of ``file_size_bytes`` (or the model's
+        ``emulated_capacity_bytes``), loop device, blkio cgroup, controller; never refused.
+
         Args:
             spec: from :func:`parse_drive_option`.
             confirmed_serials: the ``--confirm-destroy`` values.

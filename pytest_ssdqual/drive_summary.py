@@ -154,6 +154,8 @@ def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveS
         charts: render the QD-scaling and latency charts (needs matplotlib; a few 100 ms).
     """
     facts = dict(tests[0].drive) if tests else {}
+    if not facts.get("profile"):  # a test labelled without the profile: take another's
+        facts["profile"] = next((t.drive["profile"] for t in tests if t.drive.get("profile")), "")
     rows = [
         TestRow(t.name, t.workload, STATUS_WORDS.get(t.status, t.status.upper()),
                 "" if t.status == "passed" else _first_lines(t.message))
@@ -240,17 +242,17 @@ def fact_rows(s: DriveSummary) -> list[tuple[str, str]]:
     capacity = f.get("capacity_bytes", "")
     cap = f"{int(capacity) / 1e9:.1f} GB ({int(capacity):,} bytes)" if capacity.isdigit() else "-"
     return [
-        ("Drive", f.get("drive", "-")),
-        ("Model", f.get("model", "-")),
-        ("Serial", f.get("serial", "-")),
-        ("Firmware", f.get("firmware", "-")),
+        ("Drive", f.get("drive") or "-"),
+        ("Model", f.get("model") or "-"),
+        ("Serial", f.get("serial") or "-"),
+        ("Firmware", f.get("firmware") or "-"),
         ("Capacity", cap),
-        ("Transport", f.get("transport", "-")),
-        ("Controller", f.get("controller", "unknown")),
-        ("NAND", f.get("nand", "unknown")),
-        ("Controller/NAND from", f.get("assignment_source", "-")),
-        ("Threshold profiles", f.get("threshold_profiles", "-")),
-        ("Run profile", f.get("profile", "-")),
+        ("Transport", f.get("transport") or "-"),
+        ("Controller", f.get("controller") or "unknown"),
+        ("NAND", f.get("nand") or "unknown"),
+        ("Controller/NAND from", f.get("assignment_source") or "-"),
+        ("Threshold profiles", f.get("threshold_profiles") or "-"),
+        ("Run profile", f.get("profile") or "-"),
         ("Run", f"{_time(s.started)} to {_time(s.finished)}"),
     ]
 

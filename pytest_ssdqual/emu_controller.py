@@ -154,13 +154,12 @@ class ThrottleController:
 
         Args:
             now_s: a monotonic time in seconds.
-            counters: cumulative counters read now. A counter that went down (folder reset)
-                counts as no I/O.
+            counters: cumulative counters read now. The first call only sets the baseline (a
+                restarted controller starts from FOB whatever the folder counted before); a
+                counter that went down (folder reset) counts as no I/O.
         """
-        if self._last is None or self._last_t is None:
+        if self._last is None or self._last_t is None:  # the baseline: the drive starts FOB
             self._last, self._last_t = counters, now_s
-            self.read_bytes, self.written_bytes = counters.read_bytes, counters.write_bytes
-            self._account_writes(counters.write_bytes)
             return self.caps()
         dt = max(0.0, now_s - self._last_t)
         written = max(0, counters.write_bytes - self._last.write_bytes)
@@ -399,9 +398,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             orphaned["yes"] = True
         return stop["signal"] or orphaned["yes"]
 
-    log = open(args.log, "a", encoding="utf-8") if args.log else None
+    fresh_log = args.log is not None and (not args.log.exists() or args.log.stat().st_size == 0)
+    log = open(args.log, "a", encoding="utf-8") if args.log else None  # a restart appends
     try:
-        if log is not None:
+        if log is not None and fresh_log:
             log.write(LOG_HEADER + "\n")
         values = throttle.apply(controller.step(time.monotonic(), throttle.counters()))
         if log is not None:

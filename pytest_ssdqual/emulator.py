@@ -197,7 +197,9 @@ class EmulatedDrive:
         self.device: tuple[int, int] | None = None
         self.cgroup: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        self.resets = 0
         self._throttle: BlkioThrottle | None = None
+        self._interval_s = 0.1
         self._closed = False
 
     @classmethod
@@ -241,6 +243,7 @@ class EmulatedDrive:
         return drive
 
     def _build(self, blkio_root: Path, interval_s: float) -> None:
+        self._interval_s = interval_s
         try:
             with open(self.image_path, "wb") as fh:
                 os.posix_fallocate(fh.fileno(), 0, self.image_bytes)
@@ -264,12 +267,26 @@ class EmulatedDrive:
             raise DeviceError(f"cannot create the blkio cgroup {group}: {exc.strerror}") from exc
         self.cgroup = group
         self._throttle = BlkioThrottle(group, self.device)
-        # The first caps are in force before the daemon starts: no fio ever runs uncapped.
-        self._throttle.apply(ThrottleController(self.model).step(time.monotonic(), IoCounters()))
         self._start_controller(interval_s)
+
+    def reset_to_fob(self) -> None:
+        """Back to fresh-out-of-box: empty SLC cache, clean, no idle credit (a purge).
+
+        The controller is restarted; its first poll is its baseline, so what was written before
+        no longer counts. The fresh caps are in force before it starts.
+
+        Raises:
+            DeviceError: the new controller did not start.
+        """
+        self._stop_controller()
+        self._start_controller(self._interval_s)
+        self.resets += 1
 
     def _start_controller(self, interval_s: float) -> None:
         assert self.cgroup is not None and self.device is not None
+        # The first caps are in force before the daemon starts: no fio ever runs uncapped.
+        BlkioThrottle(self.cgroup, self.device).apply(
+            ThrottleController(self.model).step(time.monotonic(), IoCounters()))
         err_path = self.workdir / "controller.err"
         argv = [
             sys.executable, "-m", "pytest_ssdqual.emu_controller",
@@ -305,6 +322,16 @@ class EmulatedDrive:
     def controller_running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def _stop_controller(self) -> None:
+        """SIGTERM the daemon (it clears the throttles), SIGKILL it after 5 s."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
     def close(self) -> None:
         """Stop the controller, clear the throttles, remove the cgroup folder (killing fio
         processes of this drive still in it), detach the loop device, delete the temp folder.
@@ -318,13 +345,7 @@ class EmulatedDrive:
         self._closed = True
         atexit.unregister(self.close)
         left: list[str] = []
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self._stop_controller()
         if self._throttle is not None and self.cgroup is not None:
             self._throttle.clear()
             if not _remove_group(self.cgroup):
@@ -440,6 +461,12 @@ class EmulatedTarget(DriveTarget):
 
     def recheck_identity(self) -> None:
         """Nothing to re-read: the identity is the model's and the device is this session's."""
+
+    def self_purge(self) -> str:
+        """Purge hook (``methodology.purge``): the model back to FOB -- empty SLC cache, clean,
+        no idle credit. The blocks themselves are deallocated by the purge's ``blkdiscard``."""
+        self.drive.reset_to_fob()
+        return "emulated-fob-reset"
 
     def cleanup(self) -> None:
         """Tear the emulated drive down (see :meth:`EmulatedDrive.close`). Idempotent."""

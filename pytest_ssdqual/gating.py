@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import __version__
 from .errors import ConfigError
@@ -49,11 +49,13 @@ from .thresholds.verdict import Verdict, judge
 if TYPE_CHECKING:
     from .session import DriveContext, SessionOptions, WorkloadOutcome
     from .thresholds.loader import ResolvedLimits
+    from .workloads import Workload
 
 __all__ = [
     "BaselineRef",
     "GateOptions",
     "GateResult",
+    "Judged",
     "ResultsGate",
     "build_gate_options",
     "format_gate_summary",
@@ -61,6 +63,23 @@ __all__ = [
 ]
 
 FIRMWARE_PREFIX = "firmware:"
+
+
+class Judged(Protocol):
+    """What the gate needs of a judged workload (``session.WorkloadOutcome``, a methodology
+    test's outcome): the workload, its metrics by canonical name, its verdicts."""
+
+    @property
+    def workload(self) -> Workload: ...
+
+    @property
+    def metrics(self) -> dict[str, float]: ...
+
+    @property
+    def verdicts(self) -> list[Verdict]: ...
+
+    @property
+    def failed(self) -> list[Verdict]: ...
 
 
 @dataclass(frozen=True)
@@ -167,8 +186,8 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
         run = StoredRun.load(store.resolve(raw))
     except StoreError as exc:
         raise ConfigError(str(exc), key="--baseline",
-                          fix="give a run id of --results-dir, a run folder, or firmware:NAME"
-                          ) from None
+                          fix="give a run id of --results-dir, a run folder, or firmware:NAME "
+                          f"(for a firmware: --baseline=firmware:{raw})") from None
     if run.profile != profile:
         raise ConfigError(
             f"baseline run {run.run_id} used profile {run.profile or '?'}, this run uses "
@@ -347,14 +366,23 @@ class ResultsGate:
     def check(
         self,
         ctx: DriveContext,
-        outcome: WorkloadOutcome,
-        repetitions: Sequence[WorkloadOutcome],
+        outcome: Judged,
+        repetitions: Sequence[Judged],
         spread_pct: Mapping[str, float],
         *,
         strict: bool = False,
+        files: Sequence[Mapping[str, Path | str]] | None = None,
     ) -> GateResult:
         """Compare one workload with the baseline and store it (also when the baseline is
         refused: the measurement is kept, then ``BaselineError`` is raised).
+
+        Args:
+            outcome: the judged workload (a ``WorkloadOutcome``, or any ``Judged`` such as a
+                methodology test's outcome).
+            repetitions: every run of it (``--repeat``); ``[outcome]`` for a single run.
+            spread_pct: run-to-run spread per metric (``combine``), empty for one run.
+            files: per repetition, store name -> file or text; default: the fio job, output,
+                stderr and per-second logs of a ``WorkloadOutcome``'s run.
 
         Raises:
             BaselineError: the baseline cannot be used for this drive.
@@ -394,7 +422,8 @@ class ResultsGate:
             }
         failed = bool(outcome.failed) or any(c.failed for c in comparisons)
         record = self._record(ctx, outcome, repetitions, spread_pct, regression, failed, strict)
-        files = [self._files(o) for o in repetitions]
+        if files is None:
+            files = [self._files(o) for o in repetitions]
         record_dir = self.store.write_workload(self.options.run_id, record, files)
         if refused is not None:
             raise refused
@@ -403,8 +432,8 @@ class ResultsGate:
     def _record(
         self,
         ctx: DriveContext,
-        outcome: WorkloadOutcome,
-        repetitions: Sequence[WorkloadOutcome],
+        outcome: Judged,
+        repetitions: Sequence[Judged],
         spread_pct: Mapping[str, float],
         regression: dict[str, Any] | None,
         failed: bool,
@@ -431,9 +460,7 @@ class ResultsGate:
             "metrics": outcome.metrics,
             "spread_pct": dict(spread_pct),
             "repetitions": [
-                {"folder": f"rep{i}", "metrics": o.metrics, "duration_s": o.run.duration_s,
-                 "fio_version": o.result.fio_version, "span_bytes": o.plan.span_bytes,
-                 "runtime_s": o.plan.expected_runtime_s}
+                {"folder": f"rep{i}", "metrics": o.metrics, **_run_facts(o)}
                 for i, o in enumerate(repetitions, start=1)
             ],
             "verdicts": [verdict_dict(v) for v in outcome.verdicts],
@@ -443,8 +470,10 @@ class ResultsGate:
         }
 
     @staticmethod
-    def _files(outcome: WorkloadOutcome) -> dict[str, Path | str]:
-        run = outcome.run
+    def _files(outcome: Judged) -> dict[str, Path | str]:
+        run = getattr(outcome, "run", None)
+        if run is None:
+            return {}
         files: dict[str, Path | str] = {"job.fio": run.job_path}
         if run.output_path.exists():
             files["fio-output.json"] = run.output_path
@@ -508,6 +537,16 @@ class ResultsGate:
             },
         }
         return self.store.finish_run(self.options.run_id, info)
+
+
+def _run_facts(outcome: Judged) -> dict[str, Any]:
+    """Duration, fio version, span and runtime of a ``WorkloadOutcome``'s fio run; ``{}`` for
+    an outcome without one."""
+    run, result, plan = (getattr(outcome, k, None) for k in ("run", "result", "plan"))
+    if run is None or result is None or plan is None:
+        return {}
+    return {"duration_s": run.duration_s, "fio_version": result.fio_version,
+            "span_bytes": plan.span_bytes, "runtime_s": plan.expected_runtime_s}
 
 
 def _version(dist: str) -> str:

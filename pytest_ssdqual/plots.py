@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +71,11 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _title(ax: Axes, title: str) -> None:
+    """Set a title, wrapped at 90 characters (drive paths make long ones)."""
+    ax.set_title("\n".join(textwrap.wrap(title, 90)) or title)
+
+
 def _no_data(ax: Axes, text: str = "no data") -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
 
@@ -108,7 +114,7 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1].set_xlabel("time (s)")
-    axes[0].set_title(title)
+    _title(axes[0], title)
     return _png(fig)
 
 
@@ -150,7 +156,7 @@ def qd_scaling_chart(
         _no_data(ax)
     ax.set_xlabel("queue depth")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    _title(ax, title)
     ax.grid(True, which="both", alpha=0.3)
     return _png(fig)
 
@@ -205,7 +211,7 @@ def latency_percentile_chart(
         _no_data(ax)
     ax.set_xlabel("percentile")
     ax.set_ylabel("completion latency (µs)")
-    ax.set_title(title)
+    _title(ax, title)
     ax.grid(True, which="both", alpha=0.3)
     return _png(fig)
 
@@ -273,7 +279,7 @@ def steady_state_chart(
     ax.plot(fit_x, [avg + slope_per_round * (x - mean_x) for x in fit_x], color="crimson",
             linewidth=2, label=f"least-squares fit ({slope_per_round:+.3g}/round)")
     state = f"steady at round {reached_round}" if reached_round else "steady state not reached"
-    ax.set_title(f"{title} — {state}")
+    _title(ax, f"{title} — {state}")
     ax.set_xlabel("round")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
@@ -319,7 +325,7 @@ def bar_chart(
     if limit is not None or reference is not None:
         ax.legend(fontsize="small")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    _title(ax, title)
     ax.set_ylim(bottom=0)
     ax.grid(True, axis="y", alpha=0.3)
     return _png(fig)

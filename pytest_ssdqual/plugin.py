@@ -186,8 +186,9 @@ def _build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is the controller's (xdist workers
     get it through ``workerinput``)."""
     workerinput = getattr(config, "workerinput", None) or {}
-    results = config.getoption("results_dir") or config.getini("ssdqual_results_dir")
-    results_dir = Path(config.rootpath) / (results or "ssdqual-results")
+    option, ini = config.getoption("results_dir"), config.getini("ssdqual_results_dir")
+    results_dir = (Path(config.invocation_params.dir) / option if option
+                   else Path(config.rootpath) / (ini or "ssdqual-results"))
     return ResultsGate(build_gate_options(
         results_dir=results_dir,
         run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
@@ -402,7 +403,10 @@ def qualify(
 
     The test fails (one line per violated limit) when a limit is violated; fio or device errors
     propagate as the project's exceptions (the test is broken, not failed). A workload that
-    writes is skipped with the exact reason when the drive refuses writes.
+    writes is skipped with the exact reason when the drive refuses writes. With ``--repeat N``
+    it runs N times and is judged on the median; every workload is stored in the results store
+    (``gating``), and with ``--baseline`` a regressed metric fails the test with a message
+    starting ``REGRESSION:``; a baseline of another model/controller/NAND breaks it.
     """
     node = request.node
 

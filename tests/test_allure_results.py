@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FakeFio
+from .conftest import REPO, FakeFio
 
 SUITE = """
 import allure
@@ -250,3 +250,31 @@ def test_session_files_survive_xdist_and_clean_alluredir(
     out = result.stdout.str()
     assert "ssdqual qualification summary" in out
     assert out.count("PASS       Scratch file (fw ") == 2
+
+
+def test_methodology_tests_get_their_phase_steps_and_charts(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "400,400,400,150,150,150")  # an SLC-cache cliff
+    alluredir = pytester.path / "allure"
+    result = pytester.runpytest(
+        str(REPO / "suites" / "test_sustained_write.py"),
+        str(REPO / "suites" / "test_steady_state.py"),
+        f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={REPO / 'thresholds'}",
+        f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
+        f"--alluredir={alluredir}", f"--results-dir={pytester.path / 'store'}")
+    result.assert_outcomes(passed=2)
+    results = {_labels(r, "story")[0]: r for r in _results(alluredir)}
+    expected = {
+        "sustained_write": ["chart: bandwidth and IOPS over time",
+                            "chart: bandwidth by fill state"],
+        "steady_state_rand_write_4k": ["chart: bandwidth and IOPS over time",
+                                       "chart: steady state"],
+    }
+    for story, charts in expected.items():
+        r = results[story]
+        assert [a["name"] for a in r["attachments"] if a["name"].startswith("chart:")] == charts
+        for chart in charts:
+            assert _attachment(alluredir, r, chart).read_bytes()[:4] == b"\x89PNG"
+        assert r["steps"], story  # the phases (purge, precondition, rounds...) as steps
+        assert all(s["stop"] >= s["start"] for s in r["steps"])

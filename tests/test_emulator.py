@@ -143,3 +143,27 @@ def test_model_found_in_the_rootdir_emulated_folder(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="known models: mine"):
         resolve_spec(DriveSpec("emu:yours", "emu", "yours"), model_folders(tmp_path),
                      check_host=False)
+
+
+def test_cli_lists_checks_and_identifies_models_without_building_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_ssdqual.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(["emulated", "list"]) == 0
+    out = capsys.readouterr().out
+    assert ("jmf667h-a19-240g: JMicron JMF667H 240GB reference (Toshiba A19), "
+            "firmware SVN423a") in out
+    assert "recovery: 50 % after 5 s idle, 100 % after 10 s idle" in out
+    assert main(["identify", "emu:jmf667h-l85c-128g@0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "(every cap x0.8)" in out and "write 124 MB/s" in out and "controller JMF667H" in out
+    assert main(["emulated", "check"]) == 0
+    count = len(list(MODELS.glob("*.yaml")))
+    assert count >= 8 and f"ok: {count} model file(s)" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 2\n")
+    assert main(["emulated", "check", str(bad)]) == 4
+    err = capsys.readouterr().err
+    assert "bad.yaml:1: version: unsupported version 2" in err

@@ -112,7 +112,12 @@ def test_slc_cache_cliff_at_the_cache_size_then_the_post_cache_cap(
     # the controller saw the same: its log has the cap dropping to 100 MB/s past 1 GiB
     rows = [r.split(",") for r in drive.log_path.read_text().splitlines()[1:]]
     drop = next(r for r in rows if r[9] == "100000000")
+    print(f"controller: cap lowered after {int(drop[2]) / 2**20:,.0f} MiB written")
     assert 2**30 <= int(drop[2]) <= 2**30 + 0.25 * 400e6
+    # a purge (EmulatedTarget.self_purge) empties the cache at once: full speed again
+    drive.reset_to_fob()
+    fob, _ = _seq_write(drive, tmp_path / "fob", 1)
+    assert fob == pytest.approx(400, rel=0.10)
 
 
 def test_dirty_cap_lifted_half_then_fully_by_idle_time(

@@ -184,6 +184,7 @@ def test_hung_fio_is_killed_after_the_workloads_duration_plus_the_margin(
     assert first["status"] == "broken"
     assert "fio ran 6 s, longer than expected, and was killed" in first["statusDetails"]["message"]
     took_s = (first["stop"] - first["start"]) / 1000
+    print(f"hung fio: test took {took_s:.2f} s for a 6 s timeout")  # shown with -rP
     assert 6.0 <= took_s < 6.0 + 1.0 + 4.0, took_s  # timeout + SIGTERM grace + a loaded machine
     assert elapsed < 30
     assert "fakefio: hanging" in first["texts"]["fio raw output (failed run)"]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual import htmlreport
 from pytest_ssdqual.store import ResultsStore, StoredRun
 
 pytestmark = pytest.mark.e2e
@@ -123,6 +124,12 @@ def test_signal_during_a_workload_stops_fio_and_keeps_the_results_so_far(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
     _need_fio()
+    try:
+        htmlreport.find_allure()
+    except htmlreport.ReportToolMissing as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have it (scripts/setup.sh installs it): {exc}")
+        pytest.skip(str(exc))
     proc, basetemp, alluredir = _start(tmp_path)
     try:
         # wait until test 2's fio runs (test 1 finished), then let it write for a moment
@@ -152,6 +159,9 @@ def test_signal_during_a_workload_stops_fio_and_keeps_the_results_so_far(
     for path in alluredir.glob("*-result.json"):
         for attachment in json.loads(path.read_text()).get("attachments", []):
             assert (alluredir / attachment["source"]).is_file()
+    # The HTML report builds from the results of the interrupted run.
+    build = htmlreport.build_report(alluredir, tmp_path / "report")
+    assert build.tests == len(statuses) >= 1 and build.index.stat().st_size > 0
     # Results store: the run is complete, marked interrupted, and holds test 1's workload.
     (run_folder,) = ResultsStore(tmp_path / "results").complete_runs()
     run = StoredRun.load(run_folder)

@@ -162,3 +162,60 @@ def test_charts_for_test_gives_every_chart_the_data_supports() -> None:
                             chart_data.CHART_PHASES]
     assert all(png.startswith(b"\x89PNG") and len(png) > 10_000 for png in charts.values())
     assert chart_data.charts_for_test(title="t", logs={}, metrics={}, verdicts=[]) == {}
+
+
+# --- methodology tests: charts from their stored tables --------------------------------------
+
+ROUNDS_CSV = (
+    "phase,round,state,idle_before_s,start_s,job,iops,bw_mbps,lat_mean_us,lat_p99_us,lat_max_us\n"
+    "precondition,,FOB,,0.0,seq_fill,,500,,,\n"
+    + "".join(f"steady state,{n},preconditioned,,{n * 10}.0,rand_write,{iops},{iops * 4096e-6:.1f},"
+              "100,300,900\n"
+              for n, iops in enumerate([90000, 60000, 45000, 41000, 40000, 40500, 39800], 1))
+)
+PER_SECOND_CSV = "t_s,phase,round,job,bw_mbps,iops,lat_mean_us\n" + "".join(
+    [f"{t},sustained write,,seq,{bw},{bw * 8},\n"
+     for t, bw in enumerate([1000] * 6 + [250] * 24, start=1)]
+    + ["31,steady state,1,rand,160,40000,\n", "32,steady state,1,rand,150,37000,\n",
+       "33,steady state,2,rand,155,38000,\n"]
+)
+
+
+def test_steady_state_inputs_take_the_window_from_the_verdict() -> None:
+    reached = chart_data.steady_state_inputs(
+        ROUNDS_CSV, {"steady_state_reached": 1.0, "steady_state_round": 7.0, "rounds": 7.0})
+    assert reached is not None
+    assert reached.values == [90000, 60000, 45000, 41000, 40000, 40500, 39800]
+    assert (reached.window_first_round, reached.window_last_round, reached.reached_round) == (
+        3, 7, 7)
+    not_reached = chart_data.steady_state_inputs(
+        ROUNDS_CSV, {"steady_state_reached": 0.0, "rounds": 7.0})
+    assert not_reached is not None and not_reached.reached_round is None
+    assert (not_reached.window_first_round, not_reached.window_last_round) == (3, 7)
+    assert chart_data.steady_state_inputs(ROUNDS_CSV, {"rounds": 7.0}) is None
+
+
+def test_fill_state_bars_split_the_written_data_in_equal_shares() -> None:
+    bars = chart_data.fill_state_bars(PER_SECOND_CSV)
+    # 6 s at 1000 MB/s (6 GB) then 24 s at 250 MB/s (6 GB): the first half of the data was
+    # written at cache speed.
+    assert list(bars) == ["0-20 %", "20-40 %", "40-60 %", "60-80 %", "80-100 %"]
+    assert bars["0-20 %"] == 1000 and bars["20-40 %"] == 1000
+    assert bars["60-80 %"] == 250 and bars["80-100 %"] == 250
+    assert chart_data.fill_state_bars(PER_SECOND_CSV, phase="nothing") == {}
+
+
+def test_methodology_panels_break_lines_between_rounds_and_draw_the_limits() -> None:
+    verdicts = [_record("sustained_bw_mbps", "sustained_bw_mbps >= 200", lo=200)]
+    bw, iops = chart_data.methodology_panels(PER_SECOND_CSV, verdicts)
+    assert bw.limits == {"sustained_bw_mbps >= 200": 200.0} and iops.limits == {}
+    t_s, values = bw.lines["steady state"]
+    assert t_s[:2] == (31.0, 32.0) and values[:2] == (160.0, 150.0)
+    assert np.isnan(values[2]) and values[3] == 155.0  # round 1 and round 2 are not joined
+    charts = chart_data.methodology_charts(
+        title="sustained", rounds_csv=ROUNDS_CSV, per_second_csv=PER_SECOND_CSV,
+        metrics={"steady_state_reached": 1.0, "steady_state_round": 7.0, "fresh_iops": 9.0},
+        verdicts=verdicts)
+    assert list(charts) == [chart_data.CHART_OVER_TIME, chart_data.CHART_STEADY_STATE,
+                            chart_data.CHART_FILL_STATE, chart_data.CHART_PHASES]
+    assert all(_size(png) in ((900, 420), (900, 580)) for png in charts.values())

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,7 @@ def test_report_of_a_loop_device_run_renders_tests_and_charts(
 
     report = tmp_path / "report"
     proc = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "ssdqual"), "report", str(alluredir), "-o", str(report)],
+        [sys.executable, "-m", "pytest_ssdqual.cli", "report", str(alluredir), "-o", str(report)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr

@@ -232,6 +232,8 @@ def _child_setup(then: Callable[[], None] | None) -> Callable[[], None]:
 
     fio handles SIGTERM like Ctrl-C ("fio: terminating on signal 15"): it stops its job
     processes and exits, so a parent that dies without cleaning up leaves no fio writing.
+    The kernel ties the signal to the *thread* that forked; ``FioRunner.run`` forks and waits
+    in the same thread, so only that thread's (or the process's) end triggers it.
     """
     parent = os.getpid()
     prctl = _prctl()
