@@ -130,7 +130,9 @@ def _workloads(args: argparse.Namespace) -> int:
     print(f"profile {profile.name}: {profile.description}")
     for w in CATALOG.values():
         print(f"{w.id:22} {w.title}{'  [writes]' if w.writes else ''}")
-        if args.jobs:
+        if args.jobs and w.is_methodology:
+            print("    (methodology test: several fio jobs, see README 'Dirty-state tests')")
+        elif args.jobs:
             capacity = profile.span_bytes or profile.file_size_bytes
             plan = render_job(w, profile, filename="/dev/DRIVE", capacity_bytes=capacity)
             print("    " + plan.text.replace("\n", "\n    "))

@@ -412,6 +412,9 @@ def qualify(
 
     def run(workload_id: str) -> WorkloadOutcome:
         workload = get_workload(workload_id)
+        if workload.is_methodology:
+            raise SsdQualError(f"{workload_id} is a methodology test: run it with "
+                               "run_methodology()")
         destructive = node.get_closest_marker("destructive") is not None
         if workload.writes and not destructive:
             raise SsdQualError(

@@ -72,26 +72,26 @@ def _allure(alluredir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize(
-    ("mode", "reason", "raw"),
-    [
-        ("exit1", "fio exited with status 1: fio: something went wrong",
-         "fio: something went wrong"),
-        ("killed", "fio was killed by signal 9 (SIGKILL) before it finished",
-         "(fio printed nothing: "),
-        ("signal", "fio was interrupted (fio: terminating on signal 2) and exited with status 128",
-         "fio: terminating on signal 2"),
-        ("short", "fio stopped early: measured 1.0 s of the 3 s asked", '"runtime": 1000'),
-        ("truncated", "holds truncated or invalid JSON", '"fio version": "fio-3.33"'),
-        ("empty", "is empty (0 bytes): fio wrote nothing", "(fio printed nothing: "),
-        ("text-inside", "the line reads 'fio: pid=4242, err=5/file:io_u.c:1889, func=io_u error'",
-         "fio: pid=4242"),
-        ("garbage", "holds no JSON document: fio printed 'fio: engine io_uring not loadable'",
-         "fio: engine io_uring not loadable"),
-        ("error5", "job 'seq_read_128k_qd32' failed with error 5 (Input/output error)",
-         '"error": 5'),
-    ],
-)
+FIO_FAULTS = [
+    ("exit1", "fio exited with status 1: fio: something went wrong",
+     "fio: something went wrong"),
+    ("killed", "fio was killed by signal 9 (SIGKILL) before it finished",
+     "(fio printed nothing: "),
+    ("signal", "fio was interrupted (fio: terminating on signal 2) and exited with status 128",
+     "fio: terminating on signal 2"),
+    ("short", "fio stopped early: measured 1.0 s of the 3 s asked", '"runtime": 1000'),
+    ("truncated", "holds truncated or invalid JSON", '"fio version": "fio-3.33"'),
+    ("empty", "is empty (0 bytes): fio wrote nothing", "(fio printed nothing: "),
+    ("text-inside", "the line reads 'fio: pid=4242, err=5/file:io_u.c:1889, func=io_u error'",
+     "fio: pid=4242"),
+    ("garbage", "holds no JSON document: fio printed 'fio: engine io_uring not loadable'",
+     "fio: engine io_uring not loadable"),
+    ("error5", "job 'seq_read_128k_qd32' failed with error 5 (Input/output error)",
+     '"error": 5'),
+]
+
+
+@pytest.mark.parametrize(("mode", "reason", "raw"), FIO_FAULTS, ids=[f[0] for f in FIO_FAULTS])
 def test_fio_fault_breaks_the_test_and_the_session_goes_on(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
     mode: str, reason: str, raw: str,

@@ -91,10 +91,15 @@ import pytest
 @pytest.mark.destructive
 def test_plain_workload(run_methodology):
     run_methodology("seq_write_128k_qd32")
+
+@pytest.mark.destructive
+def test_methodology_through_qualify(qualify):
+    qualify("recovery_after_idle")
 """)
     result = pytester.runpytest(*_args(pytester, fake_fio, 50))
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     out = result.stdout.str()
+    assert "recovery_after_idle is a methodology test: run it with run_methodology()" in out
     assert "not marked @pytest.mark.destructive" in out
     assert "seq_write_128k_qd32 is a plain fio workload: run it with qualify()" in out
     assert not [c for c in fake_fio.calls() if c["job"]]
