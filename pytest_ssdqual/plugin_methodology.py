@@ -54,6 +54,9 @@ class TerminalProgress:
             return
         with self._uncaptured():
             self.reporter.ensure_newline()
+            writer: Any = getattr(self.reporter, "_tw", None)  # -q: after a row of dots
+            if writer is not None and writer.width_of_current_line:
+                self.reporter.write("\n")
             self.reporter.write_line(line)
 
     @contextlib.contextmanager

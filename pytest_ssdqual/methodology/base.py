@@ -302,9 +302,9 @@ class MethodRun:
         """Report a finished fio step (phase, round, its figures, ETA)."""
         self.report(step.phase, step.round, rounds, _figure(step))
 
-    def idle(self, seconds: float, *, phase: str, round: int | None = None,
-             rounds: int | None = None) -> None:
-        """Leave the drive idle (no I/O from this test) for ``seconds``."""
+    def idle(self, seconds: float, *, phase: str) -> None:
+        """Leave the drive idle (no I/O from this test) for ``seconds``, inside a phase named
+        ``"<phase>: idle <seconds> s"``."""
         with self.observer.phase(f"{phase}: idle {seconds:g} s"):
             self.sleep(seconds)
 
