@@ -25,6 +25,18 @@ from .fio.runner import FioRunner
 from .gating import ResultsGate, build_gate_options, format_gate_summary
 from .interrupt import install_sigterm_handler
 from .inventory import Inventory
+from .plugin_common import (
+    GATE_KEY,
+    OPTIONS_KEY,
+    PROP_DRIVE,
+    PROP_GATE,
+    PROP_ROWS,
+    RUN_ID_INPUT,
+    SCRATCH_INPUT,
+    SCRATCH_KEY,
+    SESSION_KEY,
+    allure_labels,
+)
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
 from .session_report import finish_session
@@ -32,18 +44,6 @@ from .store import new_run_id
 from .summary import SummaryRow, format_drives, format_summary, rows_from_outcome
 from .thresholds.loader import ThresholdSet
 from .workloads import PROFILES, get_workload
-
-OPTIONS_KEY = pytest.StashKey[SessionOptions]()
-SESSION_KEY = pytest.StashKey[QualSession]()
-GATE_KEY = pytest.StashKey[ResultsGate]()
-SCRATCH_KEY = pytest.StashKey[DriveSpec]()
-
-#: user_properties keys carrying results from (xdist) workers to the controller.
-PROP_ROWS = "ssdqual_rows"
-PROP_DRIVE = "ssdqual_drive"
-PROP_GATE = "ssdqual_gate"
-RUN_ID_INPUT = "ssdqual_run_id"
-SCRATCH_INPUT = "ssdqual_scratch"
 
 
 def _size(value: str) -> int:
@@ -423,7 +423,7 @@ def qualify(
             )
         facts = ssd_drive.describe()
         node.user_properties.append((PROP_DRIVE, facts))
-        allure_report.label_test(ssd_drive, workload, **_allure_labels(node, ssd_session))
+        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         if workload.writes:
             refusal = ssd_session.refusal(ssd_drive)
             if refusal is not None:
@@ -481,19 +481,6 @@ def qualify(
         return outcome
 
     return run
-
-
-def _allure_labels(node: pytest.Item, session: QualSession) -> dict[str, Any]:
-    """``label_test`` keywords: the ``ssdqual_family`` marker, labels the test already sets
-    with ``@allure`` decorators (never set twice), the run profile."""
-    family = node.get_closest_marker("ssdqual_family")
-    return {
-        "family": str(family.args[0]) if family and family.args else None,
-        "decorated": frozenset(
-            str(m.kwargs.get("label_type")) for m in node.iter_markers("allure_label")
-        ),
-        "profile": session.options.profile.name,
-    }
 
 
 @pytest.fixture(autouse=True)

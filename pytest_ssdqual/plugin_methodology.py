@@ -21,14 +21,11 @@ from . import allure_report
 from .errors import FioError, SsdQualError
 from .methodology import MethodologyOutcome, judge_result
 from .methodology import run_methodology as _run
+from .plugin_common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
 from .progress import ProgressEvent
 from .session import DriveContext, QualSession
 from .summary import SummaryRow, rows_from_verdicts
 from .workloads import get_workload
-
-#: user_properties keys (the same as plugin.py's: the reporter there reads them).
-PROP_ROWS = "ssdqual_rows"
-PROP_DRIVE = "ssdqual_drive"
 
 
 class TerminalProgress:
@@ -96,7 +93,7 @@ def run_methodology(
             )
         drive = ssd_drive.target.spec.raw
         node.user_properties.append((PROP_DRIVE, ssd_drive.describe()))
-        allure_report.label_test(ssd_drive, workload)
+        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         refusal = ssd_session.refusal(ssd_drive)
         if refusal is not None:
             row = SummaryRow.refused(drive, workload_id, refusal.reasons)
@@ -115,6 +112,15 @@ def run_methodology(
         allure_report.attach_methodology(outcome)
         rows = rows_from_verdicts(drive, workload_id, outcome.verdicts, result.states)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
+        # Stored and compared with --baseline like any workload: the gate takes any judged
+        # outcome; the files are the methodology's job files, fio outputs and CSV logs.
+        checked = request.config.stash[GATE_KEY].check(
+            ssd_drive, outcome, [outcome], {}, strict=ssd_session.options.strict,
+            files=[_stored_files(tmp_path / workload_id)],
+        )
+        node.user_properties.append((PROP_GATE, checked.rows()))
+        allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
+        regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
         if outcome.failed:
             pytest.fail(
                 f"{drive} {workload_id}: {len(outcome.failed)} limit(s) violated\n"
@@ -123,9 +129,24 @@ def run_methodology(
                                        if v.metric in result.states else "")
                     for v in outcome.failed
                 )
-                + "\n" + "\n".join("  " + note for note in result.notes),
+                + "\n" + "\n".join("  " + note for note in result.notes)
+                + (f"\n{regression}" if regression else ""),
                 pytrace=False,
             )
+        if regression:
+            pytest.fail(regression, pytrace=False)
         return outcome
 
     return run
+
+
+def _stored_files(folder: Path) -> dict[str, Path | str]:
+    """Every file a methodology wrote under ``folder`` (job files, fio outputs, per-second and
+    per-round CSV), flattened to store names like ``01-precondition__job.fio``."""
+    if not folder.is_dir():
+        return {}
+    return {
+        "__".join(p.relative_to(folder).parts): p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import plugin, plugin_methodology
-
 from .conftest import REPO, FakeFio
 
 SUSTAINED_SUITE = str(REPO / "suites" / "test_sustained_write.py")
@@ -34,9 +32,28 @@ def _args(pytester: pytest.Pytester, fake_fio: FakeFio, sustained_min: float, *e
             *extra]
 
 
-def test_property_keys_match_the_plugin() -> None:
-    assert (plugin_methodology.PROP_ROWS, plugin_methodology.PROP_DRIVE) == (
-        plugin.PROP_ROWS, plugin.PROP_DRIVE)
+def test_methodology_figures_are_stored_and_gated_against_a_baseline(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = pytester.path / "results"
+    args = [SUSTAINED_SUITE, *_args(pytester, fake_fio, 50), f"--results-dir={results}"]
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")
+    pytester.runpytest(*args, "--firmware=A").assert_outcomes(passed=1)
+    (run_a,) = [p for p in results.iterdir() if (p / "run.json").exists()]
+    stored = list(run_a.rglob("record.json"))
+    assert len(stored) == 1
+    record = json.loads(stored[0].read_text())
+    assert record["workload"] == "sustained_write"
+    assert record["metrics"]["sustained_bw_mbps"] == pytest.approx(80, rel=0.01)
+    assert any(p.suffix == ".fio" for p in stored[0].parent.rglob("*"))
+
+    # build "B" sustains 60 MB/s: still above the absolute floor of 50, but 25 % slower
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,60,60,60,60")
+    slower = pytester.runpytest(*args, "--firmware=B", f"--baseline={run_a}")
+    slower.assert_outcomes(failed=1)
+    out = slower.stdout.str()
+    assert "REGRESSION:" in out
+    assert "sustained_bw_mbps 60 vs 80 on A (\u221225.0 %, limit \u22125 %)" in out
 
 
 def test_sustained_write_below_its_limit_fails_with_state_notes_and_progress(
