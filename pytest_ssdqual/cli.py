@@ -17,6 +17,7 @@ Exit codes follow pytest's: 0 fine, 4 usage error (bad file or option).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SsdQualError as exc:
         print(f"ssdqual: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `ssdqual ... | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (no flush error at exit)
+        return EXIT_OK
 
 
 def _identify(args: argparse.Namespace) -> int:
