@@ -5,8 +5,10 @@ when it is not the system disk, not mounted or used as swap, has no partitions a
 (LVM, md, dm), is writable, and the user confirmed it by *serial* with ``--confirm-destroy``.
 :func:`write_refusal_reasons` lists every reason that fails, each a full sentence saying how to
 proceed; :class:`DriveTarget` re-reads the kernel's view before every write check, so a drive
-mounted in the middle of a session is refused from then on. A file target (``file:PATH``) is
-never confirmed by serial: it is created, sized and removed by the plugin when it made it.
+mounted in the middle of a session is refused from then on. A file target (``file:PATH``) the
+plugin creates is written without confirmation (it is sized and removed by the plugin); an
+*existing* file must be confirmed by its absolute path (``--confirm-destroy=/abs/path.img``),
+a loop device's backing file is never written, and a symlink is never followed.
 :class:`DriveLock` keeps a second pytest process off a drive that one is already using.
 
 Sources: Linux ``Documentation/ABI/stable/sysfs-block`` (``dev``, ``size``, ``ro``, ``holders``,
@@ -301,7 +303,13 @@ def write_refusal_reasons(
     return reasons
 
 
-def _confirmation_reasons(dev: str, serial: str, confirmed: Collection[str]) -> list[str]:
+def _confirmation_reasons(
+    dev: str,
+    serial: str,
+    confirmed: Collection[str],
+    *,
+    hint: str = "the drive's serial, not its path: /dev/sdX names move between boots",
+) -> list[str]:
     serial = (serial or "").strip()
     given = [c.strip() for c in confirmed if c and c.strip()]
     if not serial:
@@ -313,8 +321,7 @@ def _confirmation_reasons(dev: str, serial: str, confirmed: Collection[str]) -> 
     if not given:
         return [
             f"{dev} (serial {serial}) is not confirmed for destruction: add "
-            f"--confirm-destroy={serial} (the drive's serial, not its path: /dev/sdX names move "
-            "between boots)"
+            f"--confirm-destroy={serial} ({hint})"
         ]
     if serial.casefold() not in {c.casefold() for c in given}:
         return [
@@ -429,6 +436,7 @@ class DriveTarget:
         self._root_dev = root_dev
         self._sticky: tuple[str, ...] = ()  # refusals that never clear (identity changed)
         self._cleaned = False
+        self._file_id: tuple[int, int] | None = None  # (st_dev, st_ino) of a file target
 
     @classmethod
     def open(
@@ -451,7 +459,10 @@ class DriveTarget:
 
         File: created when missing (``O_EXCL``) and sized to ``file_size_bytes`` with
         ``posix_fallocate`` (``ftruncate`` where the file system cannot allocate); an existing
-        file keeps its size. Identity kind ``file``; never refused.
+        file keeps its size. A symlink is refused (``lstat``; ``O_NOFOLLOW``). Identity kind
+        ``file``. Refused: an existing file the plugin did not create until it is confirmed by
+        its absolute path (``--confirm-destroy=/abs/x.img``, the identity's serial), and -- with
+        no override -- a file that is a loop device's backing file.
 
         Emulated (``emu``, ``spec.path`` the model file): built by
         ``emulator.open_emulated_target`` -- image of ``file_size_bytes`` (or the model's
@@ -460,13 +471,15 @@ class DriveTarget:
         Args:
             spec: from :func:`parse_drive_option`.
             confirmed_serials: the ``--confirm-destroy`` values.
-            file_size_bytes: size of a new file target, in bytes (> 0).
+            file_size_bytes: size of a new file target, in bytes (> 0; checked only when the
+                file is created, so 0 opens an existing file, e.g. for ``ssdqual identify``).
             identity_fn: ``(path, *, kind, sysfs) -> DriveIdentity``; default
                 ``identity.identify``.
             sysfs, mountinfo, swaps, root_dev: see :func:`inspect_block_device`.
 
         Raises:
-            ConfigError: a partition, or a file target that is no longer a regular file.
+            ConfigError: a partition, or a file target that is a symlink or no longer a
+                regular file.
             DeviceError: the device is gone or unreadable, the file cannot be created or
                 sized (e.g. no space), or identification fails.
         """
@@ -499,24 +512,27 @@ class DriveTarget:
             target.write_refusals = target._block_refusals(state)
             return target
         if spec.kind == "file":
-            created = _ensure_file(spec.path, file_size_bytes)
+            created, file_id = _ensure_file(spec.path, file_size_bytes)
             try:
                 identity = fn(spec.path, kind="file", sysfs=sysfs)
-                size = os.stat(spec.path).st_size
+                size = os.lstat(spec.path).st_size
+                target = cls(
+                    identity=identity,
+                    fio_filename=spec.path,
+                    size_bytes=size,
+                    write_refusals=(),
+                    created_file=created,
+                    name="file-" + os.path.basename(spec.path),
+                    state=None,
+                    **common,
+                )
+                target._file_id = file_id
+                target.write_refusals = target._file_refusals()
             except BaseException:
                 if created:
                     _remove(spec.path)
                 raise
-            return cls(
-                identity=identity,
-                fio_filename=spec.path,
-                size_bytes=size,
-                write_refusals=(),
-                created_file=created,
-                name="file-" + os.path.basename(spec.path),
-                state=None,
-                **common,
-            )
+            return target
         if spec.kind == "emu":
             from .emulator import open_emulated_target  # needs root; builds the drive
 
@@ -563,11 +579,15 @@ class DriveTarget:
     def refresh(self) -> tuple[str, ...]:
         """Re-read the kernel's view of a block device and recompute ``write_refusals``.
 
-        Does not re-identify (see :meth:`recheck_identity`). No-op for a file target.
+        Does not re-identify (see :meth:`recheck_identity`). A file target re-checks its
+        confirmation and whether it became a loop device's backing file.
 
         Raises:
             DeviceError: the device is gone or its sysfs entry cannot be read.
         """
+        if self.spec.kind == "file":
+            self.write_refusals = self._file_refusals()
+            return self.write_refusals
         if self.spec.kind != "block":
             self.write_refusals = self._sticky
             return self.write_refusals
@@ -598,13 +618,56 @@ class DriveTarget:
         if self.write_refusals:
             raise SafetyRefusal(self.device, list(self.write_refusals))
 
+    def _file_refusals(self) -> tuple[str, ...]:
+        path = self.spec.path
+        reasons: list[str] = []
+        for loop in _loops_backed_by(path, self._sysfs):
+            reasons.append(
+                f"{path} is the backing file of {loop}: writing to it would corrupt that loop "
+                f"device and whatever uses it; writes are refused whatever the options (detach "
+                f"it first with losetup -d {loop} if it is really meant for destruction)"
+            )
+        if not self.created_file:
+            reasons.extend(_confirmation_reasons(
+                path, _serial_of(self.identity), self._confirmed,
+                hint="the file's absolute path: it exists already and everything in it will "
+                     "be overwritten",
+            ))
+        return tuple(dict.fromkeys([*self._sticky, *reasons]))
+
+    def _recheck_file(self) -> None:
+        """Refuse for good when the file target's path no longer names the regular file opened
+        at start (replaced, or swapped for a symlink)."""
+        path = self.spec.path
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            problem = f"is gone ({exc.strerror})"
+        else:
+            if stat.S_ISLNK(st.st_mode):
+                problem = "is now a symlink"
+            elif not stat.S_ISREG(st.st_mode):
+                problem = "is no longer a regular file"
+            elif self._file_id is not None and (st.st_dev, st.st_ino) != self._file_id:
+                problem = "was replaced by another file"
+            else:
+                return
+        message = f"{path} {problem} since it was opened: refusing to continue"
+        self._refuse(message)
+        raise DeviceError(message)
+
     def recheck_identity(self) -> None:
-        """Identify the drive again and refuse all further writes if its serial changed.
+        """Identify the drive again and refuse all further writes if its serial changed; for a
+        file target, first check that the path is still the same regular file (not a symlink,
+        same ``st_dev``/``st_ino`` as at open).
 
         Raises:
             DeviceError: identification fails, or the serial differs from the one at open
-                (``"/dev/sdb now has serial B, was A at start: refusing to continue"``).
+                (``"/dev/sdb now has serial B, was A at start: refusing to continue"``), or a
+                file target was replaced.
         """
+        if self.spec.kind == "file":
+            self._recheck_file()
         kind = "file" if self.spec.kind == "file" else _identity_kind(self._name)
         try:
             identity = self._identity_fn(self.spec.path, kind=kind, sysfs=self._sysfs)
@@ -638,19 +701,30 @@ class DriveTarget:
         return f"<DriveTarget {self.id} {self.spec.path} {allowed}>"
 
 
-def _ensure_file(path: str, size_bytes: int) -> bool:
-    """Create ``path`` sized to ``size_bytes`` unless it exists. Returns True when created."""
+def _ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
+    """Create ``path`` sized to ``size_bytes`` unless it exists; never through a symlink.
+
+    Returns ``(created, (st_dev, st_ino))``. ``size_bytes`` must be > 0 only when creating.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise DeviceError(f"cannot stat file target {path}: {exc.strerror}") from exc
+    if st is not None:
+        return False, _existing_file_id(path, st)
     if size_bytes <= 0:
         raise ValueError(f"file_size_bytes must be > 0, got {size_bytes}")
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    except FileExistsError:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"file:{path} is no longer a regular file", key="--drive") from None
-        return False
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:  # appeared since the lstat: look at it again, never follow it
+        return False, _existing_file_id(path, os.lstat(path))
     except OSError as exc:
         raise DeviceError(f"cannot create file target {path}: {exc.strerror}") from exc
+    fst = os.fstat(fd)
+    file_id = (fst.st_dev, fst.st_ino)
     try:
         try:
             os.posix_fallocate(fd, 0, size_bytes)
@@ -665,7 +739,59 @@ def _ensure_file(path: str, size_bytes: int) -> bool:
             f"cannot size file target {path} to {size_bytes} bytes: {exc.strerror}"
         ) from exc
     os.close(fd)
-    return True
+    return True, file_id
+
+
+def _existing_file_id(path: str, st: os.stat_result) -> tuple[int, int]:
+    """``(st_dev, st_ino)`` of the existing regular file ``path`` (``st`` from ``lstat``).
+
+    Raises:
+        ConfigError: ``path`` is a symlink or not a regular file.
+    """
+    if stat.S_ISLNK(st.st_mode):
+        raise ConfigError(
+            f"file:{path} is a symlink: a file target is never reached through a symlink",
+            key="--drive",
+            fix=f"give the real file ({os.path.realpath(path)}) if it is really meant for "
+            "destruction, or a new path",
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"file:{path} is no longer a regular file", key="--drive")
+    return st.st_dev, st.st_ino
+
+
+def _loops_backed_by(path: str, sysfs: Path) -> list[str]:
+    """``/dev/loopN`` of every loop device whose backing file is ``path`` (same file: same
+    ``st_dev``/``st_ino``, else the same real path), from ``/sys/block/loop*/loop/backing_file``.
+    """
+    try:
+        st = os.stat(path)
+        key: tuple[int, int] | None = (st.st_dev, st.st_ino)
+    except OSError:
+        key = None
+    real = os.path.realpath(path)
+    found: list[str] = []
+    try:
+        names = sorted(n for n in os.listdir(sysfs / "block") if n.startswith("loop"))
+    except OSError:
+        return found
+    for name in names:
+        try:
+            backing = (sysfs / "block" / name / "loop" / "backing_file").read_text().strip()
+        except OSError:
+            continue
+        if not backing:
+            continue
+        same = backing == real or backing == path
+        if not same and key is not None:
+            try:
+                bst = os.stat(backing)
+                same = (bst.st_dev, bst.st_ino) == key
+            except OSError:
+                pass
+        if same:
+            found.append(f"/dev/{name}")
+    return found
 
 
 def _remove(path: str) -> None:

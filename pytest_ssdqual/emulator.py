@@ -460,7 +460,27 @@ class EmulatedTarget(DriveTarget):
         return f"{self.spec.raw} ({self.fio_filename})"
 
     def recheck_identity(self) -> None:
-        """Nothing to re-read: the identity is the model's and the device is this session's."""
+        """The identity is the model's; check that the loop device still has this session's
+        image behind it (``/sys/block/loopN/loop/backing_file``), else refuse for good.
+
+        Raises:
+            DeviceError: the loop device was detached or now backs another file.
+        """
+        loop = self.fio_filename
+        backing = Path("/sys/block") / Path(loop).name / "loop" / "backing_file"
+        image = str(self.drive.image_path)
+        try:
+            now = backing.read_text().strip()
+        except OSError as exc:
+            problem = f"has no backing file any more ({backing}: {exc.strerror or exc})"
+        else:
+            if now in (image, os.path.realpath(image)):
+                return
+            problem = f"now has {now or '(nothing)'} behind it"
+        message = (f"{loop} {problem}, was the emulated drive's image {image} at start: "
+                   "refusing to continue")
+        self._refuse(message)
+        raise DeviceError(message)
 
     def self_purge(self) -> str:
         """Purge hook (``methodology.purge``): the model back to FOB -- empty SLC cache, clean,

@@ -14,8 +14,15 @@ Plain Python (no pytest). One ``ResultsGate`` per pytest process; the plugin cal
 * ``finish`` once, on the controller, at session end: writes ``run.json`` and indexes the run.
 
 ``--baseline=REF``: a run id (in ``--results-dir``), a run folder (any store, e.g. a CI
-artifact), or ``firmware:NAME`` -- per drive, the latest passing run (pytest exit status 0) of
-firmware NAME on the same model, controller and NAND, with the same run profile.
+artifact), or ``firmware:NAME`` -- per drive, the latest passing run (pytest exit status 0 and
+no test skipped or deselected) of firmware NAME on the same model, controller and NAND, with the
+same run profile. An explicit run id or folder that is not such a run is still used, with a
+warning line in the gate summary.
+
+With ``--baseline`` a gated metric (``regression.gated_metrics``: every workload's primary
+figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
+run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
+figure for ...``): a baseline that lacks the workload never passes it silently.
 """
 
 from __future__ import annotations
@@ -224,6 +231,7 @@ class GateResult:
         baseline_run: the baseline run id, None without ``--baseline``.
         comparisons: one per gated metric (``regression.compare_workload``).
         record_dir: where the workload was stored.
+        warnings: lines for the gate summary (an explicit baseline that is not a passing run).
     """
 
     drive: str
@@ -231,6 +239,7 @@ class GateResult:
     baseline_run: str | None
     comparisons: list[Comparison]
     record_dir: Path
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def regressed(self) -> list[Comparison]:
@@ -249,6 +258,10 @@ class GateResult:
             {"drive": self.drive, "workload": self.workload, "metric": c.metric,
              "status": c.status, "line": c.line(), "baseline_run": self.baseline_run}
             for c in self.comparisons
+        ] + [
+            {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
+             "line": w, "baseline_run": self.baseline_run}
+            for w in self.warnings
         ]
 
 
@@ -260,6 +273,7 @@ class ResultsGate:
         self.store = ResultsStore(options.results_dir)
         self._runs: dict[Path, StoredRun] = {}
         self._baselines: dict[str, tuple[StoredRun, dict[str, Any]]] = {}
+        self._warned: dict[Path, str] = {}
 
     @property
     def run_dir(self) -> Path:
@@ -334,6 +348,14 @@ class ResultsGate:
             assert ref.run_dir is not None
             path = ref.run_dir
         run = self._load(path)
+        if ref.firmware is None and not run.passed and path not in self._warned:
+            tests = run.info.get("tests") or {}
+            self._warned[path] = (
+                f"baseline run {run.run_id} is not a passing run (exit status "
+                f"{run.info.get('exitstatus', '?')}, {tests.get('skipped', '?')} skipped, "
+                f"{tests.get('deselected', '?')} deselected): used only because it was named "
+                "explicitly; firmware:NAME would not pick it"
+            )
         if run.profile != self.options.profile:
             raise BaselineError(
                 f"baseline run {run.run_id} used profile {run.profile}, this run uses "
@@ -408,6 +430,7 @@ class ResultsGate:
                 workload_id, outcome.metrics, base_metrics,
                 baseline_firmware=str(drive.get("firmware", "")), limits=ctx.limits,
                 spread_pct=spread_pct, baseline_spread_pct=base_spread,
+                baseline_run=run.run_id,
             )
             regression = {
                 "baseline_ref": self.options.baseline.raw if self.options.baseline else None,
@@ -427,7 +450,9 @@ class ResultsGate:
         record_dir = self.store.write_workload(self.options.run_id, record, files)
         if refused is not None:
             raise refused
-        return GateResult(ctx.target.spec.raw, workload_id, baseline_run, comparisons, record_dir)
+        warnings = [self._warned[found[0].path]] if found and found[0].path in self._warned else []
+        return GateResult(ctx.target.spec.raw, workload_id, baseline_run, comparisons, record_dir,
+                          warnings)
 
     def _record(
         self,
@@ -492,11 +517,18 @@ class ResultsGate:
         argv: Sequence[str],
         fio_version: Callable[[], str],
         host: Mapping[str, str],
+        skipped: int = 0,
+        deselected: int = 0,
+        failed: int = 0,
     ) -> Path | None:
         """Complete the run: write ``run.json`` and index it. Returns the run folder, or None
         when nothing was measured (no workload stored).
 
-        ``passed`` is pytest's exit status 0: every limit met, no regression, no broken test.
+        ``passed`` (eligible as a ``firmware:NAME`` baseline) is pytest's exit status 0 -- every
+        limit met, no regression, no broken test -- and no test ``skipped`` (e.g. the
+        destructive ones without ``--confirm-destroy``) or ``deselected`` (``-k``/``-m``
+        subset); both counts are stored in ``tests``, with the number of tests that ``failed``
+        or broke (``ssdqual rejudge`` checks every one of them left a record).
         ``fio_version`` is called only when there is a run to complete.
 
         Raises:
@@ -513,7 +545,8 @@ class ResultsGate:
             "ended_utc": utc_now(),
             "status": status,
             "exitstatus": exitstatus,
-            "passed": exitstatus == 0,
+            "passed": exitstatus == 0 and skipped == 0 and deselected == 0,
+            "tests": {"skipped": skipped, "deselected": deselected, "failed": failed},
             "profile": self.options.profile,
             "host": dict(host),
             "tools": {
@@ -560,15 +593,20 @@ def _describe_drive(model: object, controller: object, nand: object) -> str:
     return f"{model or '?'} / controller {controller or 'unknown'} / NAND {nand or 'unknown'}"
 
 
-_ORDER = {REGRESSED: 0, NOISY: 1, IMPROVED: 2, NO_BASELINE: 3, NOT_MEASURED: 4, WITHIN: 5}
+#: Status of a gate-summary row that is a warning about the baseline, not a comparison.
+WARNING = "warning"
+
+_ORDER = {REGRESSED: 0, NO_BASELINE: 1, NOT_MEASURED: 2, NOISY: 3, IMPROVED: 4, WITHIN: 5}
 _WORD = {REGRESSED: "REGRESSED", NOISY: "TOO NOISY TO GATE", IMPROVED: "improved",
-         NO_BASELINE: "no baseline", NOT_MEASURED: "not measured", WITHIN: "ok"}
+         NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok"}
 
 
 def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
     """The terminal section: one line per compared metric (worst first), counts, and where
     the run is stored."""
-    lines = []
+    lines = [f"WARNING: {w}" for w in dict.fromkeys(
+        str(r["line"]) for r in rows if r["status"] == WARNING)]
+    rows = [r for r in rows if r["status"] != WARNING]
     for r in sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["drive"], r["workload"],
                                          r["metric"])):
         lines.append(f"{_WORD.get(r['status'], r['status']):17} {r['drive']} {r['workload']}: "
@@ -579,7 +617,7 @@ def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None)
         lines.append(
             f"{counts[REGRESSED]} regressed, {counts[IMPROVED]} improved, {counts[WITHIN]} within "
             f"limit, {counts[NOISY]} too noisy to gate, {counts[NO_BASELINE]} without baseline "
-            f"value (baseline run {', '.join(runs) or '-'})"
+            f"value, {counts[NOT_MEASURED]} not measured (baseline run {', '.join(runs) or '-'})"
         )
     if run_dir is not None:
         lines.append(f"results stored in {run_dir}")

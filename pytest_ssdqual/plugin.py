@@ -11,8 +11,7 @@ import argparse
 import os
 import re
 import tempfile
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,6 +44,9 @@ from .summary import SummaryRow, format_drives, format_summary, rows_from_outcom
 from .thresholds.loader import ThresholdSet
 from .workloads import PROFILES, get_workload
 
+#: Smallest ``--scratch-size``: 1 MiB.
+MIN_SCRATCH_BYTES = 1024 * 1024
+
 
 def _size(value: str) -> int:
     """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
@@ -53,7 +55,13 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
         )
-    return int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
+    size = int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
+    if size < MIN_SCRATCH_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is {size} bytes: the scratch size must be at least 1M "
+            f"({MIN_SCRATCH_BYTES} bytes)"
+        )
+    return size
 
 
 def _profile(value: str) -> str:
@@ -137,8 +145,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--results-dir", default=None, metavar="DIR",
         help="results store: one folder per run (run.json, fio jobs, outputs, logs, verdicts) "
-        "and an SQLite index. Default: ini ssdqual_results_dir, else ssdqual-results/ in the "
-        "rootdir.",
+        "and an SQLite index. Default: $SSDQUAL_RESULTS_DIR, else ini ssdqual_results_dir, else "
+        "ssdqual-results/ in the rootdir.",
     )
     group.addoption(
         "--baseline", default=None, metavar="REF",
@@ -187,8 +195,9 @@ def _build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     get it through ``workerinput``)."""
     workerinput = getattr(config, "workerinput", None) or {}
     option, ini = config.getoption("results_dir"), config.getini("ssdqual_results_dir")
+    env = os.environ.get("SSDQUAL_RESULTS_DIR", "")
     results_dir = (Path(config.invocation_params.dir) / option if option
-                   else Path(config.rootpath) / (ini or "ssdqual-results"))
+                   else Path(config.rootpath) / (env or ini or "ssdqual-results"))
     return ResultsGate(build_gate_options(
         results_dir=results_dir,
         run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
@@ -277,14 +286,24 @@ def _force_loadgroup(config: pytest.Config) -> None:
 
 
 def _scratch_path(config: pytest.Config) -> Path:
-    """The default scratch file: a new name per session (pid + random), shared with xdist
-    workers through ``workerinput`` so every worker names the same file. Call once."""
+    """The default scratch file, in a private folder of its own per session
+    (``mkdtemp``: mode 0700, a new name, so no other user can plant a file or symlink there),
+    made by the controller and shared with xdist workers through ``workerinput`` so every
+    worker names the same file. The folder is removed at unconfigure once empty (the session
+    removes the file it created). Call once."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput and SCRATCH_INPUT in workerinput:
         return Path(workerinput[SCRATCH_INPUT])
-    folder = Path(tempfile.gettempdir()) / "pytest-ssdqual"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"scratch-{os.getpid()}-{uuid.uuid4().hex[:8]}.img"
+    folder = Path(tempfile.mkdtemp(prefix="pytest-ssdqual-"))
+    config.add_cleanup(lambda: _remove_empty_folder(folder))
+    return folder / f"scratch-{os.getpid()}.img"
+
+
+def _remove_empty_folder(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (a file left behind on purpose) or already gone
+        pass
 
 
 class XdistHooks:
@@ -504,8 +523,18 @@ class SsdQualReporter:
         self.gate_rows: list[dict[str, Any]] = []
         self.run_dir: Path | None = None
         self.report_lines: list[str] = []  # session_report: per-drive summaries written
+        self.skipped = 0  # tests skipped / deselected: such a run is never a firmware baseline
+        self.deselected = 0
+        self.failed_tests: set[str] = set()  # failed or broken in any phase (rejudge checks)
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and not hasattr(report, "wasxfail"):
+            self.skipped += 1
+        if report.failed:
+            self.failed_tests.add(report.nodeid)
         if report.when != "call":
             return
         for key, value in report.user_properties:
@@ -561,6 +590,9 @@ class SsdQualReporter:
                 argv=[str(a) for a in self.config.invocation_params.args],
                 fio_version=lambda: _fio_version(self.options.fio_bin),
                 host=host_facts(),
+                skipped=self.skipped,
+                deselected=self.deselected,
+                failed=len(self.failed_tests),
             )
         except SsdQualError as exc:
             self.gate_rows.append({"drive": "-", "workload": "-", "metric": "-", "status": "error",

@@ -22,6 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .errors import FioOutputError
+
 #: A drive counts as recovered once its figure is back to this share of the fresh figure.
 RECOVERED_FRACTION = 0.9
 
@@ -86,10 +88,15 @@ def recovery_metrics(
         fraction: share of ``fresh`` that counts as recovered (0-1].
 
     Raises:
-        ValueError: ``fresh`` not positive, no idle period, a non-finite figure, idle times
-            not increasing, or ``fraction`` outside (0, 1].
+        ValueError: ``fresh`` not positive, no idle period, idle times not increasing, or
+            ``fraction`` outside (0, 1].
+        FioOutputError: ``fresh`` or a figure after idle is NaN or infinite (fio measured no
+            I/O in that performance test).
     """
-    if not (math.isfinite(fresh) and fresh > 0):
+    if not math.isfinite(fresh):
+        raise FioOutputError(f"the fresh performance test measured no I/O (figure {fresh}): "
+                             "recovery cannot be judged")
+    if not fresh > 0:
         raise ValueError(f"the fresh figure must be a positive number, got {fresh}")
     if not after_idle:
         raise ValueError("no idle period: the recovery phase did not run")
@@ -99,8 +106,12 @@ def recovery_metrics(
     if any(b <= a for a, b in zip(idle_times, idle_times[1:], strict=False)) or idle_times[0] < 0:
         raise ValueError(f"cumulative idle times must increase, got {idle_times}")
     figures = [v for _, v in after_idle]
-    if not all(math.isfinite(v) for v in figures):
-        raise ValueError(f"figures after idle must be finite, got {figures}")
+    for i, v in enumerate(figures, start=1):
+        if not math.isfinite(v):
+            raise FioOutputError(
+                f"recovery round {i} measured no I/O: its figure after idle is {v} (fio "
+                f"reported no IOPS for the performance test); figures after idle: {figures}"
+            )
     target = fraction * fresh
     time_to_recover: float | None = None
     if before_idle is not None and before_idle >= target:

@@ -7,11 +7,17 @@ latencies) against the allowed worsening in percent from the threshold files'
 ``regression`` blocks (``ResolvedLimits.regression_limit_pct``), or ``DEFAULT_REGRESSION_LIMIT_PCT``
 when no matching profile gives one.
 
-Which metrics are gated: every metric the drive's threshold profiles give an absolute limit for,
+Which metrics are gated: every workload's primary figures (``primary_metrics``: the
+primary-direction ``iops`` and ``bw_mbps`` of a plain workload, the higher-is-better metrics of a
+methodology workload), every metric the drive's threshold profiles give an absolute limit for,
 plus every metric named in a ``regression.per_metric`` key (``workload.metric``, or ``workload``
-for all of its metrics). Other shared metrics are compared by ``ssdqual compare`` but never fail a
-test: a 3-second run's p99.99 or maximum latency is one or two I/Os, and gating it would fail
-firmware builds on noise.
+for all of its metrics). Other shared metrics (latency tails without a limit) are compared by
+``ssdqual compare`` but never fail a test: a 3-second run's p99.99 or maximum latency is one or
+two I/Os, and gating it would fail firmware builds on noise.
+
+A gated metric the baseline has no figure for (``no baseline value``: the baseline did not run
+the workload) or this run did not measure (``not measured``) fails like a regression: the gate
+never passes what it could not compare.
 
 Noise (``--repeat N``): each workload runs N times; the gate judges the median and the run-to-run
 spread ``(max - min) / median`` in percent. A metric whose spread (this run's or the baseline's,
@@ -37,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import SsdQualError
 from .thresholds.verdict import format_number
-from .workloads import HIGHER_IS_BETTER
+from .workloads import CATALOG, HIGHER_IS_BETTER
 
 if TYPE_CHECKING:
     from .thresholds.loader import ResolvedLimits
@@ -51,6 +57,7 @@ __all__ = [
     "compare_workload",
     "gated_metrics",
     "is_higher_better",
+    "primary_metrics",
     "regression_limit",
 ]
 
@@ -70,6 +77,9 @@ NOISY = "too noisy to gate"
 NO_BASELINE = "no baseline value"
 NOT_MEASURED = "not measured"
 STATUSES: tuple[str, ...] = (REGRESSED, IMPROVED, WITHIN, NOISY, NO_BASELINE, NOT_MEASURED)
+#: Statuses that fail the test: a worsening past the limit, or a gated metric that could not be
+#: compared because one side has no figure.
+FAILING: frozenset[str] = frozenset({REGRESSED, NO_BASELINE, NOT_MEASURED})
 
 
 class BaselineError(SsdQualError):
@@ -119,6 +129,7 @@ class Comparison:
         spread_pct: run-to-run spread in percent of the median, the larger of this run's and the
             baseline's; None with a single repetition on both sides.
         status: one of ``STATUSES``.
+        baseline_run: the baseline run id, for the message of a missing baseline figure.
     """
 
     workload: str
@@ -131,6 +142,7 @@ class Comparison:
     higher_is_better: bool
     spread_pct: float | None
     status: str
+    baseline_run: str = ""
 
     @property
     def change_pct(self) -> float | None:
@@ -149,7 +161,8 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        return self.status == REGRESSED
+        """Regressed, or not comparable (no figure on one side): both fail the gate."""
+        return self.status in FAILING
 
     def limit_text(self) -> str:
         """``'−5 %'`` for a higher-is-better metric, ``'+5 %'`` for a latency."""
@@ -162,7 +175,8 @@ class Comparison:
         if self.value is None:
             return f"{self.metric} not measured in this run (baseline {self._fig(self.baseline)})"
         if self.baseline is None:
-            return f"{self.metric} {self._fig(self.value)}: {NO_BASELINE} on {self._fw()}"
+            return (f"no baseline figure for {self.metric} in run {self.baseline_run or '?'} "
+                    f"(the baseline did not measure it; this run {self._fig(self.value)})")
         change = self.change_pct
         change_text = signed_pct(change) if change is not None else "n/a"
         text = (
@@ -190,7 +204,7 @@ class Comparison:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 def judge_change(
@@ -235,11 +249,26 @@ def regression_limit(limits: ResolvedLimits, workload_id: str, metric: str) -> t
     return value, "threshold files"
 
 
+def primary_metrics(workload_id: str) -> frozenset[str]:
+    """The figures of ``workload_id`` that are always gated: for a plain workload its
+    primary-direction ``iops`` and ``bw_mbps`` (``write.bw_mbps``; ``total.*`` for a mixed
+    one), for a methodology workload every metric it produces whose bare name is in
+    ``HIGHER_IS_BETTER``; empty for a workload unknown to the catalog."""
+    workload = CATALOG.get(workload_id)
+    if workload is None:
+        return frozenset()
+    if workload.methodology_metrics:
+        return frozenset(m for m in workload.methodology_metrics if is_higher_better(m))
+    names = {f"{workload.primary_direction}.{m}" for m in ("iops", "bw_mbps")}
+    return frozenset(names & set(workload.metric_names()))
+
+
 def gated_metrics(limits: ResolvedLimits, workload_id: str) -> frozenset[str]:
-    """Canonical metrics of ``workload_id`` the gate judges: those with an absolute limit, plus
-    those named in a matching profile's ``regression.per_metric`` (a bare ``workload`` key gates
-    every metric of it: returned as ``'*'``)."""
-    names = {lim.metric for lim in limits.for_workload(workload_id)}
+    """Canonical metrics of ``workload_id`` the gate judges: its ``primary_metrics``, those with
+    an absolute limit, plus those named in a matching profile's ``regression.per_metric`` (a bare
+    ``workload`` key gates every metric of it: returned as ``'*'``)."""
+    names = set(primary_metrics(workload_id))
+    names |= {lim.metric for lim in limits.for_workload(workload_id)}
     for profile in limits.profiles:
         for key in profile.regression_per_metric:
             wid, _, metric = key.partition(".")
@@ -287,6 +316,7 @@ def compare_workload(
     spread_pct: Mapping[str, float] | None = None,
     baseline_spread_pct: Mapping[str, float] | None = None,
     gated: Collection[str] | None = None,
+    baseline_run: str = "",
 ) -> list[Comparison]:
     """Compare one workload's figures with the baseline's.
 
@@ -297,9 +327,11 @@ def compare_workload(
         limits: this drive's resolved limits (regression percentages and which metrics are gated).
         spread_pct, baseline_spread_pct: run-to-run spreads (``aggregate_repeats``).
         gated: metrics to judge; default ``gated_metrics(limits, workload_id)`` (``'*'`` = all).
+        baseline_run: the baseline run id, named in the line of a missing baseline figure.
 
     Returns:
-        one ``Comparison`` per gated metric measured on either side, sorted by metric.
+        one ``Comparison`` per gated metric measured on either side, sorted by metric; one
+        measured on one side only is ``no baseline value`` / ``not measured``, and fails.
     """
     chosen = gated_metrics(limits, workload_id) if gated is None else frozenset(gated)
     names: Iterable[str] = set(metrics) | set(baseline_metrics)
@@ -323,16 +355,18 @@ def compare_workload(
             status = judge_change(value=value, baseline=base, limit_pct=limit_pct,
                                   higher_is_better=higher, spread_pct=spread)
         out.append(Comparison(workload_id, name, value, base, baseline_firmware, limit_pct,
-                              source, higher, spread, status))
+                              source, higher, spread, status, baseline_run))
     return out
 
 
 def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparison],
                     baseline_run: str) -> str:
-    """The test's failure text for regressed metrics, starting with ``PREFIX``::
+    """The test's failure text for regressed (or not comparable) metrics, starting with
+    ``PREFIX``::
 
         REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN
           write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)
+          no baseline figure for write.iops in run RUN (the baseline did not measure it; ...)
     """
     bad = [c for c in comparisons if c.failed]
     return (

@@ -8,7 +8,10 @@ with the new ``regression`` limits (``regression.compare_workload``). Nothing is
 never started, and the stored run is not modified.
 
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
-regression fails under the new thresholds, 4 bad input (unknown run, bad threshold file).
+regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
+a test failed or broke without leaving a record, a workload this version does not know, a refused
+baseline, an interrupted session): what was never judged cannot pass; 4 bad input (unknown run,
+bad threshold file).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from .thresholds.loader import DriveFacts, ThresholdSet
 from .thresholds.verdict import Verdict, judge
 from .workloads import CATALOG
 
-__all__ = ["Rejudged", "rejudge_run", "add_parser", "run_command"]
+__all__ = ["Rejudged", "incomplete_reasons", "rejudge_run", "add_parser", "run_command"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -99,9 +102,46 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
     return out
 
 
+def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]:
+    """Why ``run`` cannot pass a re-judgement whatever the thresholds: an interrupted session,
+    no stored workload, a workload unknown to this version's catalog, a baseline the run refused,
+    or tests that failed or broke without a stored record (``run.json`` ``tests.failed`` is more
+    than the failed records; for a ``run.json`` without counts: a non-zero exit status and no
+    failed record). Empty when every test's outcome is in the records."""
+    info = run.info
+    reasons: list[str] = []
+    if info.get("status") not in (None, "complete"):
+        reasons.append(f"the session did not complete (status {info.get('status')}, exit "
+                       f"status {info.get('exitstatus')})")
+    if not run.records:
+        reasons.append("the run stored no workload record")
+    for r in results:
+        if not r.verdicts and not r.comparisons and r.notes:
+            reasons.append(f"{r.drive} {r.workload}: {'; '.join(r.notes)}")
+        elif any(n.startswith("the stored run refused its baseline") for n in r.notes):
+            reasons.append(f"{r.drive} {r.workload}: the test was broken: "
+                           f"{'; '.join(r.notes)}")
+    failed_records = sum(1 for rec in run.records if rec.get("status") != "passed")
+    tests = info.get("tests")
+    if isinstance(tests, dict) and isinstance(tests.get("failed"), int):
+        missing = tests["failed"] - failed_records
+        if missing > 0:
+            reasons.append(
+                f"{missing} test(s) failed or broke without a stored record ({tests['failed']} "
+                f"failed in the session, {failed_records} failed record(s)): fio or the drive "
+                "broke before a figure was stored, which no threshold can re-judge"
+            )
+    elif info.get("exitstatus") not in (None, 0) and failed_records == 0:
+        reasons.append(
+            f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
+            "or broke without a stored record"
+        )
+    return reasons
+
+
 def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[str]) -> list[str]:
-    """Human lines: per workload the old and new status, each failed limit or regression, and a
-    count line."""
+    """Human lines: per workload the old and new status, each failed limit or regression, the
+    reasons the run is incomplete (``incomplete_reasons``), and a count line."""
     lines = [f"re-judging run {run.run_id} ({run.path}) against {', '.join(paths)} -- no I/O"]
     for r in results:
         change = "" if r.old_status == r.new_status else "  (changed)"
@@ -113,9 +153,17 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
     judged = [v for r in results for v in r.verdicts if v.limit is not None]
     failed = sum(1 for v in judged if v.failed)
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
+    incomplete = incomplete_reasons(run, results)
+    lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
+    if any(r.failed for r in results):
+        verdict = "FAILS under the new thresholds"
+    elif incomplete:
+        verdict = "is INCOMPLETE: it cannot pass a re-judgement (see INCOMPLETE above)"
+    else:
+        verdict = "PASSES under the new thresholds"
     lines.append(
         f"{len(judged) - failed} limits passed, {failed} failed; {regressed} regression(s); "
-        f"run {'FAILS' if any(r.failed for r in results) else 'PASSES'} under the new thresholds"
+        f"run {verdict}"
     )
     return lines
 
@@ -132,10 +180,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """``ssdqual rejudge``: exit 1 when the run fails under the new thresholds."""
+    """``ssdqual rejudge``: exit 1 when the run fails under the new thresholds or is
+    incomplete."""
     run = load_run(ResultsStore(args.results_dir), args.run)
     thresholds = ThresholdSet.load([Path(p) for p in args.thresholds])
     results = rejudge_run(run, thresholds)
     for line in format_report(run, results, args.thresholds):
         print(line)
-    return EXIT_FAILED if any(r.failed for r in results) else EXIT_OK
+    if any(r.failed for r in results) or incomplete_reasons(run, results):
+        return EXIT_FAILED
+    return EXIT_OK

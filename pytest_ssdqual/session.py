@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .drive import DriveLock, DriveSpec, DriveTarget
 from .errors import SafetyRefusal
-from .fio.job import JobPlan, render_job
+from .fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from .fio.result import WorkloadResult
 from .fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner, check_run
 from .identity import DriveIdentity
@@ -74,6 +74,9 @@ class DriveContext:
     lock: DriveLock
     #: firmware as the drive reports it (``identity.firmware`` may be the ``--firmware`` label).
     reported_firmware: str = ""
+    #: bytes the one-time prefill wrote before the first read workload (``None``: not run,
+    #: e.g. writes refused: reads then measure the drive as it was found).
+    prefilled_bytes: int | None = None
 
     @property
     def identity(self) -> DriveIdentity:
@@ -116,10 +119,29 @@ class WorkloadOutcome:
     result: WorkloadResult
     metrics: dict[str, float]
     verdicts: list[Verdict]
+    #: the media a reading workload read: ``STATE_PREFILLED`` or ``STATE_AS_FOUND``; ``""``
+    #: for a write-only workload.
+    state: str = ""
+    #: bytes the session's prefill wrote before the reads (``None``: no prefill).
+    prefilled_bytes: int | None = None
 
     @property
     def failed(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.failed]
+
+    @property
+    def note(self) -> str:
+        """One line for reports on what the reads read, ``""`` for a write-only workload."""
+        if self.state == STATE_PREFILLED and self.prefilled_bytes is not None:
+            return f"read after a prefill of {self.prefilled_bytes} bytes"
+        return self.state
+
+
+#: A reading workload ran after the session's one-time sequential prefill of the span.
+STATE_PREFILLED = "prefilled"
+#: A reading workload ran on a drive whose writes are refused: never-written blocks may read
+#: as zeros without touching the media.
+STATE_AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
 
 
 @dataclass(frozen=True)
@@ -209,6 +231,9 @@ class QualSession:
         if workload.writes:
             target.assert_write_allowed()
         target.recheck_identity()  # every workload: the drive is still there, and the same one
+        state = ""
+        if "read" in workload.directions:
+            state = self.prefill(ctx, workdir / PREFILL_NAME)
         plan = render_job(
             workload,
             self.options.profile,
@@ -232,7 +257,40 @@ class QualSession:
         result = check_run(run, expected_runtime_s=plan.expected_runtime_s)
         metrics = result.metrics()
         verdicts = judge(workload, metrics, ctx.limits, strict=self.options.strict)
-        return WorkloadOutcome(workload, plan, run, result, metrics, verdicts)
+        return WorkloadOutcome(workload, plan, run, result, metrics, verdicts, state,
+                               ctx.prefilled_bytes if state == STATE_PREFILLED else None)
+
+    def prefill(self, ctx: DriveContext, workdir: Path) -> str:
+        """Write the workload span once (128 KiB sequential, QD32, size based) before the first
+        read on the drive, so reads measure written media: a scratch file's fallocated extents
+        and a purged drive's deallocated LBAs read as zeros without media access (SNIA PTS
+        measures reads on written media). Runs at most once per drive and session, through the
+        same safety checks as a write workload.
+
+        Returns:
+            ``STATE_PREFILLED``, or ``STATE_AS_FOUND`` when the drive refuses writes (an
+            unconfirmed block device: its reads are measured as found).
+
+        Raises:
+            SafetyRefusal, DeviceError, FioError: as :meth:`run_workload`.
+        """
+        if ctx.prefilled_bytes is not None:
+            return STATE_PREFILLED
+        target = ctx.target
+        if target.write_refusals:
+            return STATE_AS_FOUND
+        target.assert_write_allowed()
+        target.recheck_identity()
+        plan = render_prefill(self.options.profile, target.fio_filename, target.size_bytes,
+                              self.ioengine())
+        run = self.runner.run(
+            plan.text, workdir=workdir, name=plan.name,
+            timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
+            cgroup=target.cgroup,
+        )
+        check_run(run, expected_runtime_s=None)
+        ctx.prefilled_bytes = plan.span_bytes
+        return STATE_PREFILLED
 
     def run_job(
         self,

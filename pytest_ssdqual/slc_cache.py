@@ -17,8 +17,11 @@ and a *sustained* level. This module finds them in a 1-second bandwidth log:
   rest of the second counts, so the size is not quantised to one second of writing.
 
 No cliff (the bandwidth never falls and stays below the fraction): the cache, if any, is larger
-than what was written; ``slc_cache_bytes`` is then ``None`` (not measured) and
-``sustained_bw_mbps`` is the mean of the second half of the write.
+than what was written, so the post-cache speed was never seen. Neither ``slc_cache_bytes`` nor
+``sustained_bw_mbps`` is reported (a limit on them shows MISSING, a failure, never a silent pass
+of a burst figure); ``cache_not_exhausted_after_bytes`` says how much was written without
+finding the cliff. Only a *virtual* target (a loop device, zram or a file: no SLC cache at all,
+``virtual=True``) reports ``sustained_bw_mbps`` as the mean of the whole write.
 
 Sources: the method reviewers use for "write-cache exhaustion" / "whole-drive fill" tests
 (sequential 128 KiB writes from a secure-erased state, bandwidth over time); SNIA PTS Client 2.0
@@ -29,9 +32,11 @@ Plain Python: no fio, no pytest.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
+from .errors import FioOutputError
 from .fio.logs import BandwidthSeries
 
 #: The bandwidth must fall and stay below this share of the burst level to count as the cliff.
@@ -47,31 +52,48 @@ class SlcCacheReport:
         slc_cache_bytes: bytes written at the burst level before the cliff, ``None`` without one.
         cliff_t_s: seconds into the write when the burst ended (interpolated), or ``None``.
         burst_bw_mbps: mean bandwidth before the cliff, decimal MB/s.
-        sustained_bw_mbps: mean bandwidth after the cliff (or over the second half of the
-            write when there is none), decimal MB/s.
+        sustained_bw_mbps: mean bandwidth after the cliff, decimal MB/s; ``None`` without a
+            cliff (the post-cache speed was not seen), except on a virtual target (no SLC
+            cache: the whole write's mean).
         written_bytes: bytes written during the whole log.
         threshold_bw_mbps: ``fraction`` x the burst level used to find the cliff.
         fraction: the cliff fraction used.
+        end_bw_mbps: mean bandwidth over the second half of the write (for the report).
+        virtual: the target has no SLC cache (loop, zram, file).
     """
 
     cliff_found: bool
     slc_cache_bytes: int | None
     cliff_t_s: float | None
     burst_bw_mbps: float
-    sustained_bw_mbps: float
+    sustained_bw_mbps: float | None
     written_bytes: int
     threshold_bw_mbps: float
     fraction: float = CLIFF_FRACTION
+    end_bw_mbps: float | None = None
+    virtual: bool = False
+
+    @property
+    def cache_not_exhausted_after_bytes(self) -> int | None:
+        """Bytes written without finding the cliff (``None`` when there is one)."""
+        return None if self.cliff_found else self.written_bytes
 
     def describe(self) -> str:
         """One line for reports."""
         if not self.cliff_found:
-            return (
+            end = self.end_bw_mbps if self.end_bw_mbps is not None else self.burst_bw_mbps
+            line = (
                 f"no SLC-cache cliff within {self.written_bytes / 1e6:,.0f} MB written: "
                 f"bandwidth stayed near {self.burst_bw_mbps:,.1f} MB/s (ended at "
-                f"{self.sustained_bw_mbps:,.1f} MB/s); a cache, if any, is larger"
+                f"{end:,.1f} MB/s)"
             )
+            if self.virtual:
+                return line + "; no SLC cache (virtual target): sustained = whole-write mean"
+            return (line + "; cache not exhausted: a cache, if any, is larger, so the "
+                    "sustained (post-cache) speed was not measured -- write more (a larger "
+                    "span or multiple) to find it")
         assert self.slc_cache_bytes is not None and self.cliff_t_s is not None
+        assert self.sustained_bw_mbps is not None
         return (
             f"SLC cache {self.slc_cache_bytes / 1e6:,.0f} MB "
             f"({self.slc_cache_bytes / 2**20:,.0f} MiB): burst {self.burst_bw_mbps:,.1f} MB/s "
@@ -80,10 +102,16 @@ class SlcCacheReport:
         )
 
     def metrics(self) -> dict[str, float]:
-        """``burst_bw_mbps``, ``sustained_bw_mbps`` and, with a cliff, ``slc_cache_bytes``."""
-        out = {"burst_bw_mbps": self.burst_bw_mbps, "sustained_bw_mbps": self.sustained_bw_mbps}
+        """``burst_bw_mbps``; with a cliff ``sustained_bw_mbps`` and ``slc_cache_bytes``;
+        without one ``cache_not_exhausted_after_bytes`` (and, on a virtual target only,
+        ``sustained_bw_mbps`` = the whole write's mean)."""
+        out = {"burst_bw_mbps": self.burst_bw_mbps}
+        if self.sustained_bw_mbps is not None:
+            out["sustained_bw_mbps"] = self.sustained_bw_mbps
         if self.slc_cache_bytes is not None:
             out["slc_cache_bytes"] = float(self.slc_cache_bytes)
+        if self.cache_not_exhausted_after_bytes is not None:
+            out["cache_not_exhausted_after_bytes"] = float(self.cache_not_exhausted_after_bytes)
         return out
 
 
@@ -98,23 +126,30 @@ def running_median(values: tuple[float, ...] | list[float]) -> list[float]:
     return out
 
 
-def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTION
-                     ) -> SlcCacheReport:
+def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTION,
+                     virtual: bool = False) -> SlcCacheReport:
     """Find the SLC-cache cliff in a sequential write's per-second bandwidth.
 
     Args:
         series: per-second write bandwidth from FOB (``fio.logs.bandwidth_series``).
         fraction: share of the burst level the bandwidth must fall and stay below (0-1).
+        virtual: the target is a loop device, zram or a file (no SLC cache): without a cliff
+            the whole write's mean is the sustained figure. A real or emulated drive must show
+            the cliff for ``sustained_bw_mbps`` to be reported.
 
     Raises:
-        ValueError: an empty series, or ``fraction`` outside (0, 1).
+        ValueError: ``fraction`` outside (0, 1).
+        FioOutputError: an empty series or a non-finite bandwidth (fio logged no write I/O).
     """
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
     raw = list(series.bw_mbps)
     n = len(raw)
     if n == 0:
-        raise ValueError("empty bandwidth series: fio logged no write interval")
+        raise FioOutputError("the sustained write measured no I/O: empty bandwidth series "
+                             "(fio logged no write interval)")
+    if not all(math.isfinite(v) for v in raw):
+        raise FioOutputError(f"the sustained write's bandwidth log holds a non-finite value: {raw}")
     durations = series.durations_s
     per_interval = series.bytes_per_interval()
     written = int(sum(per_interval))
@@ -125,8 +160,10 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
         cliff -= 1
     if cliff == n or cliff == 0:  # still fast at the end (or never fast): no cliff
         half = raw[n // 2:] or raw
-        return SlcCacheReport(False, None, None, statistics.fmean(raw),
-                              statistics.fmean(half), written, threshold, fraction)
+        mean = statistics.fmean(raw)
+        return SlcCacheReport(False, None, None, mean, mean if virtual else None, written,
+                              threshold, fraction, end_bw_mbps=statistics.fmean(half),
+                              virtual=virtual)
     # The smoothed series lags or leads the raw one by a sample around a clean step.
     while cliff > 1 and raw[cliff - 1] < threshold:
         cliff -= 1

@@ -25,6 +25,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .errors import FioOutputError
+
 #: Rounds in the measurement window (SNIA PTS: 5).
 WINDOW_ROUNDS = 5
 #: Largest allowed ``max - min`` within the window, percent of the window average (SNIA: 20).
@@ -126,13 +128,13 @@ def fit_window(
         I/O) is never steady; its excursions are ``inf``.
 
     Raises:
-        ValueError: fewer than 2 values, or a value that is NaN or infinite.
+        ValueError: fewer than 2 values.
+        FioOutputError: a value that is NaN or infinite (a round fio measured no I/O in).
     """
     n = len(values)
     if n < 2:
         raise ValueError(f"a measurement window needs at least 2 rounds, got {n}")
-    if not all(math.isfinite(v) for v in values):
-        raise ValueError(f"tracking figures must be finite numbers, got {list(values)}")
+    check_rounds(values, first_round=first_round)
     avg = sum(values) / n
     x_mean = (n - 1) / 2
     sxx = sum((i - x_mean) ** 2 for i in range(n))
@@ -164,10 +166,12 @@ def evaluate(
         window_rounds: rounds per measurement window (>= 2).
 
     Raises:
-        ValueError: ``window_rounds < 2`` or a value that is NaN or infinite.
+        ValueError: ``window_rounds < 2``.
+        FioOutputError: a value that is NaN or infinite (a round fio measured no I/O in).
     """
     if window_rounds < 2:
         raise ValueError(f"window_rounds must be at least 2, got {window_rounds}")
+    check_rounds(values)
     limits = {
         "max_data_excursion_pct": max_data_excursion_pct,
         "max_slope_excursion_pct": max_slope_excursion_pct,
@@ -196,6 +200,17 @@ def evaluate(
         window_rounds=window_rounds,
         **limits,
     )
+
+
+def check_rounds(values: Sequence[float], *, first_round: int = 1) -> None:
+    """Raise ``FioOutputError`` naming the first round whose figure is NaN or infinite: fio
+    reported no I/O for it (a missing direction, a job that did nothing)."""
+    for i, v in enumerate(values):
+        if not math.isfinite(v):
+            raise FioOutputError(
+                f"round {first_round + i} measured no I/O: its tracking figure is {v} "
+                "(fio reported no IOPS for the round); steady state cannot be judged"
+            )
 
 
 class SteadyStateTracker:

@@ -5,7 +5,9 @@ Layout (``--results-dir``, default ``ssdqual-results/`` in the rootdir)::
     ssdqual-results/
       index.sqlite                     runs, drives and metrics (stdlib sqlite3, WAL mode)
       .index.lock                      flock serialising index writes and rebuilds
-      20261130T101500Z-3fa2c1/         one run (its id: UTC start + random suffix)
+      20261130T101500.123456Z-3fa2c1/  one run (its id: UTC start in microseconds + random
+                                       suffix; ids of older versions, 20261130T101500Z-3fa2c1,
+                                       are still read)
         run.json                       written last, at session end: the run is complete
         dev_loop0/                     one folder per drive (slug of --drive)
           seq_write_128k_qd32/         one folder per workload
@@ -65,7 +67,9 @@ RUN_FILE = "run.json"
 RECORD_FILE = "record.json"
 LOCK_NAME = ".index.lock"
 SCHEMA_VERSION = 1
-_RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
+#: A run id: ``20261130T101500.123456Z-3fa2c1``; ids without the microseconds (written by
+#: older versions, ``20261130T101500Z-3fa2c1``) are still runs.
+_RUN_ID = re.compile(r"^\d{8}T\d{6}(?:\.\d{6})?Z-[0-9a-f]{6}$")
 
 _SCHEMA = """
 CREATE TABLE runs (
@@ -109,9 +113,11 @@ def utc_now() -> str:
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
-    """A new, sortable run id: UTC start and 6 random hex digits (``20261130T101500Z-3fa2c1``)."""
+    """A new, sortable run id: UTC start with microseconds and 6 random hex digits
+    (``20261130T101500.123456Z-3fa2c1``), so runs started in the same second still sort by
+    start time."""
     moment = now or dt.datetime.now(dt.UTC)
-    return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    return f"{moment:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
 
 
 def drive_slug(drive: str) -> str:
@@ -194,6 +200,8 @@ class StoredRun:
 
     @property
     def passed(self) -> bool:
+        """Eligible as a ``firmware:NAME`` baseline: pytest exited 0 and no test was skipped
+        or deselected (``run.json`` ``passed``)."""
         return bool(self.info.get("passed"))
 
     @property
@@ -575,7 +583,11 @@ class ResultsStore:
         profile: str | None = None,
     ) -> Path | None:
         """Folder of the latest passing complete run with a drive of this model, controller,
-        NAND and firmware (and run profile, when given); None when there is none."""
+        NAND and firmware (and run profile, when given); None when there is none.
+
+        *Passing* is ``run.json``'s ``passed``: pytest exited 0 and no test was skipped or
+        deselected (``gating.ResultsGate.finish``) -- a run that skipped the destructive tests
+        or ran a ``-k`` subset is never picked."""
         sql = (
             "SELECT r.path FROM runs r JOIN drives d ON d.run_id = r.run_id "
             "WHERE r.passed = 1 AND d.firmware = ? AND d.model = ? AND d.controller = ? "

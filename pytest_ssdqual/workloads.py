@@ -36,7 +36,9 @@ TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
 
 #: Metrics of the named methodology workloads (bare names, units in them; see
 #: ``pytest_ssdqual/methodology/``). Sustained write past the SLC cache:
-SUSTAINED_WRITE_METRICS: tuple[str, ...] = ("slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps")
+SUSTAINED_WRITE_METRICS: tuple[str, ...] = (
+    "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps", "cache_not_exhausted_after_bytes",
+)
 #: SNIA PTS steady state over rounds (``steady_state_reached`` is 1 or 0, rounds are 1-based):
 STEADY_STATE_METRICS: tuple[str, ...] = (
     "steady_state_reached", "steady_state_round", "rounds", "data_excursion_pct",
@@ -53,7 +55,7 @@ RECOVERY_METRICS: tuple[str, ...] = (
 #: name after the direction (``write.iops`` -> ``iops``).
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
-     "recovery_ratio", "steady_state_reached"}
+     "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
 )
 

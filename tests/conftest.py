@@ -39,6 +39,16 @@ REPO = Path(__file__).resolve().parents[1]
 FAKE_FIO = Path(__file__).resolve().parent / "fakefio.py"
 
 
+@pytest.fixture(autouse=True)
+def _results_dir_outside_the_repo(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pytester run without ``--results-dir`` stores its run in a temporary folder
+    (``$SSDQUAL_RESULTS_DIR``), never in the repo's own ``ssdqual-results/`` (runs whose rootdir
+    is the repo, e.g. ones given REPO/suites files)."""
+    monkeypatch.setenv("SSDQUAL_RESULTS_DIR", str(tmp_path_factory.mktemp("ssdqual-results")))
+
+
 def cases_dir() -> Path:
     """The real-input folder: ``$SSDQUAL_CASES_DIR``, else ``../shared/cases`` beside the repo."""
     env = os.environ.get("SSDQUAL_CASES_DIR")

@@ -826,3 +826,151 @@ def test_lock_file_name_is_sanitised(tmp_path: Path) -> None:
 def test_lock_default_dir() -> None:
     lock = DriveLock("sdb")
     assert lock.path.parent in (Path("/run/lock"), Path(tempfile.gettempdir()))
+
+
+# --------------------------------------------------------------------------- existing files
+
+
+def fake_loop_sysfs(tmp_path: Path, backing: str) -> Path:
+    sysfs = tmp_path / "sys"
+    (sysfs / "block" / "loop7" / "loop").mkdir(parents=True)
+    (sysfs / "block" / "loop7" / "loop" / "backing_file").write_text(backing + "\n")
+    (sysfs / "block" / "sda").mkdir()
+    return sysfs
+
+
+@pytest.mark.parametrize("prefix", ["file:", ""])
+def test_existing_file_needs_confirmation_by_its_absolute_path(
+    tmp_path: Path, prefix: str
+) -> None:
+    path = tmp_path / "vm.img"
+    path.write_bytes(b"precious" * 1024)
+    spec = parse_drive_option(f"{prefix}{path}")
+    target = DriveTarget.open(spec, confirmed_serials=(), file_size_bytes=MIB)
+    assert not target.created_file
+    assert target.write_refusals == (
+        f"{path} (serial {path}) is not confirmed for destruction: add "
+        f"--confirm-destroy={path} (the file's absolute path: it exists already and "
+        "everything in it will be overwritten)",
+    )
+    with pytest.raises(SafetyRefusal, match=f"--confirm-destroy={path}"):
+        target.assert_write_allowed()  # refresh() keeps the refusal
+    wrong = DriveTarget.open(spec, confirmed_serials=("/other.img",), file_size_bytes=MIB)
+    assert "do not match" in wrong.write_refusals[0]
+    confirmed = DriveTarget.open(spec, confirmed_serials=(str(path),), file_size_bytes=MIB)
+    assert confirmed.write_refusals == ()
+    confirmed.assert_write_allowed()
+    confirmed.cleanup()
+    assert path.read_bytes() == b"precious" * 1024  # never removed: the plugin did not make it
+
+
+def test_loop_backing_file_is_refused_even_when_confirmed(tmp_path: Path) -> None:
+    path = tmp_path / "backing.img"
+    path.write_bytes(b"\0" * 4096)
+    sysfs = fake_loop_sysfs(tmp_path, str(path))
+    target = DriveTarget.open(
+        parse_drive_option(f"file:{path}"),
+        confirmed_serials=(str(path),),
+        file_size_bytes=MIB,
+        sysfs=sysfs,
+    )
+    assert target.write_refusals == (
+        f"{path} is the backing file of /dev/loop7: writing to it would corrupt that loop "
+        "device and whatever uses it; writes are refused whatever the options (detach it "
+        "first with losetup -d /dev/loop7 if it is really meant for destruction)",
+    )
+    with pytest.raises(SafetyRefusal, match="backing file of /dev/loop7"):
+        target.assert_write_allowed()
+    # detached: the confirmed file may be written
+    (sysfs / "block" / "loop7" / "loop" / "backing_file").write_text("\n")
+    target.assert_write_allowed()
+
+
+def test_loop_backing_file_is_matched_by_inode(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    path = real / "backing.img"
+    path.write_bytes(b"\0" * 4096)
+    (tmp_path / "alias").symlink_to(real)  # the kernel names it one way, the user another
+    sysfs = fake_loop_sysfs(tmp_path, str(tmp_path / "alias" / "backing.img"))
+    target = DriveTarget.open(
+        parse_drive_option(f"file:{path}"), confirmed_serials=(str(path),),
+        file_size_bytes=MIB, sysfs=sysfs,
+    )
+    assert "backing file of /dev/loop7" in target.write_refusals[0]
+
+
+def test_a_symlink_is_never_a_file_target(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.img"
+    victim.write_bytes(b"keep")
+    link = tmp_path / "scratch.img"
+    link.symlink_to(victim)
+    with pytest.raises(ConfigError, match="is a symlink"):
+        DriveTarget.open(
+            DriveSpec(raw=f"file:{link}", kind="file", path=str(link)),
+            confirmed_serials=(str(victim),), file_size_bytes=MIB,
+        )
+    dangling = tmp_path / "dangling.img"
+    dangling.symlink_to(tmp_path / "nowhere.img")
+    with pytest.raises(ConfigError, match="is a symlink"):
+        DriveTarget.open(
+            DriveSpec(raw=f"file:{dangling}", kind="file", path=str(dangling)),
+            confirmed_serials=(), file_size_bytes=MIB,
+        )
+    assert victim.read_bytes() == b"keep"
+    assert not (tmp_path / "nowhere.img").exists()  # not created through the link
+
+
+def test_file_replaced_by_a_symlink_after_open_is_refused_for_good(tmp_path: Path) -> None:
+    path = tmp_path / "scratch.img"
+    target = DriveTarget.open(
+        parse_drive_option(f"file:{path}"), confirmed_serials=(), file_size_bytes=MIB
+    )
+    assert target.created_file
+    target.recheck_identity()  # same file: fine
+    victim = tmp_path / "victim.img"
+    victim.write_bytes(b"keep")
+    path.unlink()
+    path.symlink_to(victim)
+    with pytest.raises(DeviceError, match="is now a symlink since it was opened"):
+        target.recheck_identity()
+    with pytest.raises(SafetyRefusal, match="is now a symlink"):
+        target.assert_write_allowed()
+
+
+def test_file_replaced_by_another_file_after_open_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "scratch.img"
+    target = DriveTarget.open(
+        parse_drive_option(f"file:{path}"), confirmed_serials=(), file_size_bytes=MIB
+    )
+    path.rename(tmp_path / "moved.img")  # kept, so the new file cannot reuse its inode
+    path.write_bytes(b"other")
+    with pytest.raises(DeviceError, match=f"{path} was replaced by another file"):
+        target.recheck_identity()
+    assert not target.write_allowed
+    path.unlink()
+    with pytest.raises(DeviceError, match="is gone"):
+        target.recheck_identity()
+
+
+def test_existing_file_opens_with_size_zero_for_identify(tmp_path: Path) -> None:
+    path = tmp_path / "existing.img"
+    path.write_bytes(b"\0" * 8192)
+    target = DriveTarget.open(parse_drive_option(str(path)), confirmed_serials=(),
+                              file_size_bytes=0)
+    assert target.size_bytes == 8192 and target.identity.serial == str(path)
+
+
+def test_cli_identify_an_existing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_ssdqual.cli import main
+
+    path = tmp_path / "existing.img"
+    path.write_bytes(b"\0" * 8192)
+    assert main(["identify", f"file:{path}"]) == 0
+    out = capsys.readouterr().out
+    assert f"serial          {path}" in out
+    assert f"--confirm-destroy={path}" in out and "writes         refused" in out
+    assert main(["identify", str(path), "--confirm-destroy", str(path)]) == 0
+    assert "writes         allowed" in capsys.readouterr().out

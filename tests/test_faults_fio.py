@@ -109,7 +109,8 @@ def test_fio_fault_breaks_the_test_and_the_session_goes_on(
     assert raw in first["texts"]["fio raw output (failed run)"]
     assert f"[{FAULTY}]" in first["texts"]["fio job"]
     assert second["status"] == "passed"
-    assert [c["rw"] for c in fake_fio.calls() if c["job"]] == ["read", "randread"]
+    # the one-time prefill of the span (a write), then the two read workloads
+    assert [c["rw"] for c in fake_fio.calls() if c["job"]] == ["write", "read", "randread"]
 
 
 def test_text_before_the_json_is_tolerated_and_kept(

@@ -14,6 +14,7 @@ import pytest
 from pytest_ssdqual.drive import parse_drive_option
 from pytest_ssdqual.errors import FioOutputError, SafetyRefusal
 from pytest_ssdqual.methodology import MethodologyResult, judge_result, run_methodology
+from pytest_ssdqual.methodology import base as methodology_base
 from pytest_ssdqual.methodology.jobs import (
     MethodJob,
     aligned_span,
@@ -21,9 +22,11 @@ from pytest_ssdqual.methodology.jobs import (
     random_size_write_job,
     sustained_write_job,
 )
+from pytest_ssdqual.methodology.purge import PurgeRecord
 from pytest_ssdqual.progress import RecordingObserver
 from pytest_ssdqual.session import DriveContext, QualSession, SessionOptions
-from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.loader import ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 from pytest_ssdqual.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
 
 from .conftest import FakeFio
@@ -243,3 +246,68 @@ def test_job_files() -> None:
         filename="/f", ioengine="io_uring") and rnd.timeout_s(30) == 32.5
     with pytest.raises(ValueError, match="give runtime_s, io_bytes or both"):
         MethodJob("x", "x", "write", 4096, 1, span)
+
+
+FAILED_PURGE = PurgeRecord(None, ("file-punch-hole: Operation not supported",
+                                  "file-truncate: Permission denied"), 0.0)
+FAILED_STATE = ("as found (purge failed: file-punch-hole: Operation not supported; "
+                "file-truncate: Permission denied)")
+
+
+@pytest.mark.parametrize("workload_id, metric", [("sustained_write", "write.bw_mbps"),
+                                                 ("recovery_after_idle", "fresh_iops")])
+def test_a_failed_purge_fails_the_test_and_its_figures_are_as_found(
+    session: QualSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    workload_id: str, metric: str,
+) -> None:
+    monkeypatch.setattr(methodology_base, "purge", lambda _target: FAILED_PURGE)
+    ctx, result = _run(session, tmp_path, workload_id)
+    assert result.states[metric] == FAILED_STATE
+    assert result.metrics["purged"] == 0
+    outcome = judge_result(result, ctx.limits)
+    failed = {v.metric: v for v in outcome.failed}
+    assert "purged" in failed
+    line = failed["purged"].line()
+    assert line.startswith("purged 0 < min 1 (margin -100.0 %)")
+    assert 'profile "implicit requirement"' in line
+
+
+def test_a_successful_purge_adds_no_purged_metric(
+    session: QualSession, tmp_path: Path
+) -> None:
+    ctx, result = _run(session, tmp_path, "sustained_write")
+    assert "purged" not in result.metrics and result.requirements == []
+    assert "purged" not in {v.metric for v in judge_result(result, ctx.limits).verdicts}
+
+
+def _waiver() -> ResolvedLimits:
+    """A profile's ``steady_state_reached: {max: 1}``: the implicit ``min 1`` is waived."""
+    wid = "steady_state_rand_write_4k"
+    limit = Limit(wid, "steady_state_reached", None, 1.0, None,
+                  Provenance("waiver.yaml", "loop devices", "steady state not reachable"))
+    return ResolvedLimits({(wid, "steady_state_reached"): limit}, ())
+
+
+def test_steady_state_not_reached_fails_unless_a_profile_waives_it(
+    session: QualSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKEFIO_IOPS", ",".join(str(50000 * 0.8**i) for i in range(8)))
+    ctx, result = _run(session, tmp_path, "steady_state_rand_write_4k")
+    assert result.metrics["steady_state_reached"] == 0
+    failed = [v for v in judge_result(result, ctx.limits).failed]
+    assert [v.metric for v in failed] == ["steady_state_reached"]
+    assert failed[0].line().startswith("steady_state_reached 0 < min 1")
+    assert 'profile "implicit requirement"' in failed[0].line()
+    waived = judge_result(result, _waiver())
+    assert not waived.failed
+    assert [v.limit.provenance.profile for v in waived.verdicts if v.limit] == ["loop devices"]
+
+
+def test_steady_state_reached_passes_the_implicit_requirement(
+    session: QualSession, tmp_path: Path
+) -> None:
+    ctx, result = _run(session, tmp_path, "steady_state_rand_write_4k")
+    outcome = judge_result(result, ctx.limits)
+    assert not outcome.failed
+    verdict = next(v for v in outcome.verdicts if v.metric == "steady_state_reached")
+    assert verdict.status == "pass" and verdict.measured == 1

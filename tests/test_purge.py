@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_ssdqual.errors import SafetyRefusal
+from pytest_ssdqual.methodology import purge as purge_module
 from pytest_ssdqual.methodology.purge import ATA_PASSWORD, ata_security_state, purge
 
 # hdparm -I, Security block as hdparm 9.x prints it (tabs kept)
@@ -94,7 +95,17 @@ def test_security_block_of_hdparm() -> None:
         "supported": False, "enabled": False, "frozen": False, "enhanced": False}
 
 
-def test_nvme_namespace_is_formatted_with_user_data_erase() -> None:
+@pytest.fixture
+def sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake /sys with controller nvme0 holding namespace nvme0n1 (add siblings to it)."""
+    root = tmp_path / "sys"
+    (root / "class" / "nvme" / "nvme0" / "nvme0n1").mkdir(parents=True)
+    (root / "block" / "nvme0n1" / "device").mkdir(parents=True)
+    monkeypatch.setattr(purge_module, "SYSFS_ROOT", str(root))
+    return root
+
+
+def test_nvme_namespace_is_formatted_with_user_data_erase(sysfs: Path) -> None:
     target = FakeTarget("/dev/nvme0n1", transport="NVMe")
     run = Commands({})
     record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
@@ -103,7 +114,7 @@ def test_nvme_namespace_is_formatted_with_user_data_erase() -> None:
     assert target.checks == ["write", "identity"]
 
 
-def test_failed_nvme_format_falls_back_to_blkdiscard_and_says_why() -> None:
+def test_failed_nvme_format_falls_back_to_blkdiscard_and_says_why(sysfs: Path) -> None:
     target = FakeTarget("/dev/nvme0n1", transport="NVMe")
     run = Commands({"format": (22, "NVMe status: INVALID_FORMAT")})
     record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
@@ -114,6 +125,59 @@ def test_failed_nvme_format_falls_back_to_blkdiscard_and_says_why() -> None:
         "blkdiscard: ok",
     )
     assert "purge: blkdiscard" in record.describe()
+
+
+@pytest.mark.parametrize("fna", [0x1, 0x2, 0x3])
+def test_nvme_format_is_skipped_when_it_would_erase_other_namespaces(
+    sysfs: Path, fna: int
+) -> None:
+    (sysfs / "class" / "nvme" / "nvme0" / "nvme0n2").mkdir()
+    (sysfs / "class" / "nvme" / "nvme0" / "nvme0n1p1").mkdir()  # a partition: not a namespace
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({"id-ctrl": (0, f'{{"vid": 5197, "fna": {fna}}}')})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert record.attempts[0] == (
+        f"nvme-format-ses1: nvme format skipped: FNA=0x{fna:x} and the controller has other "
+        "namespaces nvme0n2: formatting would erase them")
+    assert not any("format" in call for call in run.calls)
+    assert ["/usr/sbin/nvme", "id-ctrl", "/dev/nvme0n1", "-o", "json"] in run.calls
+
+
+def test_nvme_format_with_unknown_fna_and_other_namespaces_is_skipped(sysfs: Path) -> None:
+    (sysfs / "block" / "nvme0n1" / "device" / "nvme0n3").mkdir()
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({"id-ctrl": (1, "Permission denied")})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert record.attempts[0] == (
+        "nvme-format-ses1: nvme format skipped: FNA unknown (nvme id-ctrl failed: exit 1: "
+        "Permission denied) and the controller has other namespaces nvme0n3: formatting "
+        "would erase them")
+
+
+def test_nvme_format_runs_when_fna_keeps_it_to_the_namespace(sysfs: Path) -> None:
+    (sysfs / "class" / "nvme" / "nvme0" / "nvme0n2").mkdir()
+    (sysfs / "class" / "nvme" / "nvme0" / "nvme0c0n1").mkdir()  # a path to nvme0n1 itself
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({"id-ctrl": (0, '{"fna": 4}')})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "nvme-format-ses1"
+    assert run.calls[-1] == ["/usr/sbin/nvme", "format", "/dev/nvme0n1", "--ses=1", "--force"]
+
+
+def test_nvme_format_is_skipped_when_the_namespaces_cannot_be_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(purge_module, "SYSFS_ROOT", str(tmp_path / "nothing"))
+    target = FakeTarget("/dev/nvme0n1", transport="NVMe")
+    run = Commands({"id-ctrl": (0, '{"fna": 0}')})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "nvme-format-ses1"
+    run = Commands({"id-ctrl": (0, '{"fna": 1}')})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert "cannot be listed from sysfs" in record.attempts[0]
 
 
 def test_sata_drive_gets_an_enhanced_secure_erase() -> None:
@@ -146,7 +210,57 @@ def test_failed_erase_removes_the_temporary_password() -> None:
     assert record.method == "blkdiscard"
     assert ["/usr/sbin/hdparm", "--user-master", "u", "--security-disable", ATA_PASSWORD,
             "/dev/sdb"] in run.calls
-    assert "password removed" in record.attempts[1]
+    assert record.attempts[1] == (
+        "ata-secure-erase: --security-erase-enhanced failed (exit 5: I/O error); temporary "
+        "password 'ssdqual' removed")
+
+
+def test_erase_timeout_with_a_failed_unlock_says_the_drive_may_be_locked() -> None:
+    target = FakeTarget("/dev/sdb")
+    run = Commands({"-I": (0, HDPARM_NOT_FROZEN),
+                    "--security-erase": (124, "timed out after 14400 s"),
+                    "--security-disable": (5, "I/O error")})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard"
+    assert record.attempts[1] == (
+        "ata-secure-erase: --security-erase-enhanced failed (exit 124: timed out after 14400 s); "
+        "drive may be left locked with the ATA user password 'ssdqual': unlock with hdparm "
+        "--user-master u --security-disable ssdqual /dev/sdb")
+
+
+@pytest.mark.parametrize("disable_code", [0, 5])
+def test_interrupted_erase_still_removes_the_temporary_password(disable_code: int) -> None:
+    target = FakeTarget("/dev/sdb")
+    calls: list[list[str]] = []
+
+    def run(argv: Sequence[str], timeout_s: float) -> tuple[int, str]:
+        calls.append(list(argv))
+        if "-I" in argv:
+            return 0, HDPARM_NOT_FROZEN
+        if "--security-erase-enhanced" in argv:
+            raise KeyboardInterrupt
+        if "--security-disable" in argv:
+            return disable_code, ""
+        return 0, ""
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert calls[-1] == ["/usr/sbin/hdparm", "--user-master", "u", "--security-disable",
+                         ATA_PASSWORD, "/dev/sdb"]
+    notes = getattr(info.value, "__notes__", [])
+    if disable_code == 0:
+        assert notes == []
+    else:
+        assert notes == ["drive may be left locked with the ATA user password 'ssdqual': "
+                         "unlock with hdparm --user-master u --security-disable ssdqual /dev/sdb"]
+
+
+def test_successful_erase_records_the_temporary_password() -> None:
+    target = FakeTarget("/dev/sdb")
+    run = Commands({"-I": (0, HDPARM_NOT_FROZEN)})
+    record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert record.attempts[1:] == ("ata-secure-erase-enhanced: ok (temporary ATA user "
+                                   "password 'ssdqual' set for the erase, cleared by it)",)
 
 
 def test_no_method_at_all_is_recorded_not_raised() -> None:

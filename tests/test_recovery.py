@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.recovery import recovery_metrics
 
 
@@ -45,12 +46,17 @@ def test_a_stricter_target_fraction() -> None:
     ("fresh", "after", "match"),
     [
         (0, [(1, 1)], "positive"),
-        (float("nan"), [(1, 1)], "positive"),
         (10, [], "no idle period"),
         (10, [(2, 1), (1, 1)], "must increase"),
-        (10, [(1, float("inf"))], "finite"),
     ],
 )
 def test_bad_input(fresh: float, after: list[tuple[float, float]], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         recovery_metrics(fresh, after)
+
+
+def test_a_performance_test_without_io_is_a_fio_output_error() -> None:
+    with pytest.raises(FioOutputError, match="recovery round 2 measured no I/O"):
+        recovery_metrics(10, [(1, 5.0), (2, float("nan"))])
+    with pytest.raises(FioOutputError, match="fresh performance test measured no I/O"):
+        recovery_metrics(float("nan"), [(1, 1)])

@@ -123,7 +123,8 @@ def test_per_metric_limit_overrides_the_profile_default(tmp_path: Path) -> None:
     assert bw.status == REGRESSED  # -4 % against a 3 % per-metric limit
     assert lat.status == WITHIN  # +20 % against the profile's 30 %
     # a bare workload key gates every metric of that workload, limits or not
-    assert gated_metrics(limits, "rand_read_4k_qd32") == frozenset({"read.iops", "*"})
+    assert gated_metrics(limits, "rand_read_4k_qd32") == frozenset(
+        {"read.iops", "read.bw_mbps", "*"})
 
 
 def test_only_limited_metrics_are_gated(tmp_path: Path) -> None:
@@ -176,15 +177,58 @@ def test_a_metric_noisier_than_its_limit_is_flagged_not_passed_or_failed(tmp_pat
     assert quiet.line().endswith("(\u221220.0 %, limit \u221210 %) [spread 2.0 %]")
 
 
-def test_missing_on_either_side_is_reported_not_judged(tmp_path: Path) -> None:
+def test_a_gated_metric_missing_on_either_side_fails(tmp_path: Path) -> None:
     limits = _limits(tmp_path)
     new, gone = compare_workload(
         "seq_write_128k_qd32", {"write.bw_mbps": 500.0}, {"write.lat_p99_us": 900.0},
-        baseline_firmware="A", limits=limits,
+        baseline_firmware="A", limits=limits, baseline_run="RUN0",
     )
     assert (new.metric, new.status) == ("write.bw_mbps", NO_BASELINE)
     assert (gone.metric, gone.status) == ("write.lat_p99_us", NOT_MEASURED)
-    assert not new.failed and not gone.failed
+    assert new.failed and gone.failed
+    assert new.line() == ("no baseline figure for write.bw_mbps in run RUN0 (the baseline did "
+                          "not measure it; this run 500)")
+    message = failure_message("/dev/sdb", "seq_write_128k_qd32", [new, gone], "RUN0")
+    assert message.splitlines() == [
+        "REGRESSION: /dev/sdb seq_write_128k_qd32: 2 metric(s) regressed vs baseline run RUN0",
+        "  no baseline figure for write.bw_mbps in run RUN0 (the baseline did not measure it; "
+        "this run 500)",
+        "  write.lat_p99_us not measured in this run (baseline 900)",
+    ]
+
+
+def test_a_baseline_without_the_workload_fails_its_primary_figures(tmp_path: Path) -> None:
+    limits = _limits(tmp_path)
+    comparisons = compare_workload(
+        "rand_write_4k_qd32", {"write.iops": 9000.0, "write.bw_mbps": 36.0,
+                               "write.lat_p99_us": 500.0},
+        {}, baseline_firmware="A", limits=limits, baseline_run="RUN0",
+    )
+    assert [(c.metric, c.status) for c in comparisons] == [
+        ("write.bw_mbps", NO_BASELINE), ("write.iops", NO_BASELINE)]
+    assert all(c.failed for c in comparisons)
+
+
+def test_primary_figures_are_gated_without_any_limit(tmp_path: Path) -> None:
+    path = tmp_path / "none.yaml"
+    path.write_text("version: 1\nprofiles: []\n")
+    limits = ThresholdSet.load([path]).resolve(FACTS)
+    assert gated_metrics(limits, "seq_read_128k_qd32") == frozenset(
+        {"read.iops", "read.bw_mbps"})
+    assert gated_metrics(limits, "rand_rw70_4k_qd32") == frozenset(
+        {"total.iops", "total.bw_mbps"})
+    assert "recovery_ratio" in gated_metrics(limits, "recovery_after_idle")
+    assert not any("lat" in m for m in gated_metrics(limits, "recovery_after_idle"))
+    # an 80 % drop with no threshold profile at all fails on the 5 % default; latency tails
+    # without a limit stay ungated
+    comparisons = compare_workload(
+        "seq_read_128k_qd32",
+        {"read.bw_mbps": 100.0, "read.iops": 800.0, "read.lat_p99_us": 99999.0},
+        {"read.bw_mbps": 500.0, "read.iops": 4000.0, "read.lat_p99_us": 100.0},
+        baseline_firmware="A", limits=limits,
+    )
+    assert [(c.metric, c.status, c.limit_pct) for c in comparisons] == [
+        ("read.bw_mbps", REGRESSED, 5.0), ("read.iops", REGRESSED, 5.0)]
 
 
 def test_comparison_round_trips_through_a_dict(tmp_path: Path) -> None:

@@ -154,7 +154,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     out = fast.stdout.str()
     assert re.search(rf"improved\s+\S+ seq_write_128k_qd32: write\.bw_mbps 520 vs 500 on A "
                      rf"\(\+4\.0 %, limit {MINUS}5 %\)", out), out
-    assert "0 regressed, 1 improved, 1 within limit, 0 too noisy to gate" in out
+    assert "0 regressed, 1 improved, 2 within limit, 0 too noisy to gate" in out  # + write.iops
     assert gate.runs()[-1].passed
 
     # D, 400 MB/s under a 450 floor: the limit failure comes first, the regression after it
@@ -370,3 +370,66 @@ def test_compare_and_trend_across_firmware_builds(
     assert cli.main(["trend", "--model", "scratch*", "--workload", "seq_write_128k_qd32",
                      "--metric", "bw_mbps", "--order", "Z", *results]) == 4
     assert "--order names firmware with no figure here: Z" in capsys.readouterr().err
+
+
+TWO_TESTS = SUITE + """
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+"""
+
+
+def test_a_baseline_without_the_workload_fails_it_in_the_regression_category(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)  # measured seq_write only
+    [base] = gate.runs()
+    gate.pytester.makepyfile(test_suite=TWO_TESTS)
+    result = gate.run("500", "--firmware=B", f"--baseline={base.run_id}")
+    result.assert_outcomes(passed=1, failed=1)  # seq_write gated and fine; seq_read not
+    out = result.stdout.str()
+    assert (f"REGRESSION: file:{gate.pytester.path / 'target.img'} seq_read_128k_qd32: "
+            f"2 metric(s) regressed vs baseline run {base.run_id}") in out
+    assert (f"no baseline figure for read.bw_mbps in run {base.run_id} (the baseline did not "
+            "measure it; this run 500)") in out
+    record = gate.runs()[1].records_of(f"file:{gate.pytester.path / 'target.img'}")
+    assert record["seq_read_128k_qd32"]["status"] == "failed"
+    assert record["seq_write_128k_qd32"]["status"] == "passed"
+
+
+def test_a_run_with_skipped_or_deselected_tests_is_no_firmware_baseline(gate: Gate) -> None:
+    gate.pytester.makepyfile(test_suite=TWO_TESTS)
+    gate.run("500", "--firmware=A", "-k", "test_write").assert_outcomes(passed=1)
+    [subset] = gate.runs()
+    assert subset.info["exitstatus"] == 0 and not subset.passed
+    assert subset.info["tests"] == {"skipped": 0, "deselected": 1, "failed": 0}
+    gate.pytester.makepyfile(test_suite=TWO_TESTS + """
+
+def test_skipped():
+    pytest.skip("destructive tests need --confirm-destroy")
+""")
+    gate.run("500", "--firmware=A").assert_outcomes(passed=2, skipped=1)
+    skipped = gate.runs()[1]
+    assert not skipped.passed and skipped.info["tests"]["skipped"] == 1
+    refused = gate.run("500", "--baseline=firmware:A")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no passing run of firmware 'A'" in refused.stderr.str()
+    # named explicitly, it is used, with a warning in the gate summary
+    named = gate.run("500", f"--baseline={subset.run_id}", "-k", "test_write")
+    named.assert_outcomes(passed=1)
+    assert (f"WARNING: baseline run {subset.run_id} is not a passing run (exit status 0, "
+            "0 skipped, 1 deselected): used only because it was named explicitly") \
+        in named.stdout.str()
+
+
+def test_results_default_to_ssdqual_results_dir_env(gate: Gate,
+                                                    tmp_path_factory: pytest.TempPathFactory
+                                                    ) -> None:
+    target = tmp_path_factory.mktemp("env-results")
+    gate.monkeypatch.setenv("SSDQUAL_RESULTS_DIR", str(target))
+    gate.monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    args = [a for a in gate.args() if not a.startswith("--results-dir")]
+    gate.pytester.runpytest(*args).assert_outcomes(passed=1)
+    assert len(ResultsStore(target).complete_runs()) == 1
+    assert not (gate.pytester.path / "ssdqual-results").exists()
+    gate.monkeypatch.delenv("SSDQUAL_RESULTS_DIR")
+    gate.pytester.runpytest(*args).assert_outcomes(passed=1)
+    assert len(ResultsStore(gate.pytester.path / "ssdqual-results").complete_runs()) == 1

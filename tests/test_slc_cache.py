@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.logs import BandwidthSeries
 from pytest_ssdqual.slc_cache import detect_slc_cliff, running_median
+from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.verdict import MISSING, judge
+from pytest_ssdqual.workloads import CATALOG
 
 
 def series(*bw_mbps: float) -> BandwidthSeries:
@@ -56,9 +62,34 @@ def test_flat_series_has_no_cliff() -> None:
     report = detect_slc_cliff(series(600, 580, 620, 590, 610, 600))
     assert not report.cliff_found and report.slc_cache_bytes is None
     assert report.cliff_t_s is None
-    assert report.sustained_bw_mbps == pytest.approx((590 + 610 + 600) / 3)
-    assert "slc_cache_bytes" not in report.metrics()
+    # too short to exhaust the cache: the post-cache speed was not seen, so no sustained
+    # figure (a limit on it shows MISSING, never a pass of the burst speed)
+    assert report.sustained_bw_mbps is None
+    assert report.end_bw_mbps == pytest.approx((590 + 610 + 600) / 3)
+    assert report.metrics() == {"burst_bw_mbps": pytest.approx(600),
+                                "cache_not_exhausted_after_bytes": 3600e6}
     assert "no SLC-cache cliff" in report.describe()
+    assert "sustained (post-cache) speed was not measured" in report.describe()
+
+
+def test_no_cliff_on_a_real_drive_fails_a_sustained_limit(tmp_path: Path) -> None:
+    path = tmp_path / "limits.yaml"
+    path.write_text("version: 1\nprofiles:\n  - name: e12\n    match: {kind: block}\n"
+                    "    source: test\n    limits:\n"
+                    "      sustained_write: {sustained_bw_mbps: {min: 900}}\n")
+    limits = ThresholdSet.load([path]).resolve(DriveFacts(None, None, kind="block"))
+    report = detect_slc_cliff(series(1500, 1500, 1500, 1500))  # cache never exhausted
+    verdicts = judge(CATALOG["sustained_write"], report.metrics(), limits)
+    [sustained] = [v for v in verdicts if v.metric == "sustained_bw_mbps"]
+    assert sustained.status == MISSING and sustained.failed
+
+
+def test_virtual_target_without_cliff_reports_the_whole_write_mean() -> None:
+    report = detect_slc_cliff(series(600, 580, 620, 590, 610, 600), virtual=True)
+    assert report.sustained_bw_mbps == pytest.approx(600)
+    assert report.metrics()["sustained_bw_mbps"] == pytest.approx(600)
+    assert "slc_cache_bytes" not in report.metrics()
+    assert "no SLC cache (virtual target): sustained = whole-write mean" in report.describe()
 
 
 def test_bandwidth_that_recovers_at_the_end_is_no_cliff() -> None:
@@ -82,8 +113,10 @@ def test_partial_last_interval_uses_its_real_length() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(FioOutputError, match="measured no I/O: empty"):
         detect_slc_cliff(series())
+    with pytest.raises(FioOutputError, match="non-finite"):
+        detect_slc_cliff(series(1, float("nan"), 3))
     with pytest.raises(ValueError, match="fraction"):
         detect_slc_cliff(series(1, 2, 3), fraction=1.5)
 

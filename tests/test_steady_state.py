@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.steady_state import (
     MAX_ROUNDS,
     SteadyStateTracker,
@@ -99,10 +100,27 @@ def test_zero_average_is_never_steady() -> None:
     assert not evaluate([0.0] * 6).reached
 
 
-@pytest.mark.parametrize("bad", [[1.0], [1.0, float("nan"), 1.0], [1.0, float("inf")]])
-def test_bad_windows_raise(bad: list[float]) -> None:
-    with pytest.raises(ValueError):
-        fit_window(bad)
+def test_bad_windows_raise() -> None:
+    with pytest.raises(ValueError, match="at least 2 rounds"):
+        fit_window([1.0])
+
+
+@pytest.mark.parametrize(("bad", "first", "match"), [
+    ([1.0, float("nan"), 1.0], 1, "round 2 measured no I/O"),
+    ([1.0, float("inf")], 3, "round 4 measured no I/O"),
+])
+def test_a_round_without_io_is_a_fio_output_error(bad: list[float], first: int,
+                                                   match: str) -> None:
+    with pytest.raises(FioOutputError, match=match):
+        fit_window(bad, first_round=first)
+
+
+def test_tracker_names_the_round_that_measured_no_io() -> None:
+    tracker = SteadyStateTracker(max_rounds=8)
+    tracker.add(100.0)
+    tracker.add(100.0)
+    with pytest.raises(FioOutputError, match="round 3 measured no I/O"):
+        tracker.add(float("nan"))  # fio reported no IOPS for round 3 (Step.figure -> NaN)
 
 
 def test_tracker_stops_at_steady_state_or_max_rounds() -> None:

@@ -255,3 +255,25 @@ def test_resolve_names_an_unknown_run_and_reads_a_run_folder_anywhere(tmp_path: 
     with pytest.raises(StoreError, match="unreadable"):
         StoredRun.load(bad)
     assert json.loads((folder / RUN_FILE).read_text())["run_id"] == folder.name
+
+
+def test_run_ids_have_microseconds_and_sort_by_start_within_one_second(tmp_path: Path) -> None:
+    import datetime as dt
+
+    moment = dt.datetime(2026, 11, 30, 10, 15, 0, 123456, tzinfo=dt.UTC)
+    run_id = new_run_id(moment)
+    assert run_id.startswith("20261130T101500.123456Z-") and len(run_id) == 30
+    # ids made in the same second sort by start time, whatever their random suffixes
+    ids = [new_run_id(moment + dt.timedelta(microseconds=n)) for n in range(50)]
+    assert sorted(ids) == ids
+    root = tmp_path / "results"
+    old = "20261130T101459Z-ffffff"  # an id of an older version: still a run, still sorted
+    for rid, bw in ((ids[1], 200.0), (ids[0], 100.0), (old, 50.0)):
+        _write_run(str(root), rid, ["/dev/sdb"], bw)
+    store = ResultsStore(root)
+    assert [p.name for p in store.run_folders()] == [old, ids[0], ids[1]]
+    assert store.resolve(old).name == old
+    # same started_utc (second resolution): the later id wins
+    latest = store.latest_passing(firmware="A", model="Model X", controller="JMF667H",
+                                  nand="L85C")
+    assert latest is not None and latest.name == ids[1]

@@ -355,8 +355,11 @@ def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_
     """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``.
 
     Returns what ``proc`` had printed on stderr (when piped) and not yet been read, so a
-    killed fio's last words reach the report; ``''`` when nothing or not piped.
+    killed fio's last words reach the report; ``''`` when nothing or not piped; a note when
+    ``proc`` outlived SIGKILL (stuck in D state): never raises ``TimeoutExpired``, so the
+    error that led here is not masked.
     """
+    stuck = ""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
@@ -371,15 +374,24 @@ def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_
         except ProcessLookupError:
             break
     else:
-        proc.wait(timeout=grace_s)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            # fio stuck in uninterruptible sleep (D state, a dead device): it cannot be reaped
+            # now. Say so, and never let this hide the error that got us here.
+            stuck = (f"[pytest-ssdqual: fio (pid {proc.pid}) did not exit {grace_s:g} s after "
+                     "SIGKILL (uninterruptible sleep: stuck device I/O); left unreaped]")
     stderr = ""
     try:
-        _stdout, stderr = proc.communicate(timeout=grace_s)
+        if not stuck:
+            _stdout, stderr = proc.communicate(timeout=grace_s)
     except (subprocess.TimeoutExpired, ValueError, OSError):
         pass
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
+    if stuck:
+        return stuck
     return stderr if isinstance(stderr, str) else ""
 
 

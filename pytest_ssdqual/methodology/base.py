@@ -15,14 +15,14 @@ import csv
 import io
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..fio.logs import Series, find_logs, read_series
 from ..fio.runner import TIMEOUT_MARGIN_S
 from ..progress import EtaClock, NullObserver, Observer, ProgressEvent
-from ..thresholds.verdict import Verdict, judge
+from ..thresholds.verdict import Limit, Provenance, Verdict, judge
 from ..workloads import MethodologyPlan, Workload
 from .jobs import MethodJob, aligned_span
 from .purge import PurgeRecord, purge
@@ -101,6 +101,9 @@ class MethodologyResult:
         steps: every fio step, in order.
         purge: what the purge did (``None`` when the test does not purge).
         steady_state: the SNIA verdict when the test tracks one.
+        requirements: the test's implicit limits (its preconditions: the purge ran, steady
+            state was reached); a threshold profile's own limit on the same workload and metric
+            replaces one (that is how it is waived), see :func:`judge_result`.
     """
 
     workload: Workload
@@ -110,6 +113,7 @@ class MethodologyResult:
     steps: list[Step]
     purge: PurgeRecord | None = None
     steady_state: SteadyState | None = None
+    requirements: list[Limit] = field(default_factory=list)
 
     def rounds_csv(self) -> str:
         """One row per fio step: phase, round, state, idle, figures."""
@@ -173,9 +177,34 @@ class MethodologyOutcome:
 
 def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: bool = False
                  ) -> MethodologyOutcome:
-    """Judge a methodology result's metrics with ``thresholds.verdict.judge``."""
+    """Judge a methodology result's metrics with ``thresholds.verdict.judge``, with the result's
+    implicit ``requirements`` added where no threshold profile sets a limit on that metric."""
+    if result.requirements:
+        merged = {(lim.workload, lim.metric): lim for lim in result.requirements}
+        merged.update(limits.limits)
+        limits = replace(limits, limits=merged)
     return MethodologyOutcome(result, judge(result.workload, result.metrics, limits,
                                             strict=strict))
+
+
+def purge_state(record: PurgeRecord) -> str:
+    """The state of figures taken right after the purge: ``FOB``, or ``as found (purge failed:
+    <why>)`` when no method could run."""
+    if record.ran:
+        return STATE_FOB
+    return f"as found (purge failed: {'; '.join(record.attempts) or 'no method'})"
+
+
+def purge_requirement(workload_id: str, record: PurgeRecord, file: str) -> list[Limit]:
+    """``purged >= 1`` when the purge failed (the metric ``purged`` = 0 is then in the
+    result): the test fails -- its figures are not FOB figures. No threshold profile can waive
+    it (``purged`` is no catalog metric)."""
+    if record.ran:
+        return []
+    return [Limit(workload_id, "purged", 1.0, None, None, Provenance(
+        file, "implicit requirement",
+        "SNIA PTS 3.3: a dirty-state test starts from a purged (FOB) drive; "
+        + record.describe()))]
 
 
 def _fmt(value: float) -> str:

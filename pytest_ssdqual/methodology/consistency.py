@@ -17,7 +17,9 @@ Test flow, each *performance test* being 4 KiB random writes at QD32 for ``perf_
 
 Metrics (workload ``recovery_after_idle``): ``{fresh,degraded,steady,recovered}_iops``,
 ``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (absent when
-the drive never got back to 90 % of fresh), ``steady_state_reached``.
+the drive never got back to 90 % of fresh), ``steady_state_reached``; ``purged`` = 0 when no
+purge method could run (the fresh figures are then "as found (purge failed: ...)" and the test
+fails: ``purged`` must be >= 1).
 """
 
 from __future__ import annotations
@@ -30,19 +32,21 @@ from ..workloads import CATALOG, MIB
 from . import precondition as wipc
 from .base import (
     FIO_OVERHEAD_S,
-    STATE_AS_FOUND,
     STATE_DEGRADED,
-    STATE_FOB,
     STATE_STEADY,
     MethodologyResult,
     MethodRun,
     Step,
+    purge_requirement,
+    purge_state,
     state_after_idle,
 )
 from .jobs import rand_write_4k_job, random_size_write_job
 from .purge import PurgeRecord
 
 WORKLOAD_ID = "recovery_after_idle"
+#: Where the implicit requirements come from (their provenance).
+_SOURCE_FILE = "pytest_ssdqual/methodology/consistency.py"
 
 
 def run(mr: MethodRun) -> MethodologyResult:
@@ -66,7 +70,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     )
 
     record = mr.purge()
-    fresh = mr.fio(perf, phase="fresh", state=STATE_FOB if record.ran else STATE_AS_FOUND)
+    # a failed purge: "as found (purge failed: ...)", and purged = 0 fails the test
+    fresh = mr.fio(perf, phase="fresh", state=purge_state(record))
     wipc.precondition(mr, span)
 
     degraded: list[Step] = []
@@ -127,6 +132,9 @@ def _result(
         for name in figures:
             states[name] = steps[-1].state
     notes = [record.describe()]
+    if not record.ran:
+        metrics["purged"] = 0.0
+        states["purged"] = fresh.state
     if len(steady) >= 2:
         verdict = evaluate([s.figure("iops") for s in steady],
                            window_rounds=min(len(steady), 5))
@@ -151,4 +159,5 @@ def _result(
         notes=notes,
         steps=list(mr.steps),
         purge=record,
+        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
     )

@@ -4,11 +4,18 @@ The best method the drive supports is tried first, falling back in this order:
 
 1. NVMe: ``nvme format <ns> --ses=1 --force`` (Format NVM, Secure Erase Setting 1: user data
    erase; the current LBA format is kept). NVMe Sanitize is not used: it acts on the whole
-   controller, every namespace, and cannot be undone or stopped.
-2. SATA: ATA SECURITY ERASE UNIT through ``hdparm`` (a temporary user password is set, then the
-   enhanced erase when supported, else the normal one), only when ``hdparm -I`` reports the
-   security feature supported, not enabled and *not frozen* (a frozen drive needs a power cycle
-   or a suspend/resume first).
+   controller, every namespace, and cannot be undone or stopped. Format NVM is skipped (and
+   blkdiscard used) when the controller has other namespaces and its FNA field (Identify
+   Controller, Format NVM Attributes, ``nvme id-ctrl -o json`` ``fna``) says a format (bit 0) or
+   a secure erase (bit 1) applies to all namespaces -- or when FNA cannot be read: formatting
+   would erase the other namespaces too.
+2. SATA: ATA SECURITY ERASE UNIT through ``hdparm`` (a temporary user password
+   ``ATA_PASSWORD`` = ``ssdqual`` is set, then the enhanced erase when supported, else the
+   normal one), only when ``hdparm -I`` reports the security feature supported, not enabled and
+   *not frozen* (a frozen drive needs a power cycle or a suspend/resume first). Unless the erase
+   succeeded (which clears the password), ``--security-disable`` is always attempted afterwards,
+   also on a timeout or Ctrl-C; if that fails too, the record / error says the drive may be left
+   locked with that password and how to unlock it.
 3. ``blkdiscard <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
    file gets its holes punched, and zram).
 4. File target: ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`` over the whole file,
@@ -24,8 +31,9 @@ and still has the serial it had at start (``recheck_identity``).
 
 Sources: SNIA PTS Enterprise 1.1 / Client 2.0, section 3.3 "Purge" (ATA SECURITY ERASE, NVMe
 Format with Secure Erase, SCSI SANITIZE; "if none is supported, the test operator records it");
-NVM Express Base Specification 2.0, "Format NVM" (SES field) and "Sanitize"; ACS-3 SECURITY ERASE
-UNIT; hdparm(8); blkdiscard(8); fallocate(2).
+NVM Express Base Specification 2.0, "Format NVM" (SES field), "Sanitize" and Identify Controller
+"Format NVM Attributes (FNA)" (bit 0: format applies to all namespaces, bit 1: secure erase
+applies to all namespaces); ACS-3 SECURITY ERASE UNIT; hdparm(8); blkdiscard(8); fallocate(2).
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -51,6 +61,9 @@ CommandRunner = Callable[[Sequence[str], float], tuple[int, str]]
 
 #: Temporary ATA user password for SECURITY ERASE UNIT (cleared by the erase itself).
 ATA_PASSWORD = "ssdqual"
+
+#: sysfs mount point (replaced in tests): namespaces of a controller are listed from it.
+SYSFS_ROOT = "/sys"
 
 #: Seconds a purge command may take (an enhanced ATA erase of a large drive can take an hour).
 PURGE_TIMEOUT_S = 4 * 3600.0
@@ -167,10 +180,68 @@ def _nvme_format(
     nvme = which("nvme")
     if nvme is None:
         return "nvme-cli not installed (apt-get install nvme-cli)", None
+    unsafe = _format_would_erase_others(nvme, dev, run)
+    if unsafe is not None:
+        return f"nvme format skipped: {unsafe}", None
     code, out = run([nvme, "format", dev, "--ses=1", "--force"], timeout_s)
     if code != 0:
         return f"failed (exit {code}: {_first_line(out)})", None
     return "ok", "nvme-format-ses1"
+
+
+def _format_would_erase_others(nvme: str, dev: str, run: CommandRunner) -> str | None:
+    """Why ``nvme format`` on ``dev`` could erase other namespaces, or ``None`` when it cannot.
+
+    Unsafe: the controller has other namespaces (``/sys/class/nvme/<ctrl>/<ctrl>n*`` and the
+    entries of ``/sys/block/<ns>/device/``) -- or they cannot be listed -- and Identify
+    Controller FNA (Format NVM Attributes) bit 0 (format applies to all namespaces) or bit 1
+    (secure erase applies to all namespaces) is set, or FNA cannot be read.
+    """
+    name = os.path.basename(os.path.realpath(dev))
+    others = _sibling_namespaces(name)
+    if others is not None and not others:
+        return None
+    code, out = run([nvme, "id-ctrl", dev, "-o", "json"], 60)
+    fna: int | None = None
+    if code == 0:
+        try:
+            value = json.loads(out).get("fna")
+            fna = int(value) if value is not None else None
+        except (ValueError, TypeError, AttributeError):
+            fna = None
+    if fna is not None and not fna & 0x3:
+        return None
+    fna_text = f"FNA=0x{fna:x}" if fna is not None else (
+        f"FNA unknown (nvme id-ctrl failed: exit {code}: {_first_line(out)})" if code != 0
+        else "FNA unknown (no fna field in nvme id-ctrl -o json)")
+    if others is None:
+        return (f"{fna_text} and the other namespaces of {name}'s controller cannot be listed "
+                "from sysfs: formatting could erase them")
+    return (f"{fna_text} and the controller has other namespaces {', '.join(others)}: "
+            "formatting would erase them")
+
+
+def _sibling_namespaces(name: str) -> list[str] | None:
+    """The other namespaces of namespace ``name``'s controller, ``None`` when unknown."""
+    match = re.fullmatch(r"(nvme\d+)(?:c\d+)?n(\d+)", name)
+    if match is None:
+        return None
+    ctrl = match.group(1)
+    namespace = re.compile(r"nvme\d+(?:c\d+)?n\d+")
+    found: set[str] = set()
+    listed = False
+    for folder in (os.path.join(SYSFS_ROOT, "class", "nvme", ctrl),
+                   os.path.join(SYSFS_ROOT, "block", name, "device")):
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        listed = True
+        found.update(e for e in entries if namespace.fullmatch(e))
+    if not listed:
+        return None
+    # nvme0c0n1 is a multipath path to nvme0n1 itself: same namespace number
+    return sorted(e for e in found if e.rpartition("n")[2] != match.group(2))
 
 
 def _ata_secure_erase(
@@ -194,15 +265,45 @@ def _ata_secure_erase(
         return ("the drive's security state is frozen (power-cycle it or suspend/resume the "
                 "host, then run again)"), None
     enhanced = bool(security.get("enhanced"))
-    code, out = run([hdparm, "--user-master", "u", "--security-set-pass", ATA_PASSWORD, dev], 60)
-    if code != 0:
-        return f"setting the temporary password failed (exit {code}: {_first_line(out)})", None
     flag = "--security-erase-enhanced" if enhanced else "--security-erase"
-    code, out = run([hdparm, "--user-master", "u", flag, ATA_PASSWORD, dev], timeout_s)
-    if code != 0:
-        run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev], 60)
-        return f"{flag} failed (exit {code}: {_first_line(out)}); password removed", None
-    return "ok", "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
+    method = "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
+    # From the set-pass on, the drive may hold the temporary password (even a timed-out or
+    # interrupted set-pass may have reached it): unless the erase succeeded -- which clears it
+    # -- it is always removed again, also on Ctrl-C or a runner error.
+    try:
+        code, out = run([hdparm, "--user-master", "u", "--security-set-pass", ATA_PASSWORD, dev],
+                        60)
+        if code != 0:
+            failure = f"setting the temporary password failed (exit {code}: {_first_line(out)})"
+        else:
+            code, out = run([hdparm, "--user-master", "u", flag, ATA_PASSWORD, dev], timeout_s)
+            if code == 0:
+                return (f"ok (temporary ATA user password '{ATA_PASSWORD}' set for the erase, "
+                        "cleared by it)"), method
+            failure = f"{flag} failed (exit {code}: {_first_line(out)})"
+    except BaseException as exc:
+        if not _ata_remove_password(hdparm, dev, run):
+            exc.add_note(ata_locked_warning(dev))
+        raise
+    if _ata_remove_password(hdparm, dev, run):
+        return f"{failure}; temporary password '{ATA_PASSWORD}' removed", None
+    return f"{failure}; {ata_locked_warning(dev)}", None
+
+
+def ata_locked_warning(dev: str) -> str:
+    """What to tell the operator when the temporary ATA password could not be removed."""
+    return (f"drive may be left locked with the ATA user password '{ATA_PASSWORD}': unlock with "
+            f"hdparm --user-master u --security-disable {ATA_PASSWORD} {dev}")
+
+
+def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner) -> bool:
+    """``hdparm --security-disable`` with the temporary password; True when it succeeded."""
+    try:
+        code, _ = run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev],
+                      60)
+    except Exception:
+        return False
+    return code == 0
 
 
 def ata_security_state(hdparm_info: str) -> dict[str, bool]:

@@ -12,6 +12,11 @@ the latency percentiles and maximum as the worst round of the window (percentile
 rounds cannot be merged exactly; the worst is the conservative figure), plus
 ``steady_state_reached`` (1/0), ``steady_state_round``, ``rounds``, ``data_excursion_pct`` and
 ``slope_excursion_pct``.
+
+Steady state not reached fails the test: ``steady_state_reached >= 1`` is an implicit
+requirement (``STEADY_STATE_REQUIREMENT``), since the ``write.*`` figures are then no
+steady-state figures. A threshold profile waives it by setting its own limit on
+``steady_state_reached`` for this workload (``{max: 1}``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import statistics
 
 from ..steady_state import SteadyStateTracker
+from ..thresholds.verdict import Limit, Provenance
 from ..workloads import CATALOG, MIB
 from . import precondition as wipc
 from .base import (
@@ -33,6 +39,16 @@ from .base import (
 from .jobs import rand_write_4k_job
 
 WORKLOAD_ID = "steady_state_rand_write_4k"
+
+#: Implicit: the SNIA steady state must be reached; a profile's own limit on
+#: ``steady_state_reached`` (``{max: 1}``) replaces it (``base.judge_result``).
+STEADY_STATE_REQUIREMENT = Limit(
+    WORKLOAD_ID, "steady_state_reached", 1.0, None, None,
+    Provenance("pytest_ssdqual/methodology/steady.py", "implicit requirement",
+               "SNIA PTS: figures are reported at steady state; without it the write.* figures "
+               "are no steady-state figures (waive with steady_state_reached: {max: 1} in a "
+               "threshold profile)"),
+)
 
 #: Figures averaged over the window; the other latency figures take the window's worst round.
 _AVERAGED = ("iops", "bw_mbps", "lat_mean_us")
@@ -91,4 +107,5 @@ def run(mr: MethodRun) -> MethodologyResult:
         steps=list(mr.steps),
         purge=record,
         steady_state=verdict,
+        requirements=[STEADY_STATE_REQUIREMENT],
     )

@@ -1,7 +1,8 @@
 """Sustained write past the SLC cache: purge, then sequential 128 KiB writes (QD32) across the
 span from FOB with a 1-second bandwidth log; the SLC-cache cliff gives ``slc_cache_bytes``,
 ``burst_bw_mbps`` and ``sustained_bw_mbps`` (``slc_cache.detect_slc_cliff``), and fio gives the
-whole write's ``write.*`` figures.
+whole write's ``write.*`` figures. When no purge method could run, the figures' state is
+``as found (purge failed: ...)`` and the metric ``purged`` = 0 fails the test (it must be >= 1).
 
 The write covers ``sustained_multiple`` x the span (wrapping over it) or stops after
 ``sustained_max_s`` seconds, whichever comes first (``full``: the whole drive once, no time cap,
@@ -14,10 +15,18 @@ from ..errors import FioOutputError
 from ..fio.logs import BandwidthSeries
 from ..slc_cache import detect_slc_cliff
 from ..workloads import CATALOG, KIB
-from .base import FIO_OVERHEAD_S, STATE_AS_FOUND, STATE_FOB, MethodologyResult, MethodRun
+from .base import (
+    FIO_OVERHEAD_S,
+    MethodologyResult,
+    MethodRun,
+    purge_requirement,
+    purge_state,
+)
 from .jobs import sustained_write_job
 
 WORKLOAD_ID = "sustained_write"
+#: Where the implicit requirements come from (their provenance).
+_SOURCE_FILE = "pytest_ssdqual/methodology/sustained.py"
 
 
 def run(mr: MethodRun) -> MethodologyResult:
@@ -32,14 +41,20 @@ def run(mr: MethodRun) -> MethodologyResult:
     job = sustained_write_job(span, plan.sustained_multiple, plan.sustained_max_s)
     mr.plan_steps([1.0, job.planned_s(mr.write_bw_mbps) + FIO_OVERHEAD_S])
     record = mr.purge()
-    state = STATE_FOB if record.ran else STATE_AS_FOUND
+    # A failed purge: the figures are "as found (purge failed: ...)", and purged = 0 fails the
+    # test (purge_requirement) -- they are never judged as FOB figures.
+    state = purge_state(record)
     step = mr.fio(job, phase="sustained write", state=state)
     if step.bw is None:
         raise FioOutputError(f"fio wrote no write-bandwidth log in {step.job_run.workdir}: "
                              "cannot find the SLC-cache cliff")
-    report = detect_slc_cliff(BandwidthSeries.from_series(step.bw))
+    # Loop, zram and file targets have no SLC cache: their sustained figure is the whole write.
+    report = detect_slc_cliff(BandwidthSeries.from_series(step.bw),
+                              virtual=mr.ctx.identity.kind in ("loop", "zram", "file"))
     metrics = {k: v for k, v in step.metrics.items() if k.startswith("write.")}
     metrics.update(report.metrics())
+    if not record.ran:
+        metrics["purged"] = 0.0
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID],
         metrics=metrics,
@@ -52,4 +67,5 @@ def run(mr: MethodRun) -> MethodologyResult:
         ],
         steps=list(mr.steps),
         purge=record,
+        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
     )
