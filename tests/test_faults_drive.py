@@ -122,7 +122,8 @@ def test_io_errors_and_full_filesystems_break_their_drive_and_the_others_go_on(
         alluredir = tmp_path / "allure"
         result = pytester.runpytest_subprocess(
             f"--drive={loop}", f"--drive={sparse}", f"--drive=file:{small / 'created.img'}",
-            f"--drive=file:{good}", "--scratch-size=64M", "--thresholds=limits.yaml",
+            f"--drive=file:{good}", f"--confirm-destroy={sparse}",  # an existing file: confirmed
+            "--scratch-size=64M", "--thresholds=limits.yaml",
             "--ssd-profile=smoke", f"--alluredir={alluredir}", "-p", "no:cacheprovider", "-rA",
             timeout=300,
         )
@@ -132,7 +133,7 @@ def test_io_errors_and_full_filesystems_break_their_drive_and_the_others_go_on(
     assert statuses == {
         f"test_1_read[{loop}]": "broken",       # EIO past 16 MiB
         f"test_2_write[{loop}]": "skipped",     # not confirmed: never written
-        f"test_1_read[{sparse}]": "passed",
+        f"test_1_read[{sparse}]": "broken",   # ENOSPC in the prefill written before reads
         f"test_2_write[{sparse}]": "broken",  # ENOSPC at 32 MiB
         f"test_1_read[{created}]": "broken",  # cannot be created at 64 MiB on 32 MiB
         f"test_2_write[{created}]": "broken",
@@ -221,7 +222,7 @@ def test_drive_gone_mid_run_breaks_the_next_workload_and_the_other_drive_goes_on
     assert (f"{loop} has no backing file: the loop device is not set up" in gone
             or f"{loop} now has serial " in gone), gone
     deleted = _message(results[f"test_2_read[file:{target}]"])
-    assert f"scratch file {target}: No such file or directory" in deleted, deleted
+    assert f"{target} is gone (No such file or directory) since it was opened" in deleted, deleted
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED
 
 

@@ -282,7 +282,8 @@ def test_loop_device_made_read_only_mid_session_gets_no_more_writes(
     result.assert_outcomes(passed=3, failed=1)  # test_4 is an error: refused before fio
     out = result.stdout.str()
     assert f"SafetyRefusal: write to {device} refused: {device} is read-only" in out
-    assert fake_fio.job_rws() == ["read", "write"]  # test_4's randwrite never started
+    # the prefill before the first read, the read, the write; test_4's randwrite never started
+    assert fake_fio.job_rws() == ["write", "read", "write"]
 
 
 def test_drive_swapped_behind_the_same_loop_path_is_never_written(
@@ -302,4 +303,5 @@ def test_drive_swapped_behind_the_same_loop_path_is_never_written(
     out = result.stdout.str()
     assert f"DeviceError: {device} now has serial {other}, was {image} at start: " \
         "refusing to continue" in out
-    assert fake_fio.job_rws() == ["read", "write"]  # nothing ran after the swap
+    # the prefill before the first read, the read, the write; nothing ran after the swap
+    assert fake_fio.job_rws() == ["write", "read", "write"]
