@@ -89,10 +89,11 @@ def which_all(name: str) -> str:
 
 def test_security_block_of_hdparm() -> None:
     assert ata_security_state(HDPARM_NOT_FROZEN) == {
-        "supported": True, "enabled": False, "frozen": False, "enhanced": True}
+        "supported": True, "enabled": False, "locked": False, "frozen": False, "enhanced": True}
     assert ata_security_state(HDPARM_FROZEN)["frozen"] is True
     assert ata_security_state("no security block") == {
-        "supported": False, "enabled": False, "frozen": False, "enhanced": False}
+        "supported": False, "enabled": False, "locked": False, "frozen": False,
+        "enhanced": False}
 
 
 @pytest.fixture

@@ -15,9 +15,20 @@ The best method the drive supports is tried first, falling back in this order:
    *not frozen* (a frozen drive needs a power cycle or a suspend/resume first). Unless the erase
    succeeded (which clears the password), ``--security-disable`` is always attempted afterwards,
    also on a timeout or Ctrl-C; if that fails too, the record / error says the drive may be left
-   locked with that password and how to unlock it.
-3. ``blkdiscard <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
-   file gets its holes punched, and zram).
+   locked with that password and how to unlock it. A drive that already has a password set
+   (security *enabled*, by someone else or an interrupted earlier run) is not touched -- its
+   password is unknown -- but :attr:`PurgeRecord.warnings` says so: an enabled drive locks
+   itself at the next power cycle, a locked one refuses every read and write.
+3. ``blkdiscard -f <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
+   file gets its holes punched, and zram). ``-f`` (util-linux >= 2.36) skips blkdiscard's
+   check for an existing signature, which refuses (only when stdin is a terminal: ``pytest -s``)
+   a drive carrying an old partition table; an older blkdiscard that does not know ``-f`` is
+   run again without it.
+
+Every command runs with LC_ALL=C and stdin from ``/dev/null``, so no tool can wait on or
+change its behaviour because of a terminal. nvme-cli older than 1.10 (Ubuntu 20.04's 1.9) has
+no ``format --force``; when it rejects the option the format is run again without it (those
+versions do not ask for confirmation).
 4. File target: ``fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)`` over the whole file,
    else truncate it to 0 and back to its size.
 
@@ -33,7 +44,10 @@ Sources: SNIA PTS Enterprise 1.1 / Client 2.0, section 3.3 "Purge" (ATA SECURITY
 Format with Secure Erase, SCSI SANITIZE; "if none is supported, the test operator records it");
 NVM Express Base Specification 2.0, "Format NVM" (SES field), "Sanitize" and Identify Controller
 "Format NVM Attributes (FNA)" (bit 0: format applies to all namespaces, bit 1: secure erase
-applies to all namespaces); ACS-3 SECURITY ERASE UNIT; hdparm(8); blkdiscard(8); fallocate(2).
+applies to all namespaces); ACS-3 SECURITY ERASE UNIT and the Security feature set (an enabled
+password locks the drive at power-on); hdparm(8); blkdiscard(8) and util-linux
+sys-utils/blkdiscard.c (``-f``/``--force`` since 2.36; without it a signature is refused when
+``isatty(STDIN_FILENO)``); nvme-cli ``format --force`` (since 1.10); fallocate(2).
 """
 
 from __future__ import annotations
@@ -83,11 +97,14 @@ class PurgeRecord:
         attempts: every method considered, in order, with its outcome (``"blkdiscard: ok"``,
             ``"nvme-format-ses1: not an NVMe namespace"``).
         duration_s: wall time of the purge.
+        warnings: what the operator must act on whatever the method, e.g. an ATA password
+            found set on the drive (``"ATA security is enabled on /dev/sdb ..."``).
     """
 
     method: str | None
     attempts: tuple[str, ...]
     duration_s: float
+    warnings: tuple[str, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -95,18 +112,23 @@ class PurgeRecord:
         return self.method is not None
 
     def describe(self) -> str:
-        """One line for reports."""
+        """One line for reports; every warning follows as ``WARNING: ...``."""
         if self.method is None:
-            return "purge: no method could run (" + "; ".join(self.attempts) + ")"
-        return f"purge: {self.method} in {self.duration_s:.1f} s (" + "; ".join(
-            self.attempts) + ")"
+            text = "purge: no method could run (" + "; ".join(self.attempts) + ")"
+        else:
+            text = f"purge: {self.method} in {self.duration_s:.1f} s (" + "; ".join(
+                self.attempts) + ")"
+        return "".join([text, *(f"; WARNING: {w}" for w in self.warnings)])
 
 
 def _run_command(argv: Sequence[str], timeout_s: float) -> tuple[int, str]:
+    """Run ``argv`` with stdin from ``/dev/null`` (no tool may prompt, wait on or look at a
+    terminal) and ``LC_ALL=C``; ``(returncode, stdout + stderr)``, 124 on a timeout, 127 when it
+    cannot start."""
     env = dict(os.environ, LC_ALL="C")
     try:
         proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s,
-                              env=env)
+                              env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout_s:.0f} s"
     except OSError as exc:
@@ -141,6 +163,7 @@ def purge(
         method = _purge_file(target.fio_filename, target.size_bytes, attempts)
         return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start)
     dev = target.fio_filename
+    warnings: list[str] = []
     for name, attempt in (
         ("nvme-format-ses1", _nvme_format),
         ("ata-secure-erase", _ata_secure_erase),
@@ -148,9 +171,13 @@ def purge(
     ):
         outcome, method = attempt(target, dev, run, which, timeout_s)
         attempts.append(f"{method or name}: {outcome}")
+        if name == "ata-secure-erase" and _ATA_PASSWORD_SET in outcome:
+            locked = f"(security {_ATA_LOCKED})" in outcome
+            warnings.append(ata_password_warning(dev, locked=locked))
         if method is not None:
-            return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start)
-    return PurgeRecord(own, tuple(attempts), time.monotonic() - start)
+            return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start,
+                               tuple(warnings))
+    return PurgeRecord(own, tuple(attempts), time.monotonic() - start, tuple(warnings))
 
 
 def _self_purge(target: DriveTarget, attempts: list[str]) -> str | None:
@@ -183,10 +210,28 @@ def _nvme_format(
     unsafe = _format_would_erase_others(nvme, dev, run)
     if unsafe is not None:
         return f"nvme format skipped: {unsafe}", None
-    code, out = run([nvme, "format", dev, "--ses=1", "--force"], timeout_s)
+    argv = [nvme, "format", dev, "--ses=1", "--force"]
+    code, out = run(argv, timeout_s)
+    note = ""
+    if code != 0 and _unknown_option(out, "--force"):
+        # nvme-cli < 1.10 (e.g. 1.9 of Ubuntu 20.04) has no --force and asks nothing
+        code, out = run(argv[:-1], timeout_s)
+        note = " (nvme-cli without --force: run without it)"
     if code != 0:
-        return f"failed (exit {code}: {_first_line(out)})", None
-    return "ok", "nvme-format-ses1"
+        return f"failed (exit {code}: {_first_line(out)}){note}", None
+    return f"ok{note}", "nvme-format-ses1"
+
+
+def _unknown_option(output: str, option: str) -> bool:
+    """True when a tool's ``output`` says it does not know ``option`` (getopt_long's
+    ``unrecognized option '--force'`` / ``invalid option -- 'f'``; nvme-cli's argconfig prints
+    the former)."""
+    text = output.lower()
+    if option.startswith("--"):
+        return f"unrecognized option '{option}'" in text or f"unrecognized option `{option}'" \
+            in text or f"unknown option '{option}'" in text
+    letter = option.lstrip("-")
+    return f"invalid option -- '{letter}'" in text or f"invalid option -- {letter}" in text
 
 
 def _format_would_erase_others(nvme: str, dev: str, run: CommandRunner) -> str | None:
@@ -259,8 +304,10 @@ def _ata_secure_erase(
     security = ata_security_state(info)
     if not security.get("supported"):
         return "the drive does not support the ATA security feature set", None
-    if security.get("enabled"):
-        return "a security password is already set on the drive: not touching it", None
+    if security.get("enabled") or security.get("locked"):
+        state = _ATA_LOCKED if security.get("locked") else "enabled, not locked"
+        return (f"{_ATA_PASSWORD_SET} (security {state}): its password is unknown, not "
+                "touching it"), None
     if security.get("frozen"):
         return ("the drive's security state is frozen (power-cycle it or suspend/resume the "
                 "host, then run again)"), None
@@ -290,6 +337,22 @@ def _ata_secure_erase(
     return f"{failure}; {ata_locked_warning(dev)}", None
 
 
+_ATA_PASSWORD_SET = "an ATA security password is already set on the drive"
+_ATA_LOCKED = "locked"
+
+
+def ata_password_warning(dev: str, *, locked: bool) -> str:
+    """What to tell the operator about a drive found with ATA security enabled (``hdparm -I``:
+    ``enabled``): it locks itself at its next power cycle (ACS-3, Security feature set), and a
+    locked drive rejects every read and write until unlocked with the password."""
+    now = ("it is LOCKED now: every read and write fails until it is unlocked"
+           if locked else "it will lock itself at its next power cycle")
+    return (f"ATA security is enabled on {dev} (a user password is set) and {now}: whoever set "
+            f"the password must remove it (hdparm --user-master u --security-disable PASSWORD "
+            f"{dev}); if an interrupted pytest-ssdqual run set it, the password is "
+            f"'{ATA_PASSWORD}'")
+
+
 def ata_locked_warning(dev: str) -> str:
     """What to tell the operator when the temporary ATA password could not be removed."""
     return (f"drive may be left locked with the ATA user password '{ATA_PASSWORD}': unlock with "
@@ -307,7 +370,8 @@ def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner) -> bool:
 
 
 def ata_security_state(hdparm_info: str) -> dict[str, bool]:
-    """The ``Security:`` block of ``hdparm -I`` as flags: supported, enabled, frozen, enhanced.
+    """The ``Security:`` block of ``hdparm -I`` as flags: supported, enabled, locked, frozen,
+    enhanced.
 
     hdparm prints ``not`` before a flag that is off (``not\\tenabled``, ``not\\tfrozen``) and
     ``supported: enhanced erase`` when the enhanced erase exists.
@@ -322,9 +386,10 @@ def ata_security_state(hdparm_info: str) -> dict[str, bool]:
             if line and not line[0].isspace():
                 break
             lines.append(" ".join(line.split()))
-    state = {"supported": False, "enabled": False, "frozen": False, "enhanced": False}
+    state = {"supported": False, "enabled": False, "locked": False, "frozen": False,
+             "enhanced": False}
     for text in lines:
-        for flag in ("supported", "enabled", "frozen"):
+        for flag in ("supported", "enabled", "locked", "frozen"):
             if text == flag:
                 state[flag] = True
         if text == "supported: enhanced erase":
@@ -339,7 +404,10 @@ def _blkdiscard(
     tool = which("blkdiscard")
     if tool is None:
         return "blkdiscard not installed (util-linux)", None
-    code, out = run([tool, dev], timeout_s)
+    # -f: util-linux >= 2.36 otherwise refuses a device with a signature when stdin is a tty
+    code, out = run([tool, "-f", dev], timeout_s)
+    if code != 0 and _unknown_option(out, "-f"):  # util-linux < 2.36: no -f, and no check
+        code, out = run([tool, dev], timeout_s)
     if code != 0:
         return f"failed (exit {code}: {_first_line(out)})", None
     return "ok", "blkdiscard"
