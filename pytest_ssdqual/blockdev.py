@@ -9,7 +9,9 @@ injectable, so the unit tests run on a fake tree:
 * ``sysfs`` -- ``/sys`` (Linux ``Documentation/ABI/stable/sysfs-block``): ``block/<disk>/dev``
   (``"MAJ:MIN"``), ``size`` (512-byte sectors, whatever the logical block size), ``ro``
   (``0``/``1``), ``holders/`` and ``slaves/`` (device-mapper, md, bcache stacks),
-  ``<disk>/<part>/partition`` (present only on partitions), ``loop/backing_file`` (loop devices).
+  ``<disk>/<part>/partition`` (present only on partitions), ``loop/backing_file`` (loop devices),
+  ``queue/zoned`` (``none``, ``host-aware`` or ``host-managed``; Linux
+  ``Documentation/ABI/stable/sysfs-block``, zoned block devices since 4.10).
 * ``mountinfo`` -- ``/proc/self/mountinfo`` (proc(5)): field 3 is ``major:minor`` of the
   mounted filesystem, field 5 the mount point (octal-escaped), and after the ``-`` separator the
   filesystem type and the mount source. btrfs and some others report an anonymous ``0:N``
@@ -56,6 +58,10 @@ class BlockDeviceState:
         is_system_disk: it holds ``/`` (or ``/boot``, ``/usr``, ``/var``): directly, through a
             partition, or below a dm/md/loop stack that does.
         read_only: ``/sys/block/<name>/ro`` is 1.
+        zoned: ``/sys/block/<name>/queue/zoned``: ``"none"`` (a conventional drive, also when
+            the file is missing: kernels before 4.10), ``"host-aware"`` (random writes allowed)
+            or ``"host-managed"`` (NVMe ZNS, SMR: writes only sequential at each zone's write
+            pointer).
     """
 
     name: str
@@ -66,6 +72,12 @@ class BlockDeviceState:
     mounts: tuple[str, ...]
     is_system_disk: bool
     read_only: bool
+    zoned: str = "none"
+
+    @property
+    def host_managed(self) -> bool:
+        """True for a host-managed zoned device (``queue/zoned`` is ``host-managed``)."""
+        return self.zoned == "host-managed"
 
     @property
     def device(self) -> str:
@@ -368,6 +380,7 @@ def inspect_block_device(
         mounts=tuple(mount_points),
         is_system_disk=is_system,
         read_only=_read_text(node.path / "ro") == "1",
+        zoned=_read_text(node.path / "queue" / "zoned") or "none",
     )
 
 

@@ -1,8 +1,9 @@
 """The drive under test: parse ``--drive``, identify it, decide whether writes are allowed, lock it.
 
 Safety is this module's first job (DESIGN.md, "Safety rules"). A block device may be written only
-when it is not the system disk, not mounted or used as swap, has no partitions and no holders
-(LVM, md, dm), is writable, and the user confirmed it by *serial* with ``--confirm-destroy``.
+when it is not the system disk, not a host-managed zoned device, not mounted or used as swap,
+has no partitions and no holders (LVM, md, dm), is writable, and the user confirmed it by
+*serial* with ``--confirm-destroy``.
 :func:`write_refusal_reasons` lists every reason that fails, each a full sentence saying how to
 proceed; :class:`DriveTarget` re-reads the kernel's view before every write check, so a drive
 mounted in the middle of a session is refused from then on. A file target (``file:PATH``) the
@@ -264,17 +265,15 @@ def write_refusal_reasons(
             stripping blanks, ignoring case.
 
     Returns:
-        Full sentences, each saying how to proceed; empty when writes are allowed. The system
-        disk reason, which no option overrides, comes first.
+        Full sentences, each saying how to proceed; empty when writes are allowed. A refusal no
+        option overrides -- the system disk, a host-managed zoned device -- is given alone:
+        hints such as "unmount it" or "add --confirm-destroy" would only mislead there.
     """
+    absolute = absolute_refusals(state)
+    if absolute:
+        return absolute
     dev = state.device
     reasons: list[str] = []
-    if state.is_system_disk:
-        reasons.append(
-            f"{dev} holds the root filesystem (/) or another system filesystem "
-            "(/boot, /usr, /var), directly or through a partition, LVM/md/dm or loop stack: "
-            "writes are never allowed, whatever the options"
-        )
     mount_points = [m for m in state.mounts if m != SWAP]
     if mount_points:
         reasons.append(
@@ -300,6 +299,30 @@ def write_refusal_reasons(
             f"written, make it writable (blockdev --setrw {dev}) or check its write-protect switch"
         )
     reasons.extend(_confirmation_reasons(dev, serial, confirmed_serials))
+    return reasons
+
+
+def absolute_refusals(state: BlockDeviceState) -> list[str]:
+    """The refusals of ``state`` that no option or action of the user overrides: the device
+    holds a system filesystem, or it is a host-managed zoned device (NVMe ZNS, SMR), which
+    takes writes only sequentially at each zone's write pointer -- the catalog's random and
+    overwriting workloads would fail with I/O errors (fio's ``zonemode=zbd`` is not used here).
+    A host-aware zoned device accepts random writes and is not refused."""
+    dev = state.device
+    reasons: list[str] = []
+    if state.is_system_disk:
+        reasons.append(
+            f"{dev} holds the root filesystem (/) or another system filesystem "
+            "(/boot, /usr, /var), directly or through a partition, LVM/md/dm or loop stack: "
+            "writes are never allowed, whatever the options"
+        )
+    if state.host_managed:
+        reasons.append(
+            f"{dev} is a host-managed zoned device (/sys/block/{state.name}/queue/zoned is "
+            "host-managed: NVMe ZNS or SMR): it takes writes only sequentially at each zone's "
+            "write pointer, which these workloads do not do (fio zonemode=zbd is not supported "
+            "by pytest-ssdqual): writes are never allowed; reads run on the drive as found"
+        )
     return reasons
 
 
@@ -569,8 +592,9 @@ class DriveTarget:
         reasons = write_refusal_reasons(
             state, serial=_serial_of(self.identity), confirmed_serials=self._confirmed
         )
-        # EBUSY with nothing visible here to explain it: mounted or claimed elsewhere.
-        if not (state.mounts or state.holders):
+        # EBUSY with nothing visible here to explain it: mounted or claimed elsewhere. Not for
+        # a refusal that stands alone (system disk, host-managed zoned).
+        if not (state.mounts or state.holders or absolute_refusals(state)):
             busy = _busy_reason(self.fio_filename)
             if busy:
                 reasons.append(busy)

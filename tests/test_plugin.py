@@ -208,6 +208,9 @@ def test_system_disk_runs_reads_only_and_skips_every_write_with_the_reason(
     assert outcomes.get("skipped") == 4  # seq write, 2 random writes, mixed
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 4  # reads ran
     assert "holds the root filesystem" in result.stdout.str()
+    # the system disk's refusal stands alone: no hints that would suggest a way round it
+    assert "umount" not in result.stdout.str()
+    assert "do not match this drive's serial" not in result.stdout.str()
     rws = fake_fio.job_rws()
     assert rws and set(rws) <= {"read", "randread"}
     for call in fake_fio.calls():
