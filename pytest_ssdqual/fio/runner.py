@@ -125,7 +125,13 @@ class FioRunner:
 
     def ioengine(self, probe_file: Path) -> str:
         """The best asynchronous engine that works here: ``io_uring``, else ``libaio``, else
-        ``psync``. Probed once with a 4 KiB O_DIRECT read of ``probe_file`` (created if needed).
+        ``psync``. Probed once with 4 KiB buffered reads of ``probe_file`` (created if needed),
+        under fio's ``--readonly``. Buffered, not ``direct=1``: the probe asks whether the
+        kernel and fio offer the engine (io_uring_setup/io_setup, blocked by some container
+        seccomp profiles), not whether the probe file's file system takes O_DIRECT -- pytest's
+        temp folder may be a tmpfs without O_DIRECT (Linux < 6.6) while the drive under test
+        has it. The drive itself is never probed; its jobs run with ``direct=1``, and a drive
+        without O_DIRECT fails its own job with fio's message.
 
         Raises:
             FioNotFound, FioError: fio missing or too old (``version``); no engine works.
@@ -139,7 +145,7 @@ class FioRunner:
                 argv = [
                     self.executable(), "--name=probe", f"--ioengine={engine}",
                     f"--filename={probe_file}", "--size=64k", "--bs=4k", "--rw=read",
-                    "--direct=1", "--output-format=json",
+                    "--readonly", "--output-format=json",
                 ]
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env())
                 try:
