@@ -6,14 +6,30 @@ With ``log_avg_msec=1000`` fio writes one line per second and direction to
     1000, 894208, 1, 0, 0
     2000, 962498, 1, 0, 0
 
-Columns (fio HOWTO, "Log File Formats"): time in milliseconds since the job started, value,
-data direction (0 read, 1 write, 2 trim), block size in bytes, offset in bytes, and the command
-priority. The HOWTO lists the priority column, but fio 3.33 writes it only with ``log_prio=1``:
-both 5 and 6 columns are read. With ``log_avg_msec`` ("windowed logging") each line is the
-average over the window and the block size and offset are 0. The value is KiB/s (1024 bytes/s)
-for bandwidth logs, I/Os per second for IOPS logs and nanoseconds for latency logs. Checked
-against what fio 3.33 writes here: 5 columns, boundaries stamped ``1000``, ``2000``, ``3001``;
-the last, partial interval may be missing.
+Columns (fio HOWTO, "Log File Formats"): time in milliseconds since the job started (after
+``ramp_time``), value, data direction (0 read, 1 write, 2 trim), block size in bytes, offset in
+bytes, and the command priority. fio 3.13-3.17 write only the first 4 columns (no offset unless
+``log_offset=1``; the priority column came with 3.18); fio 3.33 writes 5 (6 with
+``log_prio=1``): 4, 5 and 6 columns are read. With ``log_avg_msec`` ("windowed logging") each line
+is the average over its window and the block size and offset are 0. The value is KiB/s (1024
+bytes/s) for bandwidth logs, I/Os per second for IOPS logs and nanoseconds for latency logs.
+
+What a line covers (checked against fio 3.33 here and the real logs in
+``../shared/cases/real/fio-logs/``):
+
+* **its own window only**: a line closes one ``log_avg_msec`` window (1000 ms here, 250 ms in
+  some published logs). fio stamps the boundary a few ms late or early (``3001``, ``999``,
+  ``12999``): a stamp is assigned to the window it closes when it is at most 10 % of a window
+  past the boundary. The last, partial window may be missing, or present with its real length.
+* **no line = no completed I/O**: fio writes nothing for a window in which no I/O completed, so
+  a missing window is a *stall*: bandwidth and IOPS 0 for it (never the time since the previous
+  line), latency left out. Stalls are reported (``LogGaps``: number, longest, total).
+* **repeated stamps are one window**: fio <= 3.24 can write several lines for the same window
+  (fio issues 739, 947, 971; PR 982: ``add_log_sample`` advanced its clock by one window only).
+  They are averaged, never summed into one second, and counted.
+
+Several jobs' logs are combined window by window: bandwidth and IOPS summed, latency averaged.
+The window length is taken from the most common spacing of the stamps (or given).
 
 The series returned are in the project's units: seconds, decimal MB/s (10^6 bytes/s), IOPS,
 microseconds.
@@ -21,9 +37,12 @@ microseconds.
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import FioOutputError
@@ -33,6 +52,13 @@ DIRECTIONS: dict[str, int] = {"read": 0, "write": 1, "trim": 2}
 
 #: Log kinds and the file-name part fio gives them.
 LOG_KINDS: tuple[str, ...] = ("bw", "iops", "lat", "clat", "slat")
+
+#: The window assumed when a log has too few lines to infer one (the project's jobs set
+#: ``log_avg_msec=1000``).
+DEFAULT_WINDOW_MS = 1000.0
+
+#: A stamp this share of a window past a boundary still closes that window (fio's ``3001``).
+LATE_SHARE = 0.1
 
 _LOG_NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log$")
 
@@ -45,7 +71,8 @@ class LogSample:
         t_ms: end of the interval, milliseconds since the job started.
         value: KiB/s (bw), IOPS (iops) or nanoseconds (lat/clat/slat).
         direction: 0 read, 1 write, 2 trim.
-        bs_bytes, offset_bytes: 0 in averaged logs.
+        bs_bytes: 0 in averaged logs.
+        offset_bytes: 0 in averaged logs; ``None`` in a 4-column log (fio 3.13-3.17).
         prio: the command priority column when present, else ``None``.
     """
 
@@ -53,8 +80,71 @@ class LogSample:
     value: int
     direction: int
     bs_bytes: int
-    offset_bytes: int
+    offset_bytes: int | None
     prio: int | None = None
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A stretch of consecutive windows in which fio logged no line (no I/O completed).
+
+    Attributes:
+        start_s, end_s: seconds since the job started (window boundaries).
+    """
+
+    start_s: float
+    end_s: float
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class LogGaps:
+    """What the log said about itself besides its figures.
+
+    Attributes:
+        window_s: the logging window (fio ``log_avg_msec``), seconds.
+        stalls: stretches of windows with no line (no completed I/O), in order.
+        repeated_lines: lines that repeated a window already logged by the same job (fio <= 3.24),
+            averaged into it.
+    """
+
+    window_s: float
+    stalls: tuple[Stall, ...] = ()
+    repeated_lines: int = 0
+
+    @property
+    def stall_count(self) -> int:
+        return len(self.stalls)
+
+    @property
+    def longest_stall_s(self) -> float:
+        """The longest stall in seconds, 0.0 without one."""
+        return max((s.duration_s for s in self.stalls), default=0.0)
+
+    @property
+    def stalled_s(self) -> float:
+        """Seconds without a completed I/O, all stalls together."""
+        return sum(s.duration_s for s in self.stalls)
+
+    def describe(self) -> str:
+        """One line for reports, e.g. ``2 stalls (no I/O completed), longest 4.0 s at 5.5 s``."""
+        parts = []
+        if self.stalls:
+            longest = max(self.stalls, key=lambda s: s.duration_s)
+            parts.append(
+                f"{self.stall_count} stall{'s' if self.stall_count != 1 else ''} (no I/O "
+                f"completed for a whole {self.window_s:g} s window or more), {self.stalled_s:g} s "
+                f"in all, longest {longest.duration_s:g} s from {longest.start_s:g} s"
+            )
+        else:
+            parts.append("no stalls")
+        if self.repeated_lines:
+            parts.append(f"{self.repeated_lines} repeated log line(s) of one window averaged "
+                         "(fio <= 3.24 repeats stamps)")
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -63,53 +153,68 @@ class Series:
 
     Attributes:
         t_s: end of each interval, seconds since the job started (increasing).
-        values: the figure in each interval, in ``unit``.
+        values: the figure in each interval, in ``unit`` (0 in a stall window of a bandwidth or
+            IOPS series).
         unit: ``MB/s`` (decimal), ``IOPS`` or ``us``.
+        interval_s: length of each interval in seconds; ``None``: from the stamps (the first
+            interval starts at 0).
+        gaps: stalls and repeated lines found in the log (``None`` for a series built by hand).
     """
 
     t_s: tuple[float, ...]
     values: tuple[float, ...]
     unit: str
+    interval_s: tuple[float, ...] | None = None
+    gaps: LogGaps | None = None
 
     def __len__(self) -> int:
         return len(self.values)
 
     @property
     def durations_s(self) -> tuple[float, ...]:
-        """Length of each interval in seconds (the first starts at 0)."""
+        """Length of each interval in seconds."""
+        if self.interval_s is not None:
+            return self.interval_s
         starts = (0.0, *self.t_s[:-1])
         return tuple(end - start for start, end in zip(starts, self.t_s, strict=True))
 
     def shifted(self, offset_s: float) -> Series:
         """The same series with ``offset_s`` added to every time (to lay phases end to end)."""
-        return Series(tuple(t + offset_s for t in self.t_s), self.values, self.unit)
+        gaps = self.gaps and replace(self.gaps, stalls=tuple(
+            Stall(s.start_s + offset_s, s.end_s + offset_s) for s in self.gaps.stalls))
+        return Series(tuple(t + offset_s for t in self.t_s), self.values, self.unit,
+                      self.durations_s, gaps)
 
 
 @dataclass(frozen=True)
 class BandwidthSeries:
-    """Per-second bandwidth of one direction.
+    """Per-window bandwidth of one direction.
 
     Attributes:
         t_s: end of each interval, seconds since the job started.
-        bw_mbps: decimal MB/s in each interval.
+        bw_mbps: decimal MB/s in each interval (0 in a stall window).
+        interval_s: length of each interval; ``None``: from the stamps.
+        gaps: stalls and repeated lines found in the log, ``None`` when built by hand.
     """
 
     t_s: tuple[float, ...]
     bw_mbps: tuple[float, ...]
+    interval_s: tuple[float, ...] | None = None
+    gaps: LogGaps | None = None
 
     @classmethod
     def from_series(cls, series: Series) -> BandwidthSeries:
         if series.unit != "MB/s":
             raise ValueError(f"not a bandwidth series: unit {series.unit!r}")
-        return cls(series.t_s, series.values)
+        return cls(series.t_s, series.values, series.durations_s, series.gaps)
 
     def __len__(self) -> int:
         return len(self.bw_mbps)
 
     @property
     def durations_s(self) -> tuple[float, ...]:
-        """Length of each interval in seconds (the first starts at 0)."""
-        return Series(self.t_s, self.bw_mbps, "MB/s").durations_s
+        """Length of each interval in seconds."""
+        return Series(self.t_s, self.bw_mbps, "MB/s", self.interval_s).durations_s
 
     def bytes_per_interval(self) -> tuple[float, ...]:
         """Bytes moved in each interval: ``bw_mbps * 1e6 * duration``."""
@@ -117,10 +222,10 @@ class BandwidthSeries:
 
 
 def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
-    """Parse the text of one fio log file.
+    """Parse the text of one fio log file (4, 5 or 6 columns, see the module docstring).
 
     Raises:
-        FioOutputError: a line that is not 5 or 6 comma-separated integers (naming the source
+        FioOutputError: a line that is not 4 to 6 comma-separated integers (naming the source
             and line number).
     """
     samples: list[LogSample] = []
@@ -128,10 +233,10 @@ def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
         if not line.strip():
             continue
         fields = [f.strip() for f in line.split(",")]
-        if len(fields) not in (5, 6):
+        if len(fields) not in (4, 5, 6):
             raise FioOutputError(
-                f"{source}:{number}: expected 5 or 6 comma-separated fields "
-                f"(time, value, direction, bs, offset[, prio]), got {line.strip()!r}",
+                f"{source}:{number}: expected 4 to 6 comma-separated fields "
+                f"(time, value, direction, bs[, offset[, prio]]), got {line.strip()!r}",
                 raw_output=text,
             )
         try:
@@ -141,7 +246,8 @@ def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
                 f"{source}:{number}: not a number in {line.strip()!r}", raw_output=text
             ) from None
         samples.append(
-            LogSample(numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
+            LogSample(numbers[0], numbers[1], numbers[2], numbers[3],
+                      numbers[4] if len(numbers) >= 5 else None,
                       numbers[5] if len(numbers) == 6 else None)
         )
     return samples
@@ -173,56 +279,115 @@ def find_logs(workdir: Path, kind: str, prefix: str = "log") -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def to_series(
-    per_job: Iterable[Sequence[LogSample]], kind: str, direction: str = "write"
-) -> Series:
-    """Combine the samples of one or more jobs into a series in the project's units.
+def infer_window_ms(per_job: Iterable[Sequence[LogSample]]) -> float:
+    """fio's ``log_avg_msec`` as the logs show it: the most common spacing of consecutive
+    distinct stamps of one job and direction (the first stamp counts as a spacing from 0),
+    rounded to 10 ms (1 ms below 100 ms) so that fio's late stamps (``3001``) do not shift it;
+    on a tie the shorter. A gap (stall) or a last partial window is one spacing among many, so
+    it does not move the result. ``DEFAULT_WINDOW_MS`` for an empty log."""
+    steps: list[float] = []
+    for samples in per_job:
+        last: dict[int, int] = {}
+        for s in samples:
+            previous = last.get(s.direction, 0)
+            if s.t_ms > previous:
+                steps.append(s.t_ms - previous)
+                last[s.direction] = s.t_ms
+    rounded = [float(round(x, -1)) if x >= 100 else float(round(x)) for x in steps]
+    if not rounded:
+        return DEFAULT_WINDOW_MS
+    counts = Counter(rounded)
+    return min(counts, key=lambda x: (-counts[x], x))
 
-    Bandwidth and IOPS of several jobs are summed per interval; latency is averaged. An
-    interval is keyed by its end time rounded to the nearest second (fio stamps ``3001`` for
-    the 3 s boundary); a job missing an interval counts as 0 (bw, iops) or is left out (latency).
+
+def window_index(t_ms: float, window_ms: float) -> int:
+    """The 1-based window a stamp closes: window ``k`` ends at ``k * window_ms``; a stamp up to
+    ``LATE_SHARE`` of a window late still closes it (``3001`` -> 3 with 1000 ms windows), a
+    stamp early in a window ends a partial one (``4500`` -> 5)."""
+    return max(1, math.ceil(t_ms / window_ms - LATE_SHARE))
+
+
+def to_series(
+    per_job: Iterable[Sequence[LogSample]],
+    kind: str,
+    direction: str = "write",
+    *,
+    window_ms: float | None = None,
+) -> Series:
+    """Combine the samples of one or more jobs into a series in the project's units, one value
+    per logging window (see the module docstring for what a line covers).
+
+    Each job's lines are put in the window they close (:func:`window_index`); a job's repeated
+    lines of one window are averaged. Across jobs bandwidth and IOPS are summed per window and
+    latency averaged. Every window from the first to the last logged one is in the series: a
+    window no job logged is a stall (0 for bandwidth and IOPS, left out for latency) and is
+    listed in ``Series.gaps``. A window's length is ``window_ms``, or less for a last window
+    stamped early (fio's final partial interval).
 
     Args:
         per_job: the samples of each job (from :func:`read_log`).
         kind: ``bw`` (-> decimal MB/s), ``iops`` (-> IOPS), ``lat``/``clat``/``slat``
             (-> microseconds).
         direction: ``read``, ``write`` or ``trim``.
+        window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`).
 
     Raises:
-        ValueError: an unknown kind or direction.
+        ValueError: an unknown kind or direction, or a window that is not positive.
     """
     if kind not in LOG_KINDS:
         raise ValueError(f"unknown log kind {kind!r}: one of {', '.join(LOG_KINDS)}")
     if direction not in DIRECTIONS:
         raise ValueError(f"unknown direction {direction!r}: one of {', '.join(DIRECTIONS)}")
+    jobs = [list(samples) for samples in per_job]
+    w = infer_window_ms(jobs) if window_ms is None else float(window_ms)
+    if not w > 0:
+        raise ValueError(f"the logging window must be positive, got {window_ms} ms")
     code = DIRECTIONS[direction]
-    sums: dict[int, float] = {}
-    counts: dict[int, int] = {}
-    last_ms: dict[int, int] = {}
-    for samples in per_job:
+    combined: dict[int, list[float]] = {}  # window -> each job's value in it
+    stamp: dict[int, int] = {}  # window -> its latest stamp
+    repeated = 0
+    for samples in jobs:
+        windows: dict[int, list[int]] = {}
         for s in samples:
             if s.direction != code:
                 continue
-            key = round(s.t_ms / 1000)
-            sums[key] = sums.get(key, 0.0) + s.value
-            counts[key] = counts.get(key, 0) + 1
-            last_ms[key] = max(last_ms.get(key, 0), s.t_ms)
-    keys = sorted(sums)
-    if kind == "bw":
-        values = [sums[k] * 1024 / 1e6 for k in keys]
-        unit = "MB/s"
-    elif kind == "iops":
-        values = [sums[k] for k in keys]
-        unit = "IOPS"
-    else:
-        values = [sums[k] / counts[k] / 1000 for k in keys]
-        unit = "us"
-    return Series(tuple(last_ms[k] / 1000 for k in keys), tuple(values), unit)
+            k = window_index(s.t_ms, w)
+            windows.setdefault(k, []).append(s.value)
+            stamp[k] = max(stamp.get(k, s.t_ms), s.t_ms)
+        for k, lines in windows.items():
+            repeated += len(lines) - 1
+            combined.setdefault(k, []).append(statistics.fmean(lines))
+    unit, scale, average = {"bw": ("MB/s", 1024 / 1e6, False), "iops": ("IOPS", 1.0, False)
+                            }.get(kind, ("us", 1 / 1000, True))
+    t_s: list[float] = []
+    values: list[float] = []
+    spans: list[float] = []
+    stalls: list[Stall] = []
+    last = max(combined, default=0)
+    for k in range(1, last + 1):
+        if k not in combined:
+            if stalls and math.isclose(stalls[-1].end_s, (k - 1) * w / 1000):
+                stalls[-1] = Stall(stalls[-1].start_s, k * w / 1000)
+            else:
+                stalls.append(Stall((k - 1) * w / 1000, k * w / 1000))
+            if not average:
+                t_s.append(k * w / 1000)
+                values.append(0.0)
+                spans.append(w / 1000)
+            continue
+        got = combined[k]
+        values.append((statistics.fmean(got) if average else math.fsum(got)) * scale)
+        t_s.append(stamp[k] / 1000)
+        partial = stamp[k] < (k - LATE_SHARE) * w
+        spans.append((stamp[k] - (k - 1) * w) / 1000 if partial else w / 1000)
+    return Series(tuple(t_s), tuple(values), unit, tuple(spans),
+                  LogGaps(w / 1000, tuple(stalls), repeated))
 
 
-def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str = "log"
-                ) -> Series:
-    """The ``kind`` series of ``direction`` from every job's log in ``workdir``.
+def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str = "log",
+                *, window_ms: float | None = None) -> Series:
+    """The ``kind`` series of ``direction`` from every job's log in ``workdir``
+    (:func:`to_series`).
 
     Raises:
         FioOutputError: no such log in ``workdir`` (fio was not asked for it, or failed), or a
@@ -235,10 +400,12 @@ def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str 
             f"write_{'lat' if kind in ('lat', 'clat', 'slat') else kind}_log={prefix} and "
             "log_avg_msec"
         )
-    return to_series([read_log(p) for p in paths], kind, direction)
+    return to_series([read_log(p) for p in paths], kind, direction, window_ms=window_ms)
 
 
-def bandwidth_series(workdir: Path, direction: str = "write", prefix: str = "log"
-                     ) -> BandwidthSeries:
-    """Per-second bandwidth (decimal MB/s) of ``direction`` from the logs in ``workdir``."""
-    return BandwidthSeries.from_series(read_series(workdir, "bw", direction, prefix))
+def bandwidth_series(workdir: Path, direction: str = "write", prefix: str = "log",
+                     *, window_ms: float | None = None) -> BandwidthSeries:
+    """Per-window bandwidth (decimal MB/s) of ``direction`` from the logs in ``workdir``,
+    stall windows as 0 (see ``BandwidthSeries.gaps``)."""
+    return BandwidthSeries.from_series(read_series(workdir, kind="bw", direction=direction,
+                                                   prefix=prefix, window_ms=window_ms))
