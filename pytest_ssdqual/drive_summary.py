@@ -33,7 +33,8 @@ from .thresholds.verdict import format_number
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED"}
 
 #: Verdict status -> the word the summary uses.
-VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged"}
+VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged",
+                 "warn": "WARN"}
 
 SUMMARY_DIR = "summary"
 

@@ -18,9 +18,17 @@ into one :class:`DriveHealth`:
   flagged in ``implausible`` (no drive has written 2**64 data units of 512,000 bytes).
 * Absent fields are ``None`` and named in ``absent``, never 0: "not reported" is not "none".
 
+* ATA drives (smartctl ``-a``/``-x``): media errors from attribute 187 (Reported Uncorrectable
+  Errors) raw value, percentage used from the Device Statistics page 7 "Percentage Used
+  Endurance Indicator" (ACS-4 9.10), warning temperature from ``temperature.op_limit_max`` (SCT
+  status) or Device Statistics page 5 "Specified Maximum Operating Temperature", host and NAND
+  bytes written from the vendor attributes whose smartmontools drive-database name carries the
+  unit (``Host_Writes_32MiB``, ``NAND_Writes_32MiB``, ``Lifetime_Writes_GiB``,
+  ``Flash_Writes_GiB``, ``Total_LBAs_Written`` in logical sectors; ``ATA_WRITE_ATTRIBUTES``).
+
 Units: temperatures in °C (nvme-cli prints Kelvin, smartctl Celsius; Kelvin - 273 as nvme-cli
 and smartctl convert), percentages in %, ``data_units_*`` in NVMe data units of 1000 512-byte
-sectors (``DATA_UNIT_BYTES``), hours.
+sectors (``DATA_UNIT_BYTES``), hours, bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from .errors import DeviceError
 from .identity import KELVIN_OFFSET, SMARTCTL_EXIT_BITS, SMARTCTL_NO_DATA_MASK, coerce_int
 
 __all__ = [
+    "ATA_WRITE_ATTRIBUTES",
     "CRITICAL_WARNING_BITS",
     "COUNTER_FIELDS",
     "DATA_UNIT_BYTES",
@@ -77,6 +86,22 @@ _FIELDS: tuple[str, ...] = (
 )
 
 _LIMIT_64 = 2**64
+
+#: ATA attribute name (smartmontools drive database) -> (``'host'`` or ``'nand'``, bytes per raw
+#: unit; ``0`` = the drive's logical sector size). Only names that carry their unit are read.
+ATA_WRITE_ATTRIBUTES: dict[str, tuple[str, int]] = {
+    "Total_LBAs_Written": ("host", 0),
+    "Host_Writes_32MiB": ("host", 32 * 2**20),
+    "Host_Writes_GiB": ("host", 2**30),
+    "Lifetime_Writes_GiB": ("host", 2**30),
+    "Host_Writes_MiB": ("host", 2**20),
+    "NAND_Writes_32MiB": ("nand", 32 * 2**20),
+    "NAND_Writes_GiB": ("nand", 2**30),
+    "NAND_Writes_1GiB": ("nand", 2**30),
+    "Flash_Writes_GiB": ("nand", 2**30),
+}
+#: ATA attribute 187, Reported Uncorrectable Errors: the ATA drive's media-error count.
+ATA_MEDIA_ERRORS_ID = 187
 
 #: nvme smart-log key -> field, alternatives in order (nvme-cli 1.x/2.x spellings).
 _NVME_CLI_KEYS: dict[str, tuple[str, ...]] = {
@@ -127,6 +152,15 @@ class DriveHealth:
         unsafe_shutdowns, media_errors, error_log_entries: counters, exact integers.
         smart_passed: smartctl's overall ``smart_status.passed``; ``None`` when absent.
         findings: smartctl exit-status bits 2-7 that were set, as sentences.
+        exit_status: smartctl's exit status (a bit mask, smartctl(8) RETURN VALUES); ``None``
+            for nvme-cli.
+        messages: smartctl's ``messages[].string`` as printed (severity first).
+        warning_temperature_c: the drive's warning temperature in °C (NVMe ``WCTEMP`` of
+            Identify Controller; ATA SCT ``op_limit_max``), ``None`` when unknown.
+        host_written_bytes: bytes the host wrote (NVMe ``data_units_written``; ATA host-write
+            attributes), ``None`` when not reported.
+        nand_written_bytes: bytes written to the NAND (ATA NAND-write attributes), ``None``
+            when not reported (NVMe's standard log has no such counter).
         implausible: ``'field: why'`` for values kept but not believable (beyond 64 bits,
             spare above 100 %, unreadable text).
         absent: the fields the tool did not report.
@@ -151,6 +185,11 @@ class DriveHealth:
     findings: tuple[str, ...] = ()
     implausible: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
+    exit_status: int | None = None
+    messages: tuple[str, ...] = ()
+    warning_temperature_c: int | None = None
+    host_written_bytes: int | None = None
+    nand_written_bytes: int | None = None
 
     @property
     def critical_warnings(self) -> tuple[str, ...]:
@@ -203,6 +242,9 @@ class _Reader:
         spare = self.values.get("available_spare_pct")
         if isinstance(spare, int) and spare > 100:
             self.implausible.append(f"available_spare_pct: {spare} % is above 100 %")
+        units = self.values.get("data_units_written")
+        if "host_written_bytes" not in self.values and isinstance(units, int):
+            self.values["host_written_bytes"] = units * DATA_UNIT_BYTES
         absent = tuple(f for f in _FIELDS if f not in self.values and f not in extra)
         return DriveHealth(
             source=source, implausible=tuple(self.implausible), absent=absent,
@@ -304,6 +346,7 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
             reader.integer("temperature_c", temperature["current"], where="temperature.current")
     if reader.values.get("temperature_c") == 0:  # smartctl prints 0 when there is no sensor
         del reader.values["temperature_c"]
+    _ata_fields(reader, doc)
     hours = doc.get("power_on_time")
     if "power_on_hours" not in reader.values and isinstance(hours, Mapping):
         if hours.get("hours") is not None:
@@ -312,6 +355,66 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
         reader.integer("power_cycles", doc["power_cycle_count"], where="power_cycle_count")
     smart = doc.get("smart_status")
     passed = smart.get("passed") if isinstance(smart, Mapping) else None
-    return reader.build(
-        source, smart_passed=passed if isinstance(passed, bool) else None, findings=findings
+    raw_messages = meta.get("messages")
+    messages = tuple(
+        f"{m.get('severity', 'information')}: {m['string']}"
+        for m in (raw_messages if isinstance(raw_messages, list) else [])
+        if isinstance(m, Mapping) and isinstance(m.get("string"), str)
     )
+    return reader.build(
+        source, smart_passed=passed if isinstance(passed, bool) else None, findings=findings,
+        exit_status=status, messages=messages,
+    )
+
+
+def _ata_statistic(doc: Mapping[str, object], name: str) -> object:
+    """One value of smartctl's ``ata_device_statistics`` by its name, or ``None``."""
+    stats = doc.get("ata_device_statistics")
+    pages = stats.get("pages") if isinstance(stats, Mapping) else None
+    for page in pages if isinstance(pages, list) else []:
+        table = page.get("table") if isinstance(page, Mapping) else None
+        for entry in table if isinstance(table, list) else []:
+            if isinstance(entry, Mapping) and entry.get("name") == name:
+                flags = entry.get("flags")
+                if isinstance(flags, Mapping) and flags.get("valid") is False:
+                    return None
+                return entry.get("value")
+    return None
+
+
+def _ata_fields(reader: _Reader, doc: Mapping[str, object]) -> None:
+    """ATA-only fields: media errors (attribute 187), percentage used (Device Statistics),
+    warning temperature, host / NAND bytes written (``ATA_WRITE_ATTRIBUTES``)."""
+    attrs = doc.get("ata_smart_attributes")
+    table = attrs.get("table") if isinstance(attrs, Mapping) else None
+    sector = doc.get("logical_block_size")
+    sector = sector if isinstance(sector, int) and sector > 0 else 512
+    for attr in table if isinstance(table, list) else []:
+        if not isinstance(attr, Mapping):
+            continue
+        raw = attr.get("raw")
+        value = raw.get("value") if isinstance(raw, Mapping) else None
+        if value is None:
+            continue
+        name = attr.get("name")
+        if attr.get("id") == ATA_MEDIA_ERRORS_ID and "media_errors" not in reader.values:
+            reader.integer("media_errors", value, where=f"attribute 187 {name}")
+        if isinstance(name, str) and name in ATA_WRITE_ATTRIBUTES:
+            kind, unit = ATA_WRITE_ATTRIBUTES[name]
+            field = f"{kind}_written_bytes"
+            if field not in reader.values:
+                count = reader.integer(field, value, where=name)
+                if count is not None:
+                    reader.values[field] = count * (unit or sector)
+    if "percentage_used" not in reader.values:
+        used = _ata_statistic(doc, "Percentage Used Endurance Indicator")
+        if used is not None:
+            reader.integer("percentage_used", used, where="Percentage Used Endurance Indicator")
+    temperature = doc.get("temperature")
+    limit = temperature.get("op_limit_max") if isinstance(temperature, Mapping) else None
+    if limit is None:
+        limit = _ata_statistic(doc, "Specified Maximum Operating Temperature")
+    if limit is not None and "nvme_smart_health_information_log" not in doc:
+        reader.integer("warning_temperature_c", limit, where="temperature.op_limit_max")
+        if reader.values.get("warning_temperature_c") == 0:
+            del reader.values["warning_temperature_c"]

@@ -23,7 +23,8 @@ class SummaryRow:
     Attributes:
         drive: as given (``/dev/sdb``). workload: workload id. metric: canonical metric name.
         measured: value in the metric's unit, or None. limit: the limit as text (``>= 140``).
-        verdict: ``PASS``, ``FAIL``, ``MISSING``, ``not judged`` or ``SKIPPED``.
+        verdict: ``PASS``, ``FAIL``, ``MISSING``, ``not judged``, ``SKIPPED`` or ``BROKEN``
+            (fio or device error before any verdict; ``source`` holds the one-line error).
         margin_pct: signed headroom in percent (positive = inside the limit), or None.
         source: provenance (file:line, profile) or the skip reason.
         state: the drive state the figure was taken in (``FOB``, ``preconditioned``,
@@ -53,7 +54,8 @@ class SummaryRow:
         return cls(drive, workload, "-", None, "-", "SKIPPED", None, "; ".join(reasons))
 
 
-_STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged"}
+_STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged",
+           "warn": "WARN"}
 
 
 def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
@@ -120,6 +122,8 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
     for r in shown:
         if r.verdict == "SKIPPED":
             lines.append(f"skipped {r.drive} {r.workload}: {r.source}")
+        elif r.verdict == "BROKEN":
+            lines.append(f"broken {r.drive} {r.workload}: {r.source}")
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("PASS", "FAIL", "MISSING")}
     lines.append(
         f"{counts['PASS']} limits passed, {counts['FAIL']} failed, {counts['MISSING']} missing; "

@@ -14,6 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .health_catalog import (
+    HEALTH_METRICS,
+    HEALTH_WORKLOAD_ID,
+    IDLE_WAKE_METRICS,
+    IDLE_WAKE_WORKLOAD_ID,
+)
+
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
@@ -266,6 +273,13 @@ CATALOG: dict[str, Workload] = {
         Workload("recovery_after_idle", "Consistency and recovery after idle (4 KiB random "
                  "write QD32 performance test)", "randwrite", 4 * KIB, 32, family="dirty-state",
                  methodology_metrics=RECOVERY_METRICS, per_direction=False),
+        # Drive health and idle wake-up (issue 10 items 9-10; health_catalog.py).
+        Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",
+                 0, 0, family="health", methodology_metrics=HEALTH_METRICS,
+                 per_direction=False),
+        Workload(IDLE_WAKE_WORKLOAD_ID, "4 KiB random read QD1 after idle gaps (NVMe power "
+                 "states)", "randread", 4 * KIB, 1, family="power",
+                 methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
     )
 }
 

@@ -45,7 +45,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from ..errors import ConfigError, ConfigErrors
 from ..workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
 from ..yamlutil import json_path, line_of, load_yaml_with_lines
-from .verdict import Limit, Provenance, format_number
+from .verdict import FAIL, Limit, Provenance, format_number
 
 __all__ = [
     "DriveFacts",
@@ -607,9 +607,13 @@ class _FileChecker:
         elif kind == "anyOf":
             self.error(
                 parts,
-                "a limit needs `min`, `max` or both",
+                "a limit needs `min`, `max` or both (or `max_delta` on a health counter)",
                 "e.g. {min: 140} for a floor, {max: 2000} for a ceiling",
             )
+        elif kind == "enum":
+            allowed = err.validator_value if isinstance(err.validator_value, list) else []
+            self.error(parts, f"{err.instance!r} is not one of " + ", ".join(map(str, allowed)),
+                       "write severity: fail (the default) or severity: warn")
         elif kind in ("minItems", "maxItems"):
             self.error(
                 parts,
@@ -723,8 +727,9 @@ class _FileChecker:
                     )
                 seen.setdefault(canonical, str(name))
                 if isinstance(limit, dict):
-                    for key in ("min", "max", "marginal_pct"):
+                    for key in ("min", "max", "marginal_pct", "max_delta"):
                         self._finite([*mparts, key], limit.get(key))
+                    self._check_zero_and_delta(mparts, workload, canonical, limit)
                     low, high = _number(limit.get("min")), _number(limit.get("max"))
                     if low is not None and high is not None and low > high:
                         self.error(
@@ -733,6 +738,24 @@ class _FileChecker:
                             "no value can pass",
                             "swap them, or drop one bound",
                         )
+
+    def _check_zero_and_delta(
+        self, parts: _Path, workload: Workload, canonical: str, limit: dict[Any, Any]
+    ) -> None:
+        """``max: 0`` only on the health workload (counts and flags); ``max_delta`` only on a
+        metric that has a ``<metric>_delta`` (health counters)."""
+        if limit.get("max") == 0 and workload.family != "health":
+            self.error([*parts, "max"], "0 must be > 0",
+                       "limits are positive numbers: a floor goes in `min`, a ceiling in `max`")
+        if "max_delta" in limit and f"{canonical}_delta" not in workload.metric_names():
+            deltas = [m.removesuffix("_delta") for m in workload.metric_names()
+                      if m.endswith("_delta")]
+            self.error(
+                [*parts, "max_delta"],
+                f"{canonical} of {workload.id} has no before/after change to limit",
+                ("max_delta applies to " + ", ".join(deltas)) if deltas
+                else "use min/max here; max_delta is for health counters (workload health)",
+            )
 
     def _metric(self, parts: _Path, workload: Workload, name: str) -> str | None:
         """Canonical metric for ``name`` on ``workload``, or ``None`` after recording the error."""
@@ -789,16 +812,22 @@ class _FileChecker:
                     self.file, name, source, line_of(self.lines, [*base, "limits", workload_id,
                                                                   metric])
                 )
-                limits.append(
-                    Limit(
-                        workload_id,
-                        canonical,
-                        _float(spec.get("min")),
-                        _float(spec.get("max")),
-                        _float(spec.get("marginal_pct")),
-                        provenance,
+                severity = str(spec.get("severity", FAIL))
+                if "min" in spec or "max" in spec:
+                    limits.append(
+                        Limit(
+                            workload_id,
+                            canonical,
+                            _float(spec.get("min")),
+                            _float(spec.get("max")),
+                            _float(spec.get("marginal_pct")),
+                            provenance,
+                            severity,
+                        )
                     )
-                )
+                if "max_delta" in spec:  # a limit on the change: its own metric, <name>_delta
+                    limits.append(Limit(workload_id, f"{canonical}_delta", None,
+                                        _float(spec["max_delta"]), None, provenance, severity))
         regression = raw.get("regression") or {}
         per_metric: dict[str, float] = {}
         for key, value in (regression.get("per_metric") or {}).items():

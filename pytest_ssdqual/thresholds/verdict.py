@@ -18,6 +18,8 @@ Statuses:
   never a silent pass.
 * ``not_judged`` -- a measured metric without a limit (DESIGN.md: reported, not failed, unless
   ``--strict-thresholds``).
+* ``warn`` -- the value violates a limit of ``severity: warn`` (health findings a lab wants to
+  see but not to fail on): reported as WARN, the test passes.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ PASS = "pass"
 FAIL = "fail"
 NOT_JUDGED = "not_judged"
 MISSING = "missing"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_JUDGED, MISSING)
+WARN = "warn"
+STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_JUDGED, MISSING, WARN)
+#: Limit severities: a violated ``fail`` limit fails the test, a ``warn`` one is reported.
+SEVERITIES: tuple[str, ...] = (FAIL, WARN)
 
 
 def format_number(value: float) -> str:
@@ -94,10 +99,13 @@ class Limit:
             ``min=140, marginal_pct=5`` a value in ``[140, 147]`` passes but is *marginal*
             (inclusive band, as OpenHTF's ``InRange.is_marginal``).
         provenance: where the limit comes from.
+        severity: ``fail`` (default) or ``warn``: a violated warn limit gives a ``warn``
+            verdict, which does not fail the test.
 
     Raises:
-        ValueError: neither ``min`` nor ``max``, or ``min > max`` (the loader reports these as
-            ``ConfigError`` with the file and line before a ``Limit`` is ever built).
+        ValueError: neither ``min`` nor ``max``, ``min > max``, or an unknown severity (the
+            loader reports these as ``ConfigError`` with the file and line before a ``Limit``
+            is ever built).
     """
 
     workload: str
@@ -106,8 +114,12 @@ class Limit:
     max: float | None
     marginal_pct: float | None
     provenance: Provenance
+    severity: str = FAIL
 
     def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"limit on {self.workload}.{self.metric}: severity "
+                             f"{self.severity!r} is not one of {SEVERITIES}")
         if self.min is None and self.max is None:
             raise ValueError(f"limit on {self.workload}.{self.metric} has neither min nor max")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -116,9 +128,10 @@ class Limit:
             )
 
     @property
-    def bounds(self) -> tuple[float | None, float | None, float | None]:
-        """``(min, max, marginal_pct)``: what two profiles must agree on to give the same limit."""
-        return (self.min, self.max, self.marginal_pct)
+    def bounds(self) -> tuple[float | None, float | None, float | None, str]:
+        """``(min, max, marginal_pct, severity)``: what two profiles must agree on to give the
+        same limit."""
+        return (self.min, self.max, self.marginal_pct, self.severity)
 
     def margin_pct(self, value: float) -> float:
         """Signed headroom of ``value`` in percent of the bound; negative = violated.
@@ -157,7 +170,7 @@ class Limit:
             self.metric,
             value,
             self,
-            PASS if ok else FAIL,
+            PASS if ok else self.severity,
             self.margin_pct(value),
             marginal=ok and self.is_marginal(value),
         )
@@ -188,7 +201,8 @@ class Verdict:
         metric: canonical metric name (``write.bw_mbps``).
         measured: the measured value in the metric's unit, ``None`` when not measured.
         limit: the limit applied, ``None`` for ``not_judged`` (and strict-mode failures).
-        status: ``pass``, ``fail``, ``not_judged`` or ``missing`` (see the module docstring).
+        status: ``pass``, ``fail``, ``not_judged``, ``missing`` or ``warn`` (see the module
+            docstring).
         margin_pct: signed headroom in percent of the bound (positive = headroom), ``None`` when
             nothing was compared.
         marginal: passed, but inside the limit's marginal band.
@@ -236,6 +250,8 @@ class Verdict:
             assert limit.max is not None
             text = f"{self.metric} {measured} <= max {format_number(limit.max)}"
         margin = f"margin {self.margin_pct:+.1f} %" if self.margin_pct is not None else ""
+        if self.status == WARN:
+            margin += ", WARNING only (severity warn)"
         if self.marginal and limit.marginal_pct is not None:
             margin += f", MARGINAL: within {format_number(limit.marginal_pct)} % of the limit"
         return f"{text} ({margin}){where}"

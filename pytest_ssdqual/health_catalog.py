@@ -1,0 +1,103 @@
+"""Metric names of the drive-health and idle-power tests (issue 9 item 8, issue 10 items 9-10).
+
+Plain data only (no import from the rest of the package: ``workloads`` imports this module to
+list the names in ``workloads.CATALOG``, so threshold files are checked before any I/O).
+
+Health (``health`` workload, ``health_checks.py``):
+
+* flags, 0 or 1: smartctl's exit-status bits 2-7 (smartctl(8), RETURN VALUES) and the NVMe
+  SMART / Health log Critical Warning bits 0-5 (NVM Express Base Specification 2.0, log page
+  02h, byte 0);
+* values read from the drive (units in the names: ``_c`` °C, ``_pct`` %, ``_bytes`` bytes);
+* ``<value>_delta``: after minus before (the session, or a destructive test), judged by
+  ``max_delta`` limits (``media_errors: {max_delta: 0}``); ``waf_session`` is the write
+  amplification over the same interval (NAND bytes written / host bytes written).
+
+Idle wake-up (``idle_wake_read_4k_qd1`` workload, ``power_states.py``): QD1 4 KiB random read
+completion latency without idle (``busy.*``) and after idle gaps (``idle_<gap>.*``), the
+worst wake-up penalty, and the drive's power-state facts.
+"""
+
+from __future__ import annotations
+
+HEALTH_WORKLOAD_ID = "health"
+IDLE_WAKE_WORKLOAD_ID = "idle_wake_read_4k_qd1"
+
+#: smartctl exit-status bit -> flag metric (bits 0-1 mean "no data": an error, not a flag).
+SMART_BIT_METRICS: dict[int, str] = {
+    2: "smart_command_failed",
+    3: "smart_disk_failing",
+    4: "smart_prefail_at_threshold",
+    5: "smart_usage_past_threshold",
+    6: "smart_error_log",
+    7: "smart_selftest_errors",
+}
+
+#: NVMe Critical Warning bit -> flag metric.
+CRITICAL_WARNING_METRICS: dict[int, str] = {
+    0: "cw_spare_below_threshold",
+    1: "cw_temperature",
+    2: "cw_reliability_degraded",
+    3: "cw_read_only",
+    4: "cw_volatile_backup_failed",
+    5: "cw_pmr_unreliable",
+}
+
+#: Values read from the drive.
+HEALTH_VALUE_METRICS: tuple[str, ...] = (
+    "critical_warning",
+    "temperature_c",
+    "warning_temperature_c",
+    "temperature_margin_c",
+    "available_spare_pct",
+    "spare_margin_pct",
+    "percentage_used",
+    "media_errors",
+    "error_log_entries",
+    "unsafe_shutdowns",
+    "host_written_bytes",
+    "nand_written_bytes",
+    "waf_lifetime",
+)
+
+#: Values whose change over an interval is a metric of its own (``<name>_delta``).
+HEALTH_DELTA_BASES: tuple[str, ...] = (
+    "media_errors",
+    "error_log_entries",
+    "unsafe_shutdowns",
+    "percentage_used",
+    "available_spare_pct",
+    "host_written_bytes",
+    "nand_written_bytes",
+)
+
+HEALTH_METRICS: tuple[str, ...] = (
+    *SMART_BIT_METRICS.values(),
+    *CRITICAL_WARNING_METRICS.values(),
+    *HEALTH_VALUE_METRICS,
+    *(f"{m}_delta" for m in HEALTH_DELTA_BASES),
+    "waf_session",
+)
+
+#: Idle gaps of the wake-up test, in milliseconds (longest last). Profiles use a prefix.
+IDLE_GAPS_MS: tuple[int, ...] = (1, 10, 100, 1000, 5000)
+
+#: Per-point latency figures of the wake-up test (µs, fio completion latency).
+IDLE_POINT_FIGURES: tuple[str, ...] = ("lat_mean_us", "lat_p50_us", "lat_p99_us")
+
+
+def idle_point(gap_ms: int) -> str:
+    """Point name of one idle gap: ``1`` -> ``'idle_1ms'``, ``1000`` -> ``'idle_1000ms'``."""
+    return f"idle_{gap_ms}ms"
+
+
+IDLE_WAKE_METRICS: tuple[str, ...] = (
+    *(f"busy.{f}" for f in IDLE_POINT_FIGURES),
+    *(f"{idle_point(g)}.{f}" for g in IDLE_GAPS_MS for f in IDLE_POINT_FIGURES),
+    "wake_penalty_us",
+    "wake_ratio",
+    "power_states",
+    "non_operational_states",
+    "max_exit_latency_us",
+    "apst_enabled",
+)
