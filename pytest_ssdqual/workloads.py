@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import data_states
+
 from .health_catalog import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
@@ -64,6 +66,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
      "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
+    | data_states.HIGHER_IS_BETTER_RATIOS
 )
 
 
@@ -273,6 +276,15 @@ CATALOG: dict[str, Workload] = {
         Workload("recovery_after_idle", "Consistency and recovery after idle (4 KiB random "
                  "write QD32 performance test)", "randwrite", 4 * KIB, 32, family="dirty-state",
                  methodology_metrics=RECOVERY_METRICS, per_direction=False),
+        # Data states (issue 10 items 1-2): methodology/drive_with_data.py, seq_after_random.py
+        Workload("drive_with_data", "Performance with the drive 25/50/75 % full and empty but "
+                 "dirty, as ratios to empty", "write", 128 * KIB, 32, family="data-state",
+                 methodology_metrics=data_states.drive_with_data_metrics(),
+                 per_direction=False),
+        Workload("seq_after_random", "Sequential write and read after random writes "
+                 "(fragmentation), as ratios to clean", "write", 128 * KIB, 32,
+                 family="data-state", methodology_metrics=data_states.seq_after_random_metrics(),
+                 per_direction=False),
         # Drive health and idle wake-up (issue 10 items 9-10; health_catalog.py).
         Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",
                  0, 0, family="health", methodology_metrics=HEALTH_METRICS,

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import consistency, steady, sustained
+from . import consistency, drive_with_data, seq_after_random, steady, sustained
 from .base import MethodologyOutcome, MethodologyResult, MethodRun, judge_result
+from .curves import write_curves
 
 if TYPE_CHECKING:
     from ..progress import Observer
@@ -34,6 +35,8 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     sustained.WORKLOAD_ID: sustained.run,
     steady.WORKLOAD_ID: steady.run,
     consistency.WORKLOAD_ID: consistency.run,
+    drive_with_data.WORKLOAD_ID: drive_with_data.run,
+    seq_after_random.WORKLOAD_ID: seq_after_random.run,
 }
 
 
@@ -60,4 +63,6 @@ def run_methodology(
         raise KeyError(
             f"{workload_id!r} is not a methodology test; known: {', '.join(sorted(METHODOLOGIES))}"
         ) from None
-    return runner(MethodRun(session, ctx, workdir, workload_id, observer=observer, sleep=sleep))
+    result = runner(MethodRun(session, ctx, workdir, workload_id, observer=observer, sleep=sleep))
+    write_curves(workdir, result.curves)  # stored with the test's files, attached to Allure
+    return result

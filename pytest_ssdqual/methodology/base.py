@@ -24,6 +24,7 @@ from ..fio.runner import TIMEOUT_MARGIN_S
 from ..progress import EtaClock, NullObserver, Observer, ProgressEvent
 from ..thresholds.verdict import Limit, Provenance, Verdict, judge
 from ..workloads import MethodologyPlan, Workload
+from .curves import Curve
 from .jobs import MethodJob, aligned_span
 from .purge import PurgeRecord, purge
 
@@ -104,6 +105,8 @@ class MethodologyResult:
         requirements: the test's implicit limits (its preconditions: the purge ran, steady
             state was reached); a threshold profile's own limit on the same workload and metric
             replaces one (that is how it is waived), see :func:`judge_result`.
+        curves: figures along a swept axis (QD, write share, transfer size, fill state), written
+            as ``curves.json`` with the test's files (``curves.Curve``).
     """
 
     workload: Workload
@@ -114,6 +117,7 @@ class MethodologyResult:
     purge: PurgeRecord | None = None
     steady_state: SteadyState | None = None
     requirements: list[Limit] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
 
     def rounds_csv(self) -> str:
         """One row per fio step: phase, round, state, idle, figures."""
