@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import data_states
+from . import data_tests_catalog as data_tests
 
 from .health_catalog import (
     HEALTH_METRICS,
@@ -67,6 +68,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
      "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
+    | data_tests.HIGHER_IS_BETTER_NAMES
 )
 
 
@@ -292,6 +294,20 @@ CATALOG: dict[str, Workload] = {
         Workload(IDLE_WAKE_WORKLOAD_ID, "4 KiB random read QD1 after idle gaps (NVMe power "
                  "states)", "randread", 4 * KIB, 1, family="power",
                  methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
+        # Burst, compressibility, integrity (issue 10 items 6-8): methodology/burst.py,
+        # compressibility.py, integrity.py; metric names in data_tests_catalog.py
+        Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "
+                 "sequential write QD32 in bursts at a 20 % duty cycle and continuously",
+                 "randwrite", 4 * KIB, 32, family="burst",
+                 methodology_metrics=data_tests.burst_metrics(), per_direction=False),
+        Workload(data_tests.COMPRESS_WORKLOAD_ID, "Compressible vs incompressible data: 128 KiB "
+                 "sequential and 4 KiB random write QD32, zero-filled vs random buffers",
+                 "write", 128 * KIB, 32, family="data-pattern",
+                 methodology_metrics=data_tests.compressibility_metrics(), per_direction=False),
+        Workload(data_tests.INTEGRITY_WORKLOAD_ID, "Data integrity: writes with CRC32C "
+                 "checksums, read back and verified (fio verify)", "write", 128 * KIB, 32,
+                 family="integrity", methodology_metrics=data_tests.INTEGRITY_METRICS,
+                 per_direction=False),
     )
 }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import consistency, drive_with_data, seq_after_random, steady, sustained
+from . import burst, compressibility, integrity  # issue 10 items 6-8
 from .base import MethodologyOutcome, MethodologyResult, MethodRun, judge_result
 from .curves import write_curves
 
@@ -37,6 +38,9 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     consistency.WORKLOAD_ID: consistency.run,
     drive_with_data.WORKLOAD_ID: drive_with_data.run,
     seq_after_random.WORKLOAD_ID: seq_after_random.run,
+    burst.WORKLOAD_ID: burst.run,
+    compressibility.WORKLOAD_ID: compressibility.run,
+    integrity.WORKLOAD_ID: integrity.run,
 }
 
 

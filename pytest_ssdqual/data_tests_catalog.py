@@ -1,0 +1,131 @@
+"""What the burst, compressibility and data-integrity tests measure (issue 10, items 6-8): their
+performance tests, modes and metric names.
+
+One source for the methodology modules that run them (``methodology/burst.py``,
+``methodology/compressibility.py``, ``methodology/integrity.py``) and for ``workloads.CATALOG``,
+which lists every metric name so threshold files are checked before any I/O. Plain data and
+arithmetic only: no import from the rest of the package (``workloads`` imports this module).
+
+Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>`` is
+``<mode>_<workload id>`` (``burst_rand_write_4k_qd32.write.iops``,
+``zero_seq_write_128k_qd32.write.bw_mbps``), the figure carries its unit (``iops``, ``bw_mbps``,
+``lat_p99_us``) and a ratio to the reference mode is ``<figure>_ratio``
+(``burst_rand_write_4k_qd32.write.iops_ratio`` = burst IOPS / continuous IOPS; dimensionless).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PerfPoint:
+    """A performance test run in each mode: the I/O pattern of a catalog workload.
+
+    Attributes:
+        workload_id: the catalog workload whose ``rw``/``bs``/``iodepth`` it runs
+            (``rand_write_4k_qd32``).
+        direction: ``read`` or ``write``.
+        figures: fio figures kept (``iops``, ``bw_mbps``, ``lat_p99_us``).
+    """
+
+    workload_id: str
+    direction: str
+    figures: tuple[str, ...]
+
+
+def metric_name(mode: str, test: PerfPoint, figure: str) -> str:
+    """``burst_rand_write_4k_qd32.write.iops``."""
+    return f"{mode}_{test.workload_id}.{test.direction}.{figure}"
+
+
+def ratio_name(mode: str, test: PerfPoint, figure: str) -> str:
+    """``burst_rand_write_4k_qd32.write.iops_ratio``."""
+    return metric_name(mode, test, figure) + "_ratio"
+
+
+def mode_ratios(metrics: Mapping[str, float], reference: str, mode: str,
+                tests: tuple[PerfPoint, ...]) -> dict[str, float]:
+    """``mode``'s figures divided by ``reference``'s, per test and figure.
+
+    Returns:
+        ``ratio_name -> value`` (dimensionless); a ratio whose figures are missing or NaN, or
+        whose reference is not > 0, is left out (reported "not measured", never a made-up 0).
+    """
+    out: dict[str, float] = {}
+    for test in tests:
+        for figure in test.figures:
+            ref = metrics.get(metric_name(reference, test, figure), math.nan)
+            value = metrics.get(metric_name(mode, test, figure), math.nan)
+            if ref > 0 and value == value:
+                out[ratio_name(mode, test, figure)] = value / ref
+    return out
+
+
+def _names(reference: str, mode: str, tests: tuple[PerfPoint, ...]) -> tuple[str, ...]:
+    names = [metric_name(m, t, f) for t in tests for m in (reference, mode) for f in t.figures]
+    names += [ratio_name(mode, t, f) for t in tests for f in t.figures]
+    return tuple(names)
+
+
+# -- burst vs sustained (item 6) -------------------------------------------------------------
+
+BURST_WORKLOAD_ID = "burst_vs_sustained"
+MODE_CONTINUOUS = "continuous"
+MODE_BURST = "burst"
+#: Share of each cycle the bursts are busy, percent (the rest is idle).
+BURST_DUTY_PCT = 20
+BURST_TESTS: tuple[PerfPoint, ...] = (
+    PerfPoint("rand_write_4k_qd32", "write", ("iops", "lat_p99_us")),
+    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps", "lat_p99_us")),
+)
+
+
+def burst_metrics() -> tuple[str, ...]:
+    """Every metric of ``burst_vs_sustained`` (figures per mode, burst / continuous ratios)."""
+    return _names(MODE_CONTINUOUS, MODE_BURST, BURST_TESTS)
+
+
+# -- compressible vs incompressible data (item 7) --------------------------------------------
+
+COMPRESS_WORKLOAD_ID = "compressibility"
+MODE_RANDOM = "random"
+MODE_ZERO = "zero"
+COMPRESS_TESTS: tuple[PerfPoint, ...] = (
+    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps",)),
+    PerfPoint("rand_write_4k_qd32", "write", ("iops",)),
+)
+#: A zero / random ratio at or above this is reported as a sign of compression (or zero
+#: detection); one below ``NO_COMPRESSION_BELOW`` as none. In between: inconclusive.
+COMPRESSION_EVIDENCE_RATIO = 1.5
+NO_COMPRESSION_BELOW = 1.2
+
+
+def compressibility_metrics() -> tuple[str, ...]:
+    """Every metric of ``compressibility`` (figures per buffer kind, zero / random ratios)."""
+    return _names(MODE_RANDOM, MODE_ZERO, COMPRESS_TESTS)
+
+
+# -- data integrity (item 8) -----------------------------------------------------------------
+
+INTEGRITY_WORKLOAD_ID = "data_integrity"
+#: Written then read back with checksums, in this order (the second overwrites the first).
+INTEGRITY_TESTS: tuple[PerfPoint, ...] = (
+    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps",)),
+    PerfPoint("rand_write_4k_qd32", "write", ("iops",)),
+)
+#: Bytes written with checksums (all passes), bytes fio read back and checked, the byte offset
+#: of the first block fio found bad (present only when one was).
+INTEGRITY_METRICS: tuple[str, ...] = (
+    "written_bytes", "verified_bytes", "first_bad_offset_bytes",
+)
+#: Implicit requirements of the integrity test, deliberately *not* catalog metrics, so no
+#: threshold profile can waive them: no mismatch, and every written byte verified.
+VERIFY_MISMATCHES = "verify_mismatches"
+VERIFIED_SHARE = "verified_share"
+
+#: Ratio figures where higher is better (for the regression gate).
+HIGHER_IS_BETTER_NAMES: frozenset[str] = frozenset({"iops_ratio", "bw_mbps_ratio",
+                                                    "verified_bytes"})
