@@ -5,9 +5,13 @@ The consistency test measures one performance figure (e.g. 4 KiB random-write IO
 (FOB), degraded, at steady state, and after each of several idle periods. From those:
 
 * ``recovery_ratio`` = figure after the last idle period / fresh figure (1.0 = fully recovered).
-* ``time_to_recover_s`` = cumulative idle seconds until the figure first reached
-  ``RECOVERED_FRACTION`` of the fresh one; 0 when it never fell below that; ``None`` when it
-  never got back within the idle time given.
+* ``time_to_recover_s`` = the first cumulative idle time after which *every* later round stays
+  at or above ``RECOVERED_FRACTION`` of the fresh figure; 0 when the figure before idle was
+  already there and no round fell below it. A round that reaches the target and a later one
+  that falls back do not count as recovered (a drive that relapses has not recovered).
+* **never recovered** (``time_to_recover_s`` is ``None``, not 0): the last round is below the
+  target. The metric is then absent, the report says "never", and ``unreached()`` gives the
+  reason with which a limit on ``time_to_recover_s`` FAILs (``thresholds.verdict.judge``).
 
 Sources: SNIA PTS Enterprise 1.1 "Host Idle Recovery" test (steady state, then idle periods
 between stimulus rounds); PCMark 8 storage consistency test, recovery phase (5 x 5 min idle,
@@ -36,10 +40,11 @@ class RecoveryReport:
         fresh: the fresh (FOB) figure. before_idle: the figure just before the first idle
             period (steady state). recovered: the figure after the last idle period.
         recovery_ratio: ``recovered / fresh``.
-        time_to_recover_s: cumulative idle seconds until the figure reached
-            ``fraction * fresh``; 0 if it never fell below; ``None`` if it never got back.
+        time_to_recover_s: the first cumulative idle seconds after which every later round
+            stays >= ``fraction * fresh``; 0 if it never fell below; ``None``: never recovered.
         idle_s: total idle seconds given.
         fraction: the recovery target as a share of ``fresh``.
+        rounds: ``(cumulative idle seconds, figure)`` of each recovery round.
     """
 
     fresh: float
@@ -49,6 +54,29 @@ class RecoveryReport:
     time_to_recover_s: float | None
     idle_s: float
     fraction: float = RECOVERED_FRACTION
+    rounds: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def recovered_to_target(self) -> bool:
+        """The figure got back to ``fraction`` of fresh and stayed there."""
+        return self.time_to_recover_s is not None
+
+    def never_reason(self) -> str | None:
+        """Why ``time_to_recover_s`` has no value, ``None`` when it has one, e.g. ``never
+        recovered: no idle time up to 15 s kept it at >= 90% of fresh (3,600 IOPS); after idle
+        1,000 / 1,010 / 990 IOPS``."""
+        if self.recovered_to_target:
+            return None
+        figures = " / ".join(f"{v:,.0f}" for _, v in self.rounds) or f"{self.recovered:,.0f}"
+        return (f"never recovered: no idle time up to {self.idle_s:g} s kept it at >= "
+                f"{self.fraction:.0%} of fresh ({self.fraction * self.fresh:,.0f}); after idle "
+                f"{figures}")
+
+    def unreached(self) -> dict[str, str]:
+        """``{"time_to_recover_s": reason}`` when it never recovered (a limit on it then fails
+        with that reason, ``thresholds.verdict.judge``), else ``{}``."""
+        why = self.never_reason()
+        return {} if why is None else {"time_to_recover_s": why}
 
     def describe(self, unit: str = "IOPS") -> str:
         """One line for reports."""
@@ -58,14 +86,17 @@ class RecoveryReport:
         )
         if self.time_to_recover_s is None:
             return head + (
-                f"; never back to {self.fraction:.0%} of fresh within {self.idle_s:g} s idle"
+                f"; time_to_recover_s: never -- never back to {self.fraction:.0%} of fresh "
+                f"within {self.idle_s:g} s idle (for good: the last round is below it)"
             )
         return head + (
-            f"; back to {self.fraction:.0%} of fresh after {self.time_to_recover_s:g} s idle"
+            f"; back to {self.fraction:.0%} of fresh after {self.time_to_recover_s:g} s idle "
+            "and stayed there"
         )
 
     def metrics(self) -> dict[str, float]:
-        """``recovery_ratio`` and, when it recovered, ``time_to_recover_s``."""
+        """``recovery_ratio`` and, when it recovered, ``time_to_recover_s`` (never recovered:
+        absent, see :meth:`unreached`)."""
         out = {"recovery_ratio": self.recovery_ratio}
         if self.time_to_recover_s is not None:
             out["time_to_recover_s"] = self.time_to_recover_s
@@ -114,13 +145,14 @@ def recovery_metrics(
             )
     target = fraction * fresh
     time_to_recover: float | None = None
-    if before_idle is not None and before_idle >= target:
-        time_to_recover = 0.0
-    else:
-        for idle_s, value in after_idle:
-            if value >= target:
-                time_to_recover = idle_s
-                break
+    # the earliest round from which on every round is at the target (scan from the last)
+    for idle_s, value in reversed(after_idle):
+        if value < target:
+            break
+        time_to_recover = idle_s
+    if (time_to_recover == idle_times[0] and before_idle is not None
+            and before_idle >= target):
+        time_to_recover = 0.0  # never fell below the target
     recovered = figures[-1]
     return RecoveryReport(fresh, before_idle, recovered, recovered / fresh, time_to_recover,
-                          idle_times[-1], fraction)
+                          idle_times[-1], fraction, tuple(after_idle))

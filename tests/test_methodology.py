@@ -25,7 +25,7 @@ from pytest_ssdqual.methodology.jobs import (
 from pytest_ssdqual.methodology.purge import PurgeRecord
 from pytest_ssdqual.progress import RecordingObserver
 from pytest_ssdqual.session import DriveContext, QualSession, SessionOptions
-from pytest_ssdqual.thresholds.loader import ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 from pytest_ssdqual.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
 
@@ -311,3 +311,27 @@ def test_steady_state_reached_passes_the_implicit_requirement(
     assert not outcome.failed
     verdict = next(v for v in outcome.verdicts if v.metric == "steady_state_reached")
     assert verdict.status == "pass" and verdict.measured == 1
+
+
+def test_a_drive_steady_at_target_that_falls_back_after_idle_never_recovered(
+    session: QualSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 9 item 3: steady rounds at 95 % of fresh, recovery rounds 62 % -> 38 %: the
+    figure before idle was at the target, so time_to_recover_s was 0. It never recovered,
+    and a limit on time_to_recover_s fails saying so."""
+    figures = [4000, 500] + [500, 1000] * 2 + [500, 3800] * 5 + [2500, 2000, 1500]
+    monkeypatch.setenv("FAKEFIO_IOPS", ",".join(map(str, figures)))
+    _ctx, result = _run(session, tmp_path, "recovery_after_idle")
+    assert result.metrics["steady_iops"] == 3800 and result.metrics["recovered_iops"] == 1500
+    assert "time_to_recover_s" not in result.metrics
+    assert "time_to_recover_s: never" in result.notes[-1]
+    path = tmp_path / "recovery.yaml"
+    path.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {kind: file}\n"
+                    "    source: lab rule\n    limits:\n"
+                    "      recovery_after_idle: {time_to_recover_s: {max: 60}}\n")
+    limits = ThresholdSet.load([path]).resolve(DriveFacts(None, None, kind="file"))
+    [failed] = judge_result(result, limits).failed
+    assert failed.metric == "time_to_recover_s" and failed.status == "fail"
+    assert failed.line().startswith(
+        "time_to_recover_s never recovered: no idle time up to 21 s kept it at >= 90% of fresh "
+        "(3,600); after idle 2,500 / 2,000 / 1,500: fails the limit time_to_recover_s <= 60")

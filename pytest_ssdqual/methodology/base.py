@@ -107,6 +107,8 @@ class MethodologyResult:
             replaces one (that is how it is waived), see :func:`judge_result`.
         curves: figures along a swept axis (QD, write share, transfer size, fill state), written
             as ``curves.json`` with the test's files (``curves.Curve``).
+        unreached: metric -> why it has no value because the drive never got there
+            (``time_to_recover_s``: never recovered); a limit on it fails with that reason.
     """
 
     workload: Workload
@@ -118,6 +120,7 @@ class MethodologyResult:
     steady_state: SteadyState | None = None
     requirements: list[Limit] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
+    unreached: dict[str, str] = field(default_factory=dict)
 
     def rounds_csv(self) -> str:
         """One row per fio step: phase, round, state, idle, figures."""
@@ -188,7 +191,7 @@ def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: b
         merged.update(limits.limits)
         limits = replace(limits, limits=merged)
     return MethodologyOutcome(result, judge(result.workload, result.metrics, limits,
-                                            strict=strict))
+                                            strict=strict, unreached=result.unreached))
 
 
 def purge_state(record: PurgeRecord) -> str:

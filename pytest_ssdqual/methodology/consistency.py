@@ -16,8 +16,10 @@ Test flow, each *performance test* being 4 KiB random writes at QD32 for ``perf_
    ``time_to_recover_s`` (``recovery.recovery_metrics``).
 
 Metrics (workload ``recovery_after_idle``): ``{fresh,degraded,steady,recovered}_iops``,
-``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (absent when
-the drive never got back to 90 % of fresh), ``steady_state_reached``; ``purged`` = 0 when no
+``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (the first idle
+time after which every later round stays >= 90 % of fresh; absent when none: "never recovered",
+said in the notes, and a limit on it FAILs with that reason -- ``MethodologyResult.unreached``),
+``steady_state_reached``; ``purged`` = 0 when no
 purge method could run (the fresh figures are then "as found (purge failed: ...)" and the test
 fails: ``purged`` must be >= 1).
 """
@@ -132,6 +134,7 @@ def _result(
         for name in figures:
             states[name] = steps[-1].state
     notes = [record.describe()]
+    unreached: dict[str, str] = {}
     if not record.ran:
         metrics["purged"] = 0.0
         states["purged"] = fresh.state
@@ -152,6 +155,7 @@ def _result(
             metrics[name] = value
             states[name] = recovered[-1].state
         notes.append(report.describe())
+        unreached.update(report.unreached())  # never recovered: a limit on it fails, saying so
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID],
         metrics=metrics,
@@ -160,4 +164,5 @@ def _result(
         steps=list(mr.steps),
         purge=record,
         requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
+        unreached=unreached,
     )

@@ -206,6 +206,9 @@ class Verdict:
         margin_pct: signed headroom in percent of the bound (positive = headroom), ``None`` when
             nothing was compared.
         marginal: passed, but inside the limit's marginal band.
+        reason: why a limited metric has no value when that is a finding, not a gap (``never
+            back to 90 % of fresh within 600 s idle``): the verdict is then ``fail``, not
+            ``missing`` (see :func:`judge`'s ``unreached``).
     """
 
     workload: str
@@ -215,6 +218,7 @@ class Verdict:
     status: str
     margin_pct: float | None
     marginal: bool = False
+    reason: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -232,6 +236,8 @@ class Verdict:
                 return f"{self.metric} {measured} fail: no limit (strict thresholds)"
             return f"{self.metric} {measured} not judged: no limit"
         where = f' — profile "{limit.provenance.profile}", {limit.provenance.location}'
+        if self.reason is not None and self.measured is None:
+            return f"{self.metric} {self.reason}: fails the limit {limit}{where}"
         if self.status == MISSING or self.measured is None:
             return f"{self.metric} not measured, but the limit {limit} applies{where}"
         value = self.measured
@@ -263,6 +269,7 @@ def judge(
     limits: ResolvedLimits,
     *,
     strict: bool = False,
+    unreached: Mapping[str, str] | None = None,
 ) -> list[Verdict]:
     """Judge one workload's measured metrics against the limits resolved for the drive.
 
@@ -274,6 +281,9 @@ def judge(
         limits: the drive's resolved limits (``ThresholdSet.resolve``).
         strict: a measured metric with no limit fails (``--strict-thresholds``) instead of being
             reported as ``not_judged``.
+        unreached: metric -> why it has no value because the drive never got there (e.g.
+            ``time_to_recover_s`` -> ``never back to 90 % of fresh within 600 s idle``): a limit
+            on such a metric gives ``fail`` with that reason instead of ``missing``.
 
     Returns:
         one verdict per limit of ``workload`` (sorted by metric; ``missing`` when the metric is
@@ -285,10 +295,17 @@ def judge(
         if value is None or math.isnan(value):
             continue
         measured[workload.canonical_metric(name) or name] = value
+    reasons = {workload.canonical_metric(name) or name: why
+               for name, why in (unreached or {}).items()}
     verdicts: list[Verdict] = []
     limited: set[str] = set()
     for limit in sorted(limits.for_workload(workload.id), key=lambda lim: lim.metric):
         limited.add(limit.metric)
+        why = reasons.get(limit.metric)
+        if why is not None and limit.metric not in measured:
+            verdicts.append(Verdict(limit.workload, limit.metric, None, limit, FAIL, None,
+                                    reason=why))
+            continue
         verdicts.append(limit.evaluate(measured.get(limit.metric)))
     for name in sorted(set(measured) - limited):
         status = FAIL if strict else NOT_JUDGED
