@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import data_states
+from . import data_states, sweep_catalog
 from . import data_tests_catalog as data_tests
 
 from .health_catalog import (
@@ -68,6 +68,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
      "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
+    | sweep_catalog.HIGHER_IS_BETTER_SWEEP
     | data_tests.HIGHER_IS_BETTER_NAMES
 )
 
@@ -286,6 +287,21 @@ CATALOG: dict[str, Workload] = {
         Workload("seq_after_random", "Sequential write and read after random writes "
                  "(fragmentation), as ratios to clean", "write", 128 * KIB, 32,
                  family="data-state", methodology_metrics=data_states.seq_after_random_metrics(),
+                 per_direction=False),
+        # Sweeps and presets (issue 10 items 3-5): methodology/qd_scaling.py, mixed.py,
+        # transfer_size.py, client_presets.py; metric names in sweep_catalog.py
+        Workload("qd_scaling", "Queue-depth scaling: 4 KiB random and 128 KiB sequential read "
+                 "and write at QD 1-32", "randrw", 4 * KIB, 32, family="sweep",
+                 methodology_metrics=sweep_catalog.qd_scaling_metrics(), per_direction=False),
+        Workload("mixed_sweep", "Mixed sweeps (4 KiB random QD4, 128 KiB sequential QD1, 0-100 "
+                 "% writes) and an in-drive copy", "randrw", 4 * KIB, 4, family="sweep",
+                 methodology_metrics=sweep_catalog.mixed_metrics(), per_direction=False),
+        Workload("transfer_size_sweep", "Sequential read and write at transfer sizes 512 B-8 "
+                 "MiB, QD4 (ATTO-style)", "rw", 128 * KIB, 4, family="sweep",
+                 methodology_metrics=sweep_catalog.transfer_metrics(), per_direction=False),
+        Workload("client_presets", "CrystalDiskMark-style presets (SEQ1M Q8T1, SEQ1M Q1T1, "
+                 "RND4K Q32T16, RND4K Q1T1) at two test sizes", "randrw", 4 * KIB, 32,
+                 numjobs=16, family="sweep", methodology_metrics=sweep_catalog.preset_metrics(),
                  per_direction=False),
         # Drive health and idle wake-up (issue 10 items 9-10; health_catalog.py).
         Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import consistency, drive_with_data, seq_after_random, steady, sustained
 from . import burst, compressibility, integrity  # issue 10 items 6-8
+from . import client_presets, mixed, qd_scaling, transfer_size  # sweeps: issue 10 items 3-5
 from .base import MethodologyOutcome, MethodologyResult, MethodRun, judge_result
 from .curves import write_curves
 
@@ -36,6 +37,10 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     sustained.WORKLOAD_ID: sustained.run,
     steady.WORKLOAD_ID: steady.run,
     consistency.WORKLOAD_ID: consistency.run,
+    qd_scaling.WORKLOAD_ID: qd_scaling.run,
+    mixed.WORKLOAD_ID: mixed.run,
+    transfer_size.WORKLOAD_ID: transfer_size.run,
+    client_presets.WORKLOAD_ID: client_presets.run,
     drive_with_data.WORKLOAD_ID: drive_with_data.run,
     seq_after_random.WORKLOAD_ID: seq_after_random.run,
     burst.WORKLOAD_ID: burst.run,

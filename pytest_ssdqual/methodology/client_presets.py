@@ -1,0 +1,99 @@
+"""CrystalDiskMark-style client presets (issue 10 item 5): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16
+and RND4K Q1T1 (CrystalDiskMark 8's default tests: transfer size, queue depth per thread,
+threads), each read and written at two test sizes, since reviews showed a drive's sequential
+write differing with the test size (its SLC cache absorbs a small test file whole).
+
+A test size is the region a test works on from offset 0, like CrystalDiskMark's test file:
+smoke 16 MiB and 100 MiB, quick and full 100 MiB and 1000 MiB (as reviews ran them). As
+CrystalDiskMark does, the region is written first (prefill), then per test size the read tests
+of every preset run, then the write tests. Each test is time based: smoke 1 s, quick 5 s
+(CrystalDiskMark's default measure time), full 5 s x 5 passes keeping the best pass (its
+default count of 5). Smoke: 16 runs, ~25 s.
+
+Metrics (workload ``client_presets``): ``<preset>_<size>mib.<d>.bw_mbps``, ``.iops``,
+``.lat_mean_us``, ``.lat_p99_us`` for each preset (``seq1m_q8t1``, ``seq1m_q1t1``,
+``rnd4k_q32t16``, ``rnd4k_q1t1``), test size in MiB and direction ``d`` (``read``,
+``write``); ``<preset>.<d>.size_ratio`` = bandwidth at the large test size / at the small one
+(below 1: the drive slows on the larger test, e.g. past its SLC cache). Curves: bandwidth by
+test size, per preset and direction.
+"""
+
+from __future__ import annotations
+
+from ..sweep_catalog import PRESET_FIGURES, PRESET_SIZES, PRESETS, Preset, preset_point
+from ..workloads import CATALOG, MIB
+from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
+from .curves import Curve
+from .jobs import aligned_span
+from .params import FioParams
+from .sweep import (
+    STATE_PREFILLED,
+    curve,
+    point_figures,
+    prefill,
+    prefill_planned_s,
+    with_state,
+)
+
+WORKLOAD_ID = "client_presets"
+#: (measured seconds per test, passes per test; the best pass is kept) per profile.
+TIMING: dict[str, tuple[float, int]] = {"smoke": (1.0, 1), "quick": (5.0, 1), "full": (5.0, 5)}
+
+
+def run(mr: MethodRun) -> MethodologyResult:
+    """Run the client presets on ``mr``'s drive.
+
+    Raises:
+        SafetyRefusal, DeviceError, FioError: from fio.
+    """
+    profile = mr.session.options.profile.name
+    runtime_s, passes = TIMING.get(profile, TIMING["full"])
+    capacity = mr.ctx.target.size_bytes
+    sizes = [aligned_span(capacity, s, MIB) for s in PRESET_SIZES.get(profile,
+                                                                       PRESET_SIZES["full"])]
+    mr.plan_steps([prefill_planned_s(mr, max(sizes))]
+                  + [runtime_s + FIO_OVERHEAD_S] * (len(sizes) * len(PRESETS) * 2 * passes))
+    prefill(mr, max(sizes))
+    best: dict[tuple[str, int, str], Step] = {}
+    for size in sizes:
+        for direction in ("read", "write"):
+            for preset in PRESETS:
+                best[preset.name, size, direction] = _best_pass(
+                    mr, preset, size, direction, runtime_s, passes)
+    metrics: dict[str, float] = {}
+    curves: list[Curve] = []
+    notes: list[str] = []
+    for (name, size, direction), step in best.items():
+        metrics.update(point_figures(step, preset_point(name, size),
+                                     [f"{direction}.{f}" for f in PRESET_FIGURES]))
+    small, large = min(sizes), max(sizes)
+    for preset in PRESETS:
+        for direction in ("read", "write"):
+            points = [(s, best[preset.name, s, direction].figure("bw_mbps")) for s in sizes]
+            curves.append(curve(preset.name, "test_size_bytes", "B", f"{direction}.bw_mbps",
+                                points))
+            low, high = points[0][1], points[-1][1]
+            if large > small and low == low and low > 0 and high == high:
+                metrics[f"{preset.name}.{direction}.size_ratio"] = high / low
+        notes.append(f"{preset.name}: " + "; ".join(
+            f"{s / MIB:g} MiB read {best[preset.name, s, 'read'].figure('bw_mbps'):,.1f} / "
+            f"write {best[preset.name, s, 'write'].figure('bw_mbps'):,.1f} MB/s"
+            for s in sizes))
+    return MethodologyResult(
+        workload=CATALOG[WORKLOAD_ID], metrics=metrics,
+        states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
+        curves=curves,
+    )
+
+
+def _best_pass(mr: MethodRun, preset: Preset, size: int, direction: str, runtime_s: float,
+               passes: int) -> Step:
+    """Run one test ``passes`` times; the pass with the highest bandwidth."""
+    rw = preset.rw_read if direction == "read" else preset.rw_write
+    job = FioParams(rw, preset.bs_bytes, preset.iodepth, preset.numjobs).job(
+        size, runtime_s=runtime_s, name=f"{preset_point(preset.name, size)}_{direction}")
+    steps = [mr.fio(job, phase=f"{preset.name} {direction}", state=STATE_PREFILLED,
+                    round=i if passes > 1 else None, rounds=passes if passes > 1 else None,
+                    label=f"{preset.name} {size / MIB:g} MiB {direction}")
+             for i in range(1, passes + 1)]
+    return max(steps, key=lambda s: s.figure("bw_mbps"))

@@ -1,0 +1,89 @@
+"""Transfer-size sweep, ATTO Disk Benchmark style (issue 10 item 5): sequential read, then
+sequential write, at each transfer size from 512 B to 8 MiB (powers of two) at QD4 (ATTO's
+default queue depth), each moving the profile's *total length* (ATTO's term) from offset 0.
+
+Sizes below the drive's logical sector size (``DriveIdentity.logical_sector_bytes``, e.g. 4096
+on a 4Kn drive) are skipped -- direct I/O cannot move less than a sector -- and named in the
+notes. Total length: smoke 32 MiB, quick 256 MiB (ATTO's default), full 1 GiB, at most the
+profile's span; each point is size based and capped at the profile's point time (smoke 1 s,
+quick 10 s, full 60 s; see ``sweep``), so the smallest transfers stop on time on a slow drive
+(their figures then cover what was moved). Smoke: 30 points, ~25 s. The span is prefilled once.
+
+Metrics (workload ``transfer_size_sweep``): ``seq_read_<size>.read.bw_mbps`` and ``.iops``,
+``seq_write_<size>.write.bw_mbps`` and ``.iops``, ``<size>`` as fio writes it (``512``,
+``4k``, ``128k``, ``1m``, ``8m``). Curves: bandwidth and IOPS by transfer size (bytes), per
+direction.
+"""
+
+from __future__ import annotations
+
+from ..sweep_catalog import TRANSFER_QD, TRANSFER_SIZES, size_label, transfer_point
+from ..workloads import CATALOG, GIB, MIB
+from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
+from .curves import Curve
+from .jobs import aligned_span
+from .params import FioParams
+from .sweep import (
+    STATE_PREFILLED,
+    curve,
+    point_figures,
+    point_timing,
+    prefill,
+    prefill_planned_s,
+    with_state,
+)
+
+WORKLOAD_ID = "transfer_size_sweep"
+#: Bytes moved per point (ATTO "total length") per profile, capped at the span.
+TOTAL_LENGTH: dict[str, int] = {"smoke": 32 * MIB, "quick": 256 * MIB, "full": 1 * GIB}
+
+
+def sizes_for(logical_sector_bytes: int) -> tuple[list[int], list[int]]:
+    """``(measured, skipped)``: the transfer sizes at least one logical sector, and those
+    below it. E.g. 4096 gives ``([4096, ..., 8 MiB], [512, 1024, 2048])``."""
+    measured = [s for s in TRANSFER_SIZES if s >= logical_sector_bytes]
+    return measured, [s for s in TRANSFER_SIZES if s < logical_sector_bytes]
+
+
+def run(mr: MethodRun) -> MethodologyResult:
+    """Run the transfer-size sweep on ``mr``'s drive.
+
+    Raises:
+        SafetyRefusal, DeviceError, FioError: from fio.
+    """
+    timing = point_timing(mr)
+    sector = mr.ctx.identity.logical_sector_bytes
+    sizes, skipped = sizes_for(sector)
+    length = TOTAL_LENGTH.get(mr.session.options.profile.name, TOTAL_LENGTH["full"])
+    span = aligned_span(mr.span(max(TRANSFER_SIZES)), length, max(TRANSFER_SIZES))
+    mr.plan_steps([prefill_planned_s(mr, span)]
+                  + [timing.runtime_s + FIO_OVERHEAD_S] * (2 * len(sizes)))
+    prefill(mr, span)
+    metrics: dict[str, float] = {}
+    curves: list[Curve] = []
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"skipped {', '.join(size_label(s) for s in skipped)} B transfers: below "
+                     f"the drive's {sector}-byte logical sector")
+    for direction in ("read", "write"):
+        steps: list[tuple[int, Step]] = []
+        for size in sizes:
+            job = FioParams(direction, size, TRANSFER_QD).job(
+                span, io_bytes=span, runtime_s=timing.runtime_s,
+                name=transfer_point(direction, size))
+            steps.append((size, mr.fio(job, phase=f"sequential {direction}",
+                                       state=STATE_PREFILLED,
+                                       label=f"{direction} {size_label(size)}")))
+            metrics.update(point_figures(steps[-1][1], transfer_point(direction, size),
+                                         [f"{direction}.bw_mbps", f"{direction}.iops"]))
+        for figure in ("bw_mbps", "iops"):
+            curves.append(curve(f"seq_{direction}", "bs_bytes", "B", f"{direction}.{figure}",
+                                [(s, step.figure(figure)) for s, step in steps]))
+        notes.append(f"sequential {direction} QD{TRANSFER_QD}, {span / MIB:g} MiB per size: "
+                     + ", ".join(f"{size_label(s)} {step.figure('bw_mbps'):,.0f}"
+                                 for s, step in steps) + " MB/s")
+    return MethodologyResult(
+        workload=CATALOG[WORKLOAD_ID], metrics=metrics,
+        states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
+        curves=curves,
+    )

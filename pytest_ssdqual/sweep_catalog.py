@@ -1,0 +1,179 @@
+"""What the sweep and preset tests measure (issue 10, items 3-5): their axes and metric names.
+
+One source for the methodology modules that run them (``methodology/qd_scaling.py``,
+``mixed.py``, ``transfer_size.py``, ``client_presets.py``) and for ``workloads.CATALOG``, which
+lists every metric name so threshold files can be checked before any I/O. Plain data only: no
+import from the rest of the package (``workloads`` imports this module).
+
+Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>`` reads like a
+workload id (``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``)
+and ``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);
+figures about a whole curve are ``<curve>.<name>`` (``rand_read_4k.saturation_qd``,
+``rand_read_4k.scaling_ratio``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_KIB = 1024
+_MIB = 1024 * _KIB
+
+#: Per-point figures kept from fio (per direction).
+POINT_FIGURES: tuple[str, ...] = ("iops", "bw_mbps", "lat_mean_us", "lat_p99_us")
+
+
+def size_label(size_bytes: int) -> str:
+    """``512`` -> ``'512'``, ``4096`` -> ``'4k'``, ``1048576`` -> ``'1m'`` (binary units, as
+    fio writes ``bs=4k``); a size that is no whole KiB/MiB stays in bytes."""
+    if size_bytes % _MIB == 0:
+        return f"{size_bytes // _MIB}m"
+    if size_bytes % _KIB == 0:
+        return f"{size_bytes // _KIB}k"
+    return str(size_bytes)
+
+
+# -- queue-depth scaling ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """An access pattern swept over queue depth.
+
+    Attributes:
+        name: curve name, e.g. ``rand_read_4k``. rw: fio ``rw=``. bs_bytes: fio ``bs=``.
+        direction: ``read`` or ``write``.
+    """
+
+    name: str
+    rw: str
+    bs_bytes: int
+    direction: str
+
+
+#: Reads first (on the prefilled span), then writes.
+QD_PATTERNS: tuple[Pattern, ...] = (
+    Pattern("rand_read_4k", "randread", 4 * _KIB, "read"),
+    Pattern("seq_read_128k", "read", 128 * _KIB, "read"),
+    Pattern("rand_write_4k", "randwrite", 4 * _KIB, "write"),
+    Pattern("seq_write_128k", "write", 128 * _KIB, "write"),
+)
+QUEUE_DEPTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+#: The QD1-4 average (client workloads rarely exceed QD4): queue depths averaged.
+LOW_QDS: tuple[int, ...] = (1, 2, 4)
+#: Saturation: the smallest QD whose IOPS reach this share of the sweep's maximum.
+SATURATION_SHARE = 0.9
+
+
+def qd_scaling_metrics() -> tuple[str, ...]:
+    names: list[str] = []
+    for p in QD_PATTERNS:
+        names += [f"{p.name}_qd{qd}.{p.direction}.{f}" for qd in QUEUE_DEPTHS
+                  for f in POINT_FIGURES]
+        names += [f"{p.name}_qd1_4_avg.{p.direction}.{f}" for f in ("iops", "bw_mbps")]
+        names += [f"{p.name}.saturation_qd", f"{p.name}.scaling_ratio"]
+    return tuple(names)
+
+
+# -- mixed sweeps and copy -------------------------------------------------------------------
+
+#: Write shares of the mixed sweeps, percent (fio ``rwmixread`` = 100 - write share).
+WRITE_PCTS: tuple[int, ...] = tuple(range(0, 101, 10))
+#: (curve name, fio rw, bs, QD) of the two mixed sweeps.
+MIXES: tuple[tuple[str, str, int, int], ...] = (
+    ("rand_4k_qd4", "randrw", 4 * _KIB, 4),
+    ("seq_128k_qd1", "rw", 128 * _KIB, 1),
+)
+MIX_FIGURES: tuple[str, ...] = (
+    "read.iops", "write.iops", "total.iops", "total.bw_mbps", "read.lat_p99_us",
+    "write.lat_p99_us",
+)
+COPY_METRICS: tuple[str, ...] = (
+    "copy.read.bw_mbps", "copy.write.bw_mbps", "copy_read_only.read.bw_mbps",
+    "copy_write_only.write.bw_mbps", "copy_time_s", "copy_read_time_s", "copy_write_time_s",
+    "delay_ratio",
+)
+
+
+def mix_point(curve: str, write_pct: int) -> str:
+    """``rand_4k_qd4_w30``: the point of ``curve`` at ``write_pct`` % writes."""
+    return f"{curve}_w{write_pct}"
+
+
+def mixed_metrics() -> tuple[str, ...]:
+    names = [f"{mix_point(c, w)}.{f}" for c, *_ in MIXES for w in WRITE_PCTS
+             for f in MIX_FIGURES]
+    return (*names, *COPY_METRICS)
+
+
+# -- transfer-size sweep ---------------------------------------------------------------------
+
+#: ATTO-style transfer sizes: 512 B to 8 MiB, powers of two.
+TRANSFER_SIZES: tuple[int, ...] = tuple(512 << i for i in range(15))
+#: Queue depth of the transfer-size sweep (ATTO Disk Benchmark's default "queue depth 4").
+TRANSFER_QD = 4
+
+
+def transfer_point(direction: str, size_bytes: int) -> str:
+    """``seq_read_64k``."""
+    return f"seq_{direction}_{size_label(size_bytes)}"
+
+
+def transfer_metrics() -> tuple[str, ...]:
+    return tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
+                 for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
+
+
+# -- client presets --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A CrystalDiskMark-style test: ``SEQ1M Q8T1`` = sequential 1 MiB, QD8, 1 thread.
+
+    Attributes:
+        name: ``seq1m_q8t1``. rw_read, rw_write: fio ``rw=`` of its read and write test.
+        bs_bytes: transfer size. iodepth: QD per thread. numjobs: threads.
+    """
+
+    name: str
+    rw_read: str
+    rw_write: str
+    bs_bytes: int
+    iodepth: int
+    numjobs: int
+
+
+#: CrystalDiskMark 8 defaults (its "Default" profile, in its order).
+PRESETS: tuple[Preset, ...] = (
+    Preset("seq1m_q8t1", "read", "write", 1 * _MIB, 8, 1),
+    Preset("seq1m_q1t1", "read", "write", 1 * _MIB, 1, 1),
+    Preset("rnd4k_q32t16", "randread", "randwrite", 4 * _KIB, 32, 16),
+    Preset("rnd4k_q1t1", "randread", "randwrite", 4 * _KIB, 1, 1),
+)
+#: Test sizes (the region each test works on, like CrystalDiskMark's test file) per run
+#: profile: (small, large) in bytes. 100 MiB and 1000 MiB as reviews ran them; smoke 16 MiB and
+#: 100 MiB (100 MiB is measured in every profile, so one limit on it holds in each).
+PRESET_SIZES: dict[str, tuple[int, int]] = {
+    "smoke": (16 * _MIB, 100 * _MIB),
+    "quick": (100 * _MIB, 1000 * _MIB),
+    "full": (100 * _MIB, 1000 * _MIB),
+}
+PRESET_FIGURES: tuple[str, ...] = ("bw_mbps", "iops", "lat_mean_us", "lat_p99_us")
+
+
+def preset_point(preset: str, size_bytes: int) -> str:
+    """``seq1m_q8t1_1000mib``: ``preset`` at the test size ``size_bytes``."""
+    return f"{preset}_{size_bytes // _MIB}mib"
+
+
+def preset_metrics() -> tuple[str, ...]:
+    sizes = sorted({s for pair in PRESET_SIZES.values() for s in pair})
+    names = [f"{preset_point(p.name, s)}.{d}.{f}" for p in PRESETS for s in sizes
+             for d in ("read", "write") for f in PRESET_FIGURES]
+    names += [f"{p.name}.{d}.size_ratio" for p in PRESETS for d in ("read", "write")]
+    return tuple(names)
+
+
+#: Whole-curve figures where higher is better (for the regression gate).
+HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"scaling_ratio"})

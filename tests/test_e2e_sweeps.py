@@ -1,0 +1,139 @@
+"""End to end: the sweep and preset suites (QD scaling, mixed sweeps and copy, transfer-size
+sweep, client presets) in ``smoke`` with the real fio on loop devices.
+
+* a plain loop device (512-byte sectors) runs all four suites: every figure is there and
+  plausible, and the figures agree with each other and with the stored curves;
+* a 4Kn loop device (``losetup --sector-size 4096``: 512-byte direct I/O fails on it with
+  EINVAL) runs the transfer-size sweep, which skips 512 B-2 KiB and passes.
+
+Speeds are only compared between two runs taken the same way, with a factor of 1.5 or more
+(the VM is shared). They need root and fio (CI has both); otherwise they skip.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+import pytest
+
+from .conftest import REPO, detach_loop_device, make_loop_device, need_root
+from .test_e2e_methodology import _need_fio, _results
+
+pytestmark = pytest.mark.e2e
+
+SUITES = [str(REPO / "suites" / f"test_{name}.py")
+          for name in ("qd_scaling", "mixed", "transfer_size", "client_presets")]
+
+
+@pytest.fixture
+def plain_and_4kn(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A 320 MiB direct-I/O loop device with 512-byte sectors and a 64 MiB one with 4096-byte
+    sectors, over files in ``tmp_path`` (serials: the files); detached afterwards."""
+    need_root("losetup")
+    devices: list[str] = []
+    try:
+        devices.append(make_loop_device(tmp_path / "plain.img", 320 * 1024 * 1024))
+        image = tmp_path / "k4.img"
+        image.write_bytes(b"")
+        subprocess.run(["fallocate", "-l", "64M", str(image)], check=True)
+        devices.append(subprocess.run(
+            ["losetup", "-f", "--show", "--direct-io=on", "--sector-size", "4096", str(image)],
+            check=True, capture_output=True, text=True).stdout.strip())
+        yield devices[0], devices[1]
+    finally:
+        for dev in devices:
+            detach_loop_device(dev)
+
+
+def _attachment(alluredir: Path, name: str) -> dict[tuple[str, str], str]:
+    """(drive serial, workload id) -> the text of the test's attachment ``name``."""
+    out: dict[tuple[str, str], str] = {}
+    for path in alluredir.glob("*-result.json"):
+        res = json.loads(path.read_text())
+        labels = {lab["name"]: lab["value"] for lab in res["labels"]}
+        serial = labels["parentSuite"].rsplit("S/N ", 1)[1].rstrip(")")
+        for att in res.get("attachments", []):
+            if att["name"] == name:
+                out[(serial, labels["story"])] = (alluredir / att["source"]).read_text()
+    return out
+
+
+def test_sweeps_and_presets_on_loop_devices(
+    pytester: pytest.Pytester, plain_and_4kn: tuple[str, str], tmp_path: Path
+) -> None:
+    _need_fio()
+    plain, k4 = plain_and_4kn
+    s_plain, s_k4 = str(tmp_path / "plain.img"), str(tmp_path / "k4.img")
+    alluredir = tmp_path / "allure"
+    result = pytester.runpytest_subprocess(
+        "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", *SUITES,
+        f"--drive={plain}", f"--drive={k4}", f"--confirm-destroy={s_plain}",
+        f"--confirm-destroy={s_k4}", f"--alluredir={alluredir}", "-n", "2",
+        "-k", f"not ({Path(k4).name} and (qd_scaling or mixed or presets))", timeout=900)
+    result.assert_outcomes(passed=5)
+    runs = _results(alluredir)
+    curves = {key: json.loads(text)["curves"]
+              for key, text in _attachment(alluredir, "curves").items()}
+    notes = _attachment(alluredir, "methodology notes")
+
+    # QD scaling: 24 points, figures consistent with each other and with the curves
+    m = runs[(s_plain, "qd_scaling")]["metrics"]
+    qds = (1, 2, 4, 8, 16, 32)
+    for pattern, d in (("rand_read_4k", "read"), ("seq_read_128k", "read"),
+                       ("rand_write_4k", "write"), ("seq_write_128k", "write")):
+        iops = [m[f"{pattern}_qd{q}.{d}.iops"] for q in qds]
+        assert all(v > 50 for v in iops), (pattern, iops)
+        assert m[f"{pattern}_qd1_4_avg.{d}.iops"] == pytest.approx(sum(iops[:3]) / 3)
+        assert m[f"{pattern}.saturation_qd"] in qds
+        top = max(iops)
+        assert m[f"{pattern}.scaling_ratio"] == pytest.approx(top / iops[0])
+        saturated = iops[qds.index(int(m[f"{pattern}.saturation_qd"]))]
+        assert saturated >= 0.9 * top and all(v < 0.9 * top for v in iops[:qds.index(
+            int(m[f"{pattern}.saturation_qd"]))])
+        (curve,) = [c for c in curves[(s_plain, "qd_scaling")]
+                    if c["name"] == pattern and c["y_name"] == f"{d}.iops"]
+        assert curve["points"] == [[q, v] for q, v in zip(qds, iops, strict=True)]
+    # 32 commands in flight against one: the loop device serves random reads in parallel
+    assert m["rand_read_4k.scaling_ratio"] > 1.5
+    assert m["rand_read_4k_qd32.read.lat_p99_us"] > 0
+
+    # mixed sweeps: the write share is what fio was asked for; the copy is timed
+    m = runs[(s_plain, "mixed_sweep")]["metrics"]
+    for curve_name in ("rand_4k_qd4", "seq_128k_qd1"):
+        assert "write.iops" not in {k.partition(".")[2] for k in m
+                                    if k.startswith(f"{curve_name}_w0.")}
+        assert f"{curve_name}_w100.read.iops" not in m
+        assert m[f"{curve_name}_w100.write.iops"] > 50
+        for pct in range(10, 100, 10):
+            point = f"{curve_name}_w{pct}"
+            share = m[f"{point}.write.iops"] / m[f"{point}.total.iops"]
+            assert share == pytest.approx(pct / 100, abs=0.1), (point, share)
+    assert 0.3 < m["delay_ratio"] < 3
+    assert m["copy_time_s"] == pytest.approx(
+        64 * 2**20 / 1e6 / min(m["copy.read.bw_mbps"], m["copy.write.bw_mbps"]), rel=1e-6)
+    assert m["delay_ratio"] == pytest.approx(
+        m["copy_time_s"] / (m["copy_read_time_s"] + m["copy_write_time_s"]))
+
+    # transfer sizes: all 15 on 512-byte sectors; 1 MiB transfers move far more than 512 B
+    m = runs[(s_plain, "transfer_size_sweep")]["metrics"]
+    for d in ("read", "write"):
+        assert len([k for k in m if k.startswith(f"seq_{d}_") and k.endswith("bw_mbps")]) == 15
+        assert m[f"seq_{d}_1m.{d}.bw_mbps"] > 1.5 * m[f"seq_{d}_512.{d}.bw_mbps"] > 0
+    m4 = runs[(s_k4, "transfer_size_sweep")]["metrics"]
+    assert "seq_read_512.read.bw_mbps" not in m4 and "seq_write_2k.write.bw_mbps" not in m4
+    assert m4["seq_read_4k.read.bw_mbps"] > 0 and m4["seq_write_8m.write.bw_mbps"] > 0
+    assert "skipped 512, 1k, 2k B transfers: below the drive's 4096-byte logical sector" \
+        in notes[(s_k4, "transfer_size_sweep")]
+
+    # client presets: both test sizes, 16 threads at QD32 beat one thread at QD1
+    m = runs[(s_plain, "client_presets")]["metrics"]
+    for preset in ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1"):
+        for size in (16, 100):
+            for d in ("read", "write"):
+                assert m[f"{preset}_{size}mib.{d}.bw_mbps"] > 0.5, (preset, size, d)
+        for d in ("read", "write"):
+            assert m[f"{preset}.{d}.size_ratio"] == pytest.approx(
+                m[f"{preset}_100mib.{d}.bw_mbps"] / m[f"{preset}_16mib.{d}.bw_mbps"])
+    assert m["rnd4k_q32t16_100mib.read.iops"] > 1.5 * m["rnd4k_q1t1_100mib.read.iops"]
