@@ -36,7 +36,14 @@ from .plugin_common import (
     SESSION_KEY,
     allure_labels,
 )
+from .plugin_health import (
+    HealthHooks,
+    drive_health,  # noqa: F401  (fixture: suites/test_health.py)
+    health_failures,
+)
+from .plugin_health import tracker as health_tracker
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
+from .plugin_power import idle_wake  # noqa: F401  (fixture: suites/test_idle_power.py)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
 from .session_report import finish_session
 from .store import new_run_id
@@ -181,6 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
     config.stash[OPTIONS_KEY] = options
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+    config.pluginmanager.register(HealthHooks(), "ssdqual-health")
     _force_loadgroup(config)
     scratch = config.stash.get(SCRATCH_KEY, None)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
@@ -442,6 +450,7 @@ def qualify(
             )
         facts = ssd_drive.describe()
         node.user_properties.append((PROP_DRIVE, facts))
+        health = health_tracker(request.config, ssd_session, ssd_drive)  # before the workload
         allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         if workload.writes:
             refusal = ssd_session.refusal(ssd_drive)
@@ -487,14 +496,20 @@ def qualify(
         node.user_properties.append((PROP_GATE, checked.rows()))
         allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
         regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
+        unhealthy = health_failures(node, health, workload_id=workload_id,
+                                    destructive=workload.writes)
         if outcome.failed:
             pytest.fail(
                 f"{ssd_drive.target.spec.raw} {workload_id}: "
                 f"{len(outcome.failed)} limit(s) violated\n"
                 + "\n".join("  " + v.line() for v in outcome.failed)
-                + (f"\n{regression}" if regression else ""),
+                + (f"\n{regression}" if regression else "")
+                + "".join("\n" + line for line in unhealthy),
                 pytrace=False,
             )
+        if unhealthy:
+            pytest.fail("\n".join(unhealthy) + (f"\n{regression}" if regression else ""),
+                        pytrace=False)
         if regression:
             pytest.fail(regression, pytrace=False)
         return outcome

@@ -1,0 +1,129 @@
+"""pytest glue for the NVMe idle wake-up test (issue 10 item 10), thin like ``plugin.py``.
+
+``idle_wake()`` (fixture) reads the drive's power-state table (``nvme id-ctrl``) and APST
+setting (``nvme get-feature -f 0x0c``), skips with the reason when the target has no
+non-operational power state (loop, zram, scratch file, SATA, an NVMe drive with only active
+states), runs the fio jobs of ``power_states`` (read-only, after the session's prefill so the
+reads touch written media), judges the metrics against the limits of workload
+``idle_wake_read_4k_qd1`` and records them like any test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from . import allure_report
+from .fio.job import aligned_span
+from .fio.runner import TIMEOUT_MARGIN_S
+from .health_catalog import IDLE_WAKE_WORKLOAD_ID
+from .identity import _default_run, _run_tool
+from .plugin_common import PROP_DRIVE, PROP_ROWS, allure_labels
+from .power_states import (
+    PowerStateTable,
+    apst_enabled,
+    idle_plan,
+    points,
+    power_state_table,
+    render_idle_job,
+    wake_metrics,
+)
+from .session import DriveContext, QualSession
+from .summary import rows_from_verdicts
+from .thresholds.verdict import Verdict, judge
+from .workloads import get_workload
+
+
+class NoPowerStates(Exception):
+    """The target has no idle power state to wake from; the message is the skip reason."""
+
+
+def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
+    """The drive's power-state table and APST enable bit (``None``: unreadable).
+
+    Raises:
+        NoPowerStates: not an NVMe block device, nvme-cli gave nothing, or no non-operational
+            state.
+    """
+    ident = ctx.identity
+    drive = ctx.target.spec.raw
+    if ident.kind != "block" or ident.transport != "NVMe":
+        raise NoPowerStates(
+            f"{drive} is a {ident.kind} target ({ident.transport}): NVMe power states and APST "
+            "exist only on an NVMe drive"
+        )
+    notes: list[str] = []
+    doc = _run_tool(_default_run, ["nvme", "id-ctrl", "-o", "json", ctx.target.device],
+                    "nvme-cli", notes)
+    if doc is None:
+        raise NoPowerStates(f"{drive}: no power-state table: {'; '.join(notes)}")
+    try:
+        table = power_state_table(doc)
+    except ValueError as exc:
+        raise NoPowerStates(f"{drive}: unreadable power-state table: {exc}") from None
+    if not table.idle_states:
+        raise NoPowerStates(
+            f"{drive} reports {len(table.states)} power state(s), none non-operational: "
+            "no idle state to wake from"
+        )
+    try:
+        _, text = _default_run(["nvme", "get-feature", "-f", "0x0c", ctx.target.device])
+    except (OSError, ValueError):
+        text = ""
+    return table, apst_enabled(text)
+
+
+class _Outcome:
+    """What ``allure_report.attach_verdicts`` reads: metrics and verdicts."""
+
+    def __init__(self, metrics: dict[str, float], verdicts: list[Verdict]) -> None:
+        self.metrics = metrics
+        self.verdicts = verdicts
+
+
+@pytest.fixture
+def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
+              ssd_drive: DriveContext, tmp_path: Path) -> Callable[[], dict[str, float]]:
+    """``idle_wake()``: run the idle wake-up test on the drive; returns its metrics."""
+    node = request.node
+
+    def run() -> dict[str, float]:
+        workload = get_workload(IDLE_WAKE_WORKLOAD_ID)
+        drive = ssd_drive.target.spec.raw
+        node.user_properties.append((PROP_DRIVE, ssd_drive.describe()))
+        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        try:
+            table, apst = read_power_states(ssd_drive)
+        except NoPowerStates as exc:
+            pytest.skip(str(exc))
+        state = ssd_session.prefill(ssd_drive, tmp_path / "prefill")
+        plan = idle_plan(ssd_session.options.profile.name)
+        target = ssd_drive.target
+        results = {}
+        span = aligned_span(target.size_bytes, ssd_session.options.profile.span_bytes,
+                            128 * 1024)  # the prefill's span (128 KiB transfers)
+        for point, gap_ms, ios in points(plan):
+            text = render_idle_job(point, gap_ms, ios, filename=target.fio_filename,
+                                   ioengine=ssd_session.ioengine(), span_bytes=span)
+            job = ssd_session.run_job(ssd_drive, point, text, tmp_path / point, writes=False,
+                                      expected_runtime_s=None,
+                                      timeout_s=ios * (gap_ms / 1000 + 0.1) + TIMEOUT_MARGIN_S)
+            results[point] = job.result
+        metrics, notes = wake_metrics(results, plan.gaps_ms)
+        metrics.update(table.metrics())
+        if apst is not None:
+            metrics["apst_enabled"] = float(apst)
+        verdicts = judge(workload, metrics, ssd_drive.limits, strict=ssd_session.options.strict)
+        allure_report.attach_verdicts(_Outcome(metrics, verdicts))  # type: ignore[arg-type]
+        rows = rows_from_verdicts(drive, workload.id, verdicts, dict.fromkeys(metrics, state))
+        node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
+        failed = [v for v in verdicts if v.failed]
+        if failed:
+            pytest.fail(f"{drive} {workload.id}: {len(failed)} limit(s) violated\n"
+                        + "\n".join("  " + v.line() for v in failed)
+                        + "".join(f"\n  note: {n}" for n in notes), pytrace=False)
+        return metrics
+
+    return run

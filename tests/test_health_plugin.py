@@ -1,0 +1,191 @@
+"""Health and idle wake-up through the plugin (issue 9 item 8, issue 10 items 9-10): pytester
+runs of the real suites.
+
+* B11 (``../shared/cases/found/bugtrial-inputs/B11``): a smartctl shim reporting DISK FAILING
+  on the system disk, read-only workloads with the fio stand-in (the disk is never opened for
+  I/O): the run used to pass; now the test fails, the verdict table, Allure and the per-drive
+  summary say why.
+* Deltas around a destructive workload, with readings supplied in place of a drive's SMART
+  (a scratch file has none).
+* The idle wake-up test with real fio (``thinktime``) on a scratch file, power states supplied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual import plugin_health, plugin_power
+from pytest_ssdqual.health import DriveHealth
+from pytest_ssdqual.power_states import PowerState, PowerStateTable
+
+from .conftest import REPO, FakeFio, cases_dir
+
+B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
+SUITES = REPO / "suites"
+
+
+def _root_disk() -> str:
+    st = os.stat("/")
+    link = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
+    if (link / "partition").exists():
+        link = link.parent
+    return f"/dev/{link.name}"
+
+
+def test_b11_disk_failing_drive_never_passes(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    if not B11.is_dir():
+        pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
+    root = _root_disk()
+    if not Path(root).exists():
+        pytest.skip(f"root disk {root} has no device node here")
+    shim = tmp_path / "bin"
+    shutil.copytree(B11, shim)
+    (shim / "smartctl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    alluredir = tmp_path / "allure"
+    result = pytester.runpytest(
+        str(SUITES / "test_sequential.py"), "-k", "seq_read_128k_qd32", f"--drive={root}",
+        f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
+        "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1, deselected=2)
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "SMART status check returned DISK FAILING" in out
+    assert "smartctl 7.3, exit status 8" in out
+    row = [line for line in out.splitlines() if "smart_disk_failing @ session start" in line]
+    assert len(row) == 1 and row[0].split()[-1] == "FAIL" and row[0].split()[1] == "health"
+    # Allure: the test failed, with the health reading attached
+    results = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    assert [r["status"] for r in results] == ["failed"]
+    names = [a["name"] for a in results[0].get("attachments", [])]
+    assert "drive health (session start)" in names
+    # the per-drive summary: FAIL, with the health line as the reason
+    summaries = list((alluredir / "summary").glob("*.md"))
+    assert len(summaries) == 1
+    text = summaries[0].read_text()
+    assert "FAIL" in text and "smart_disk_failing" in text
+
+
+def _reading(media_errors: int) -> DriveHealth:
+    return DriveHealth(source="smartctl 7.4", exit_status=0, critical_warning=0,
+                       temperature_c=40, warning_temperature_c=70, media_errors=media_errors,
+                       error_log_entries=0, percentage_used=3)
+
+
+def test_media_error_during_a_destructive_workload_fails_it(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a scratch file has no SMART: readings are supplied, one media error appears after the
+    # write workload; the built-in media_errors_delta <= 0 fails the write test, not the read
+    readings = iter([_reading(0), _reading(1), _reading(1)])
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
+    pytester.makepyfile(test_suite="""
+import pytest
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+
+@pytest.mark.destructive
+def test_write(qualify):
+    qualify("seq_write_128k_qd32")
+""")
+    result = pytester.runpytest(
+        f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
+        "--ssd-profile=smoke", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert ("HEALTH (session start -> after seq_write_128k_qd32): media_errors_delta 1 > max 0"
+            in out)
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "::test_write" in failed[0]
+
+
+def test_health_suite_skips_on_a_scratch_file_with_the_reason(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    result = pytester.runpytest(
+        str(SUITES / "test_health.py"), str(SUITES / "test_idle_power.py"),
+        f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
+        "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(skipped=3)
+    out = result.stdout.str()
+    health_skips = [line for line in out.splitlines() if line.startswith("SKIPPED [2]")]
+    assert len(health_skips) == 1
+    assert health_skips[0].endswith("a scratch file has no SMART / NVMe health log")
+    assert "NVMe power states and APST exist only on an NVMe drive" in out
+    assert fake_fio.job_rws() == []
+
+
+def test_session_end_reading_runs_last_and_judges_the_change(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # test_health.py is collected before test_sequential.py; its session-end test still runs
+    # last. The readings: start, end (3 more error-log entries: a lab limit makes that a
+    # warning)
+    readings = iter([_reading(0), replace(_reading(0), error_log_entries=3)])
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
+    th = pytester.path / "limits.yaml"
+    th.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {}\n    source: lab\n"
+                  "    limits:\n      health:\n"
+                  "        error_log_entries: {max_delta: 0, severity: warn}\n")
+    result = pytester.runpytest(
+        str(SUITES / "test_health.py"), str(SUITES / "test_sequential.py"), "-k",
+        "health or seq_read_128k_qd32", f"--drive=file:{pytester.path / 'target.img'}",
+        f"--fio-bin={fake_fio.path}", f"--thresholds={th}", "--ssd-profile=smoke", "-v",
+        "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=3, deselected=2)
+    out = result.stdout.str()
+    order = [line.split("::")[1].split()[0] for line in out.splitlines()
+             if "::" in line and "PASSED" in line]
+    assert order[-1].startswith("test_health_at_session_end")
+    warn = [line for line in out.splitlines() if "error_log_entries_delta" in line]
+    assert len(warn) == 1 and warn[0].split()[-1] == "WARN" and " 3 " in warn[0]
+
+
+def test_idle_wake_runs_fio_with_thinktime(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed")
+    table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
+                                                                         8000)), True)
+    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    th = pytester.path / "limits.yaml"
+    th.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {}\n    source: lab\n"
+                  "    limits:\n      idle_wake_read_4k_qd1:\n"
+                  "        wake_penalty_us: {max: 10000000}\n"
+                  "        idle_100ms.lat_p50_us: {max: 10000000}\n"
+                  "        max_exit_latency_us: {max: 100000}\n")
+    result = pytester.runpytest(
+        str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        f"--thresholds={th}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    rows = {}
+    for line in result.stdout.str().splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[1] == "idle_wake_read_4k_qd1":
+            assert parts[3:5] == ["@", "prefilled"]  # reads after the session's prefill
+            rows[parts[2]] = (float(parts[5].replace(",", "")), parts[-1])
+    assert rows["max_exit_latency_us"] == (10_000, "PASS")  # 2000 + 8000 µs, from the table
+    assert rows["wake_penalty_us"][1] == "PASS"
+    assert rows["idle_100ms.lat_p50_us"][0] > 0
+    # fio did the idle: the 100 ms job file has thinktime=100000 (µs), one I/O per gap
+    jobs = list(pytester.path.parent.rglob("idle_100ms.fio"))
+    assert jobs, "job file of the 100 ms gap not found"
+    text = jobs[0].read_text()
+    assert "thinktime=100000" in text and "thinktime_blocks=1" in text
+    assert "number_ios=20" in text and "rw=randread" in text
