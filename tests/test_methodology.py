@@ -29,7 +29,7 @@ from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, Thresho
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 from pytest_ssdqual.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
 
-from .conftest import FakeFio
+from .conftest import FakeFio, cases_dir
 
 TINY = replace(
     PROFILES["smoke"],
@@ -335,3 +335,34 @@ def test_a_drive_steady_at_target_that_falls_back_after_idle_never_recovered(
     assert failed.line().startswith(
         "time_to_recover_s never recovered: no idle time up to 21 s kept it at >= 90% of fresh "
         "(3,600); after idle 2,500 / 2,000 / 1,500: fails the limit time_to_recover_s <= 60")
+
+
+@pytest.mark.parametrize(
+    ("case", "cache_bytes", "note"),
+    [
+        ("B23_fio-3.16_4col_bw.1.log", 800e6, "no stalls"),
+        ("B24_duplicate_timestamp_bw.1.log", 3.6e9,
+         "no stalls; 1 repeated log line(s) of one window averaged"),
+        ("B25_stall_no_lines_bw.1.log", 2.4e9,
+         "1 stall (no I/O completed for a whole 1 s window or more), 2 s in all, longest 2 s "
+         "from 3 s"),
+    ],
+)
+def test_sustained_write_on_the_found_bandwidth_logs(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, case: str, cache_bytes: float,
+    note: str,
+) -> None:
+    """The found cases end to end, as casefio.py tried them: fio's bandwidth log replaced by
+    the case file (4 columns, a repeated stamp, missing lines)."""
+    found = cases_dir() / "found" / "newbugs-inputs" / case
+    if not found.is_file():
+        pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
+    wrapper = tmp_path / "fio"
+    wrapper.write_text(f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
+                       f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+    _ctx, result = _run(session, tmp_path, "sustained_write")
+    m = result.metrics
+    assert m["slc_cache_bytes"] == pytest.approx(cache_bytes, rel=1e-5)
+    assert m["burst_bw_mbps"] == pytest.approx(400, rel=1e-5)
+    assert m["sustained_bw_mbps"] == pytest.approx(100, rel=1e-4)
+    assert any(n.startswith(f"write-bandwidth log: {note}") for n in result.notes), result.notes
