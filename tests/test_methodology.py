@@ -366,3 +366,22 @@ def test_sustained_write_on_the_found_bandwidth_logs(
     assert m["burst_bw_mbps"] == pytest.approx(400, rel=1e-5)
     assert m["sustained_bw_mbps"] == pytest.approx(100, rel=1e-4)
     assert any(n.startswith(f"write-bandwidth log: {note}") for n in result.notes), result.notes
+
+
+def test_stalls_in_the_performance_tests_are_notes(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    """Every write job's bandwidth log replaced by found case B25 (no line for 4 s and 5 s)."""
+    found = cases_dir() / "found" / "newbugs-inputs" / "B25_stall_no_lines_bw.1.log"
+    if not found.is_file():
+        pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
+    wrapper = tmp_path / "fio"
+    wrapper.write_text(f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
+                       f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+    _ctx, result = _run(session, tmp_path, "recovery_after_idle")
+    stalls = [n for n in result.notes if "performance test, write-bandwidth log" in n]
+    assert len(stalls) == 1 + 2 + 5 + 3  # fresh, degradation, steady state, recovery rounds
+    assert stalls[0] == ("fresh performance test, write-bandwidth log: 1 stall (no I/O "
+                         "completed for a whole 1 s window or more), 2 s in all, longest 2 s "
+                         "from 3 s")
+    assert stalls[-1].startswith("recovery round 3 performance test, write-bandwidth log: 1 stall")

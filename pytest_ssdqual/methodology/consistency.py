@@ -19,9 +19,10 @@ Metrics (workload ``recovery_after_idle``): ``{fresh,degraded,steady,recovered}_
 ``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (the first idle
 time after which every later round stays >= 90 % of fresh; absent when none: "never recovered",
 said in the notes, and a limit on it FAILs with that reason -- ``MethodologyResult.unreached``),
-``steady_state_reached``; ``purged`` = 0 when no
-purge method could run (the fresh figures are then "as found (purge failed: ...)" and the test
-fails: ``purged`` must be >= 1).
+``steady_state_reached``. A performance test whose bandwidth log shows stalls (windows with no
+completed write, ``fio.logs``) gets a note with their number and the longest. ``purged`` = 0
+when no purge method could run (the fresh figures are then "as found (purge failed: ...)" and
+the test fails: ``purged`` must be >= 1).
 """
 
 from __future__ import annotations
@@ -156,6 +157,11 @@ def _result(
             states[name] = recovered[-1].state
         notes.append(report.describe())
         unreached.update(report.unreached())  # never recovered: a limit on it fails, saying so
+    for step in (fresh, *degraded, *steady, *recovered):  # the performance tests
+        if step.bw is not None and step.bw.gaps is not None and step.bw.gaps.stalls:
+            label = step.phase if step.round is None else f"{step.phase} round {step.round}"
+            notes.append(f"{label} performance test, write-bandwidth log: "
+                         + step.bw.gaps.describe())
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID],
         metrics=metrics,
