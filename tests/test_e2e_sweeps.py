@@ -16,6 +16,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+
 import pytest
 
 from .conftest import REPO, detach_loop_device, make_loop_device, need_root

@@ -136,7 +136,9 @@ profiles:
     match: {kind: file}
     source: test
     limits:
-      qd_scaling: {rand_read_4k_qd1_4_avg.read.iops: {min: 100}, rand_read_4k.saturation_qd: {max: 32}}
+      qd_scaling:
+        rand_read_4k_qd1_4_avg.read.iops: {min: 100}
+        rand_read_4k.saturation_qd: {max: 32}
       mixed_sweep: {delay_ratio: {max: 2}, rand_4k_qd4_w30.total.iops: {min: 100}}
       transfer_size_sweep: {seq_write_1m.write.bw_mbps: {min: 10}}
       client_presets: {seq1m_q8t1_100mib.write.bw_mbps: {min: 10}}
