@@ -22,6 +22,8 @@ from .errors import FioError, SsdQualError
 from .methodology import MethodologyOutcome, judge_result
 from .methodology import run_methodology as _run
 from .plugin_common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
+from .plugin_health import health_failures
+from .plugin_health import tracker as health_tracker
 from .progress import ProgressEvent
 from .session import DriveContext, QualSession
 from .summary import SummaryRow, rows_from_verdicts
@@ -99,6 +101,7 @@ def run_methodology(
             row = SummaryRow.refused(drive, workload_id, refusal.reasons)
             node.user_properties.append((PROP_ROWS, [row.as_dict()]))
             pytest.skip(str(refusal))
+        health = health_tracker(request.config, ssd_session, ssd_drive)  # before it writes
         progress = TerminalProgress(request.config, drive)
         try:
             result = _run(workload_id, ssd_session, ssd_drive, tmp_path / workload_id,
@@ -121,6 +124,7 @@ def run_methodology(
         node.user_properties.append((PROP_GATE, checked.rows()))
         allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
         regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
+        unhealthy = health_failures(node, health, workload_id=workload_id, destructive=True)
         if outcome.failed:
             pytest.fail(
                 f"{drive} {workload_id}: {len(outcome.failed)} limit(s) violated\n"
@@ -130,9 +134,13 @@ def run_methodology(
                     for v in outcome.failed
                 )
                 + "\n" + "\n".join("  " + note for note in result.notes)
-                + (f"\n{regression}" if regression else ""),
+                + (f"\n{regression}" if regression else "")
+                + "".join("\n" + line for line in unhealthy),
                 pytrace=False,
             )
+        if unhealthy:
+            pytest.fail("\n".join(unhealthy) + (f"\n{regression}" if regression else ""),
+                        pytrace=False)
         if regression:
             pytest.fail(regression, pytrace=False)
         return outcome

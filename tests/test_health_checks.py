@@ -248,3 +248,19 @@ def test_health_max_zero_and_max_delta_load(tmp_path: Path) -> None:
     limits = profile_limits(tmp_path, "        media_errors: {max: 0, max_delta: 0}\n")
     got = sorted((lim.metric, lim.max, lim.severity) for lim in limits)
     assert got == [("media_errors", 0, "fail"), ("media_errors_delta", 0, "fail")]
+
+
+def test_seed_generic_profile_limits_health_changes_and_wake_up() -> None:
+    seeds = Path(__file__).resolve().parents[1] / "thresholds"
+    resolved = ThresholdSet.load([seeds]).resolve(DriveFacts(
+        controller=None, nand=None, firmware="1.0", model="Some SSD", serial="S1",
+        capacity_bytes=500 * 10**9, transport="NVMe", kind="block"))
+    got = {(lim.workload, lim.metric): (lim.max, lim.severity)
+           for lim in resolved.limits.values()
+           if lim.workload in ("health", "idle_wake_read_4k_qd1")}
+    assert got == {
+        ("health", "media_errors_delta"): (0, "fail"),
+        ("health", "error_log_entries_delta"): (0, "warn"),
+        ("health", "unsafe_shutdowns_delta"): (0, "warn"),
+        ("idle_wake_read_4k_qd1", "wake_penalty_us"): (100000, "fail"),
+    }

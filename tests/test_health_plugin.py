@@ -25,17 +25,10 @@ from pytest_ssdqual.health import DriveHealth
 from pytest_ssdqual.power_states import PowerState, PowerStateTable
 
 from .conftest import REPO, FakeFio, cases_dir
+from .test_plugin import _root_disk
 
 B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
 SUITES = REPO / "suites"
-
-
-def _root_disk() -> str:
-    st = os.stat("/")
-    link = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
-    if (link / "partition").exists():
-        link = link.parent
-    return f"/dev/{link.name}"
 
 
 def test_b11_disk_failing_drive_never_passes(
@@ -189,3 +182,21 @@ def test_idle_wake_runs_fio_with_thinktime(
     text = jobs[0].read_text()
     assert "thinktime=100000" in text and "thinktime_blocks=1" in text
     assert "number_ios=20" in text and "rw=randread" in text
+
+
+def test_failing_drive_fails_a_methodology_test_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a reading with exit status 8 (DISK FAILING), supplied for a scratch file: the sustained
+    # write test ran and met its limits, yet fails on the drive's health
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    result = pytester.runpytest(
+        str(SUITES / "test_sustained_write.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        "--ssd-profile=smoke", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "SMART status check returned DISK FAILING" in out
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in out
