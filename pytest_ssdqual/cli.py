@@ -26,6 +26,8 @@ from . import compare, emu_commands, rejudge, report_commands, trend
 from .drive import DriveTarget, parse_drive_option
 from .errors import ConfigError, SsdQualError
 from .fio.job import render_job
+from .health_checks import health_lines
+from .health_query import HealthUnavailable, query_health
 from .inventory import Inventory, resolve_assignment
 from .thresholds.loader import DriveFacts, ThresholdSet
 from .workloads import CATALOG, PROFILES
@@ -110,6 +112,15 @@ def _identify(args: argparse.Namespace) -> int:
             print(f"  - {reason}")
     else:
         print("writes         allowed")
+    try:
+        health = query_health(target.device, kind=ident.kind, transport=ident.transport)
+    except HealthUnavailable as exc:
+        print(f"health         not read: {exc}")
+    else:
+        lines = health_lines(health)
+        print(f"health         {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {line.strip()}")
     return EXIT_OK
 
 

@@ -229,3 +229,12 @@ def describe(health: DriveHealth) -> list[str]:
     if health.smart_passed is False:
         lines.append("  SMART overall-health self-assessment: FAILED")
     return lines
+
+
+def health_lines(health: DriveHealth) -> list[str]:
+    """``ssdqual identify`` lines: the reading (:func:`describe`) and every finding the
+    built-in limits fail or warn on, e.g. ``'  FAIL smart_disk_failing 1 > max 0 ...'``."""
+    judgement = judge_health("now", health_metrics(health), health_limits([]))
+    flagged = [f"  {v.status.upper()} {v.line()}" for v in (*judgement.failed,
+                                                             *judgement.warnings)]
+    return [*describe(health), *(flagged or ["  no finding fails or warns (built-in limits)"])]

@@ -200,3 +200,26 @@ def test_failing_drive_fails_a_methodology_test_too(
     out = result.stdout.str()
     assert "SMART status check returned DISK FAILING" in out
     assert "HEALTH (session start): smart_disk_failing 1 > max 0" in out
+
+
+def test_b11_identify_says_disk_failing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B11: `ssdqual identify` took model and serial from the shim and said nothing of its
+    # DISK FAILING status
+    if not B11.is_dir():
+        pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
+    root = _root_disk()
+    if not Path(root).exists():
+        pytest.skip(f"root disk {root} has no device node here")
+    shim = tmp_path / "bin"
+    shutil.copytree(B11, shim)
+    (shim / "smartctl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    from pytest_ssdqual.cli import main
+
+    assert main(["identify", root]) == 0
+    out = capsys.readouterr().out
+    assert "health         health read by smartctl 7.3, exit status 8" in out
+    assert "smartctl: SMART status check returned DISK FAILING" in out
+    assert "FAIL smart_disk_failing 1 > max 0" in out
