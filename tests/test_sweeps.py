@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.drive import parse_drive_option
-from pytest_ssdqual.errors import ConfigErrors
+from pytest_ssdqual.errors import ConfigErrors, FioOutputError
 from pytest_ssdqual.methodology import run_methodology
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
@@ -256,3 +256,25 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     assert set(m) <= set(CATALOG["client_presets"].metric_names())
     doc = json.loads((tmp_path / "work" / "curves.json").read_text())
     assert {c["x_name"] for c in doc["curves"]} == {"test_size_bytes"}
+
+
+def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    # The fio stand-in reports only the last section's direction: the two-stream copy run
+    # comes back without its read stream, which must stop the test with the reason (never a
+    # delay_ratio from half a copy). The real two-stream run: tests/test_e2e_sweeps.py.
+    with pytest.raises(FioOutputError, match=r"copy test in .*: copy read: bandwidth 0\.0 MB/s"):
+        _run(session, tmp_path, "mixed_sweep")
+    sections = _sections(fake_fio)
+    shares = range(0, 101, 10)
+    assert sections == (["prefill"] + [f"rand_w{p}_4k_qd4" for p in shares]
+                        + [f"seq_w{p}_128k_qd1" for p in shares]
+                        + ["copy_read", "copy_write", "copy_read", "copy_write"])
+    jobs = [c["job"] for c in fake_fio.calls() if c["job"]]
+    assert "rw=randrw" in jobs[1] and "rwmixread=100" in jobs[1]  # 0 % writes
+    assert "rwmixread=70" in jobs[4] and "iodepth=4" in jobs[4]  # 30 % writes
+    assert "rw=rw" in jobs[12] and "rwmixread=100" in jobs[12] and "iodepth=1" in jobs[12]
+    assert "rwmixread=0" in jobs[22]  # 100 % writes, sequential
+    copy = jobs[-1]
+    assert f"offset={64 * MIB}" in copy and f"size={64 * MIB}" in copy  # smoke: 64 MiB copied

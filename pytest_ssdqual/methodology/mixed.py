@@ -119,7 +119,10 @@ def run(mr: MethodRun) -> MethodologyResult:
         for pct in WRITE_PCTS:
             job = FioParams(rw, bs, qd, write_pct=pct).job(
                 span, runtime_s=timing.runtime_s, ramp_time_s=timing.ramp_time_s)
-            step = mr.fio(job, phase=name, state=STATE_PREFILLED, label=f"{name} {pct} % writes")
+            step = mr.fio(job, phase=name, state=STATE_PREFILLED, label=f"{name} {pct} % writes",
+                          report=False)
+            mr.report(name, figure=f"{pct} % writes: {_total(step, 'total.iops'):,.0f} IOPS, "
+                      f"{_total(step, 'total.bw_mbps'):,.1f} MB/s")
             points.append((pct, step))
             metrics.update(point_figures(step, mix_point(name, pct), MIX_FIGURES))
         for figure in ("total.iops", "total.bw_mbps"):
@@ -186,15 +189,17 @@ def _copy(mr: MethodRun, copy_bytes: int, cap_s: float) -> tuple[dict[str, float
     Raises:
         FioOutputError: a run measured no bandwidth in a direction it ran.
     """
-    steps = [
-        mr.fio(copy_job(name, streams, copy_bytes, cap_s), phase="copy",
-               state=STATE_PREFILLED, label=label)
-        for name, streams, label in (
-            ("copy_read_only", ("read",), "copy: read alone"),
-            ("copy_write_only", ("write",), "copy: write alone"),
-            ("copy", ("read", "write"), "copy: read and write together"),
-        )
-    ]
+    steps: list[Step] = []
+    for name, streams, label in (
+        ("copy_read_only", ("read",), "copy: read alone"),
+        ("copy_write_only", ("write",), "copy: write alone"),
+        ("copy", ("read", "write"), "copy: read and write together"),
+    ):
+        steps.append(mr.fio(copy_job(name, streams, copy_bytes, cap_s), phase="copy",
+                            state=STATE_PREFILLED, label=label, report=False))
+        mr.report("copy", figure=f"{label.removeprefix('copy: ')}: " + ", ".join(
+            f"{d} {steps[-1].metrics.get(f'{d}.bw_mbps', float('nan')):,.1f} MB/s"
+            for d in streams))
     figures = {
         "copy_read_only.read.bw_mbps": steps[0].metrics.get("read.bw_mbps", 0.0),
         "copy_write_only.write.bw_mbps": steps[1].metrics.get("write.bw_mbps", 0.0),
