@@ -6,6 +6,7 @@ the reason otherwise. CI runs as root, so they run there.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -122,3 +123,27 @@ def loop_device(tmp_path: Path) -> Iterator[str]:
         yield dev
     finally:
         detach_loop_device(dev)
+
+
+#: Lock file every test that sizes /dev/zram0 holds (flock) while it uses the device.
+ZRAM_LOCK = Path("/tmp/zram0.lock")
+
+
+@pytest.fixture
+def zram_device() -> Iterator[str]:
+    """/dev/zram0 sized to 512 MiB for the test and reset afterwards, under an exclusive flock
+    on ``ZRAM_LOCK`` (tests run in parallel share the one device); skipped when it has no zram
+    module or is already set up by someone else (in use: never touched)."""
+    need_root()
+    zram = Path("/sys/block/zram0")
+    if not zram.exists():
+        pytest.skip("no /dev/zram0 (modprobe zram)")
+    with open(ZRAM_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (zram / "disksize").read_text().strip() != "0":
+            pytest.skip("/dev/zram0 is already set up (in use?): not touching it")
+        (zram / "disksize").write_text("512M")
+        try:
+            yield "/dev/zram0"
+        finally:
+            (zram / "reset").write_text("1")

@@ -22,8 +22,14 @@ from pytest_ssdqual.data_tests_catalog import (
 )
 from pytest_ssdqual.errors import ConfigError, FioOutputError
 from pytest_ssdqual.fio.verify import parse_verify_failures, read_verify_report
-from pytest_ssdqual.methodology import METHODOLOGIES, MethodologyResult, judge_result
-from pytest_ssdqual.methodology import burst, compressibility, integrity
+from pytest_ssdqual.methodology import (
+    METHODOLOGIES,
+    MethodologyResult,
+    burst,
+    compressibility,
+    integrity,
+    judge_result,
+)
 from pytest_ssdqual.thresholds.loader import ResolvedLimits, ThresholdSet
 from pytest_ssdqual.workloads import CATALOG, HIGHER_IS_BETTER, MIB
 
@@ -136,9 +142,28 @@ def test_integrity_jobs_write_checksums_then_check_them_read_only() -> None:
         assert line in text.split("[verify_rand_write_4k_qd32]")[1].splitlines(), line
 
 
-def test_zero_buffers_override_the_global_random_refill() -> None:
+def test_buffer_kinds_override_the_global_random_refill() -> None:
     assert compressibility.BUFFER_OPTIONS["zero"] == (
         "refill_buffers=0", "scramble_buffers=0", "zero_buffers=1")
+    # random data, but not regenerated per submit (fio's CPU would cap the random figure)
+    assert compressibility.BUFFER_OPTIONS["random"] == ("refill_buffers=0", "scramble_buffers=1")
+
+
+class _Step:
+    def __init__(self, bw_mbps: float) -> None:
+        self.bw_mbps = bw_mbps
+
+    def figure(self, name: str) -> float:
+        assert name == "bw_mbps"
+        return self.bw_mbps
+
+
+def test_the_compressibility_ratio_is_the_median_of_back_to_back_rounds() -> None:
+    random = [_Step(100.0), _Step(20.0), _Step(100.0)]  # round 2: the machine was busy
+    zero = [_Step(110.0), _Step(400.0), _Step(120.0)]
+    # pooled sums would give 630 / 220 = 2.9 ("compresses"); the rounds say 1.1, 20, 1.2
+    assert compressibility.median_ratio(random, zero, "bw_mbps") == pytest.approx(1.2)
+    assert compressibility.median_ratio([_Step(0.0)], [_Step(5.0)], "bw_mbps") is None
 
 
 @pytest.mark.parametrize(("runtime_s", "expected"), [

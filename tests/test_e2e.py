@@ -85,22 +85,6 @@ def test_loop_device_full_suite_passes_its_profile(
     assert "drive.controller=linux-loop" in env and "drive.model=Linux loop device" in env
 
 
-@pytest.fixture
-def zram_device() -> Iterator[str]:
-    """/dev/zram0 sized to 512 MiB for the test, reset afterwards; skipped when in use."""
-    need_root()
-    zram = Path("/sys/block/zram0")
-    if not zram.exists():
-        pytest.skip("no /dev/zram0 (modprobe zram)")
-    if (zram / "disksize").read_text().strip() != "0":
-        pytest.skip("/dev/zram0 is already set up (in use?): not touching it")
-    (zram / "disksize").write_text("512M")
-    try:
-        yield "/dev/zram0"
-    finally:
-        (zram / "reset").write_text("1")
-
-
 def test_zram_full_suite_passes_its_profile(
     pytester: pytest.Pytester, zram_device: str, tmp_path: Path
 ) -> None:
