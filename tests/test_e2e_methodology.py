@@ -253,7 +253,7 @@ profiles:
     source: "test limits for the emulated test models"
     limits:
       sustained_write: {sustained_bw_mbps: {min: 20}}
-      recovery_after_idle: {recovery_ratio: {min: 0.8}}
+      recovery_after_idle: {recovery_ratio: {min: 0.8}, time_to_recover_s: {max: 60}}
 """
 
 
@@ -314,3 +314,7 @@ def test_emulated_drives_slc_cache_sustained_bandwidth_and_recovery(
     assert "time_to_recover_s" not in m
     assert "recovery_ratio 0.2" in out and "< min 0.8" in out
     assert "never back to 90% of fresh within 4 s idle" in out
+    # never recovered: the limit on time_to_recover_s fails, saying why (not "not measured")
+    assert ("time_to_recover_s never recovered: no idle time up to 4 s kept it at >= 90% of "
+            "fresh") in out
+    assert "fails the limit time_to_recover_s <= 60" in out
