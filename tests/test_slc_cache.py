@@ -1,17 +1,22 @@
-"""SLC-cache cliff detection on constructed per-second bandwidth series."""
+"""SLC-cache cliff detection on constructed per-second bandwidth series, the found-case logs
+(B23-B25) and real fio logs."""
 
 from __future__ import annotations
 
+import random
+import time
 from pathlib import Path
 
 import pytest
 
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.logs import BandwidthSeries
+from pytest_ssdqual.fio.logs import BandwidthSeries, LogSample, read_log, to_series
 from pytest_ssdqual.slc_cache import detect_slc_cliff, running_median
 from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
 from pytest_ssdqual.thresholds.verdict import MISSING, judge
 from pytest_ssdqual.workloads import CATALOG
+
+from .conftest import cases_dir
 
 
 def series(*bw_mbps: float) -> BandwidthSeries:
@@ -124,3 +129,122 @@ def test_errors() -> None:
 def test_running_median() -> None:
     assert running_median([1.0, 9.0, 1.0, 1.0]) == [5.0, 1.0, 1.0, 1.0]
     assert running_median([3.0, 5.0]) == [3.0, 5.0]
+
+
+# --- Robust cliff, gap-aware logs (issue 9 item 2) --------------------------------------------
+
+FOUND = cases_dir() / "found" / "newbugs-inputs"
+REAL_LOGS = cases_dir() / "real" / "fio-logs"
+
+
+def logged(folder: Path, name: str) -> BandwidthSeries:
+    """The write-bandwidth series of one case log, read as the plugin reads a job's logs."""
+    path = folder / name
+    if not path.is_file():
+        pytest.skip(f"case file {path} not present: set SSDQUAL_CASES_DIR")
+    return bandwidth_series_of([read_log(path)])
+
+
+def bandwidth_series_of(per_job: list[list[LogSample]]) -> BandwidthSeries:
+    return BandwidthSeries.from_series(to_series(per_job, "bw", "write"))
+
+
+@pytest.mark.parametrize(
+    ("name", "cache_bytes", "cliff_t_s"),
+    [
+        # B23 fio 3.16's 4-column log: 2 s at 400 MB/s, then 100 MB/s (a parse error before)
+        ("B23_fio-3.16_4col_bw.1.log", 800e6, 2.0),
+        # B24 the 3 s window logged twice: 9 windows at 400 MB/s, not an 800 MB/s second
+        # (was 4.0 GB and a 444 MB/s burst)
+        ("B24_duplicate_timestamp_bw.1.log", 3.6e9, 9.0),
+        # B25 no line for 4 s and 5 s: a 2 s stall inside the burst writes nothing
+        # (was 3.2 GB: the 6 s line was given 3 s)
+        ("B25_stall_no_lines_bw.1.log", 2.4e9, 8.0),
+    ],
+)
+def test_found_logs_give_the_right_cache_burst_and_sustained(
+        name: str, cache_bytes: float, cliff_t_s: float) -> None:
+    report = detect_slc_cliff(logged(FOUND, name))
+    assert report.cliff_found
+    assert report.slc_cache_bytes == pytest.approx(cache_bytes, rel=1e-5)
+    assert report.cliff_t_s == pytest.approx(cliff_t_s)
+    assert report.burst_bw_mbps == pytest.approx(400.0, rel=1e-5)  # 390,625 KiB/s
+    assert report.sustained_bw_mbps == pytest.approx(100.0, rel=1e-4)  # 97,656 KiB/s
+
+
+def test_real_fio_333_flat_log_has_no_cliff() -> None:
+    """A 2 TB NVMe drive writing ~1,253 MB/s for 59 s (74 GB): its cache is larger."""
+    report = detect_slc_cliff(logged(REAL_LOGS, "fio-3.33_sabrent_rocket4plus_randwrite_qd32_"
+                                                "j1_bw.1.log"))
+    assert not report.cliff_found and report.sustained_bw_mbps is None
+    assert report.burst_bw_mbps == pytest.approx(1253, rel=0.02)
+    assert report.written_bytes == pytest.approx(73.93e9, rel=0.001)
+
+
+def noisy(levels: list[tuple[float, int]], seed: int = 9, noise: float = 0.05) -> BandwidthSeries:
+    """1 s windows at ``(MB/s, seconds)`` levels, each window off by up to +-``noise``."""
+    rng = random.Random(seed)
+    values = [bw * (1 + rng.uniform(-noise, noise)) for bw, count in levels for _ in range(count)]
+    return series(*values)
+
+
+def cache_before_level(s: BandwidthSeries, windows: int) -> float:
+    return sum(s.bytes_per_interval()[:windows])
+
+
+def test_start_up_spike_does_not_set_the_burst_level() -> None:
+    # 3 s at 3 GB/s (DRAM), 20 s at 1 GB/s (SLC), then 200 MB/s: the cache ends at 23 s.
+    # "Below 70 % of the maximum" put the cliff after the spike: 9 GB, burst 3 GB/s.
+    s = noisy([(3000, 3), (1000, 20), (200, 30)])
+    report = detect_slc_cliff(s)
+    assert report.slc_cache_bytes == pytest.approx(cache_before_level(s, 23), rel=0.02)
+    assert report.slc_cache_bytes == pytest.approx(29e9, rel=0.05)
+    assert report.burst_bw_mbps == pytest.approx(1000, rel=0.05)
+    assert report.sustained_bw_mbps == pytest.approx(200, rel=0.05)
+
+
+@pytest.mark.parametrize("tiers", [[(3000, 20), (1500, 10)], [(3000, 10), (1500, 20)]])
+def test_two_tier_cache_ends_where_the_write_falls_to_the_post_cache_speed(
+        tiers: list[tuple[float, int]]) -> None:
+    # a fast tier, a slower tier (1.5 GB/s, still 5x the native speed), then 300 MB/s.
+    # "Below 70 % of the maximum" stopped at the first tier and called 1.5 GB/s sustained.
+    s = noisy([*tiers, (300, 30)])
+    report = detect_slc_cliff(s)
+    assert report.slc_cache_bytes == pytest.approx(cache_before_level(s, 30), rel=0.02)
+    assert report.cliff_t_s == pytest.approx(30, abs=1)
+    assert report.sustained_bw_mbps == pytest.approx(300, rel=0.05)
+
+
+def test_refill_bursts_after_the_cliff_do_not_move_it() -> None:
+    # 20 s at 1 GB/s, then 200 MB/s with 2 s refill bursts at 1 GB/s while the drive folds.
+    # "Stays below to the end" moved the cliff behind the last burst (54 GB).
+    s = noisy([(1000, 20), (200, 10), (1000, 2), (200, 10), (1000, 2), (200, 10)])
+    report = detect_slc_cliff(s)
+    assert report.slc_cache_bytes == pytest.approx(20e9, rel=0.05)
+    assert report.slc_cache_bytes == pytest.approx(cache_before_level(s, 20), rel=0.02)
+    # the bursts are real bytes of the post-cache phase: (30 x 200 + 4 x 1000) / 34 s
+    assert report.sustained_bw_mbps == pytest.approx(10000 / 34, rel=0.05)
+    assert report.burst_bw_mbps == pytest.approx(1000, rel=0.05)
+
+
+def test_a_long_stall_inside_the_burst_is_not_the_cliff() -> None:
+    # 5 s at 400 MB/s, 10 s with no I/O completed (logged as 0), 5 s at 400, then 100 MB/s
+    report = detect_slc_cliff(series(*[400] * 5, *[0] * 10, *[400] * 5, *[100] * 20))
+    assert report.slc_cache_bytes == pytest.approx(4e9)
+    assert report.burst_bw_mbps == 400 and report.sustained_bw_mbps == pytest.approx(100)
+    with pytest.raises(FioOutputError, match="every window of the bandwidth log is a stall"):
+        detect_slc_cliff(series(0, 0, 0))
+
+
+def test_a_write_that_ends_at_burst_speed_has_no_cliff() -> None:
+    report = detect_slc_cliff(series(1000, 1000, 200, 200, 200, 200, 1000, 1000, 1000))
+    assert not report.cliff_found and report.slc_cache_bytes is None
+
+
+def test_long_logs_are_judged_quickly() -> None:
+    """A whole-drive fill: 6 h of 1 s windows (O(n log n), not one median per candidate)."""
+    s = noisy([(2000, 3000), (150, 18600)])
+    started = time.perf_counter()
+    report = detect_slc_cliff(s)
+    assert time.perf_counter() - started < 10  # about 0.2 s here; margin for a loaded machine
+    assert report.slc_cache_bytes == pytest.approx(6e12, rel=0.01)

@@ -1,7 +1,9 @@
 """Sustained write past the SLC cache: purge, then sequential 128 KiB writes (QD32) across the
 span from FOB with a 1-second bandwidth log; the SLC-cache cliff gives ``slc_cache_bytes``,
 ``burst_bw_mbps`` and ``sustained_bw_mbps`` (``slc_cache.detect_slc_cliff``), and fio gives the
-whole write's ``write.*`` figures. When no purge method could run, the figures' state is
+whole write's ``write.*`` figures. Windows of the log in which no write completed are stalls
+(bandwidth 0; ``fio.logs``): their number, total and longest are a note of the result. When no
+purge method could run, the figures' state is
 ``as found (purge failed: ...)`` and the metric ``purged`` = 0 fails the test (it must be >= 1).
 
 The write covers ``sustained_multiple`` x the span (wrapping over it) or stops after
@@ -64,6 +66,7 @@ def run(mr: MethodRun) -> MethodologyResult:
             report.describe(),
             f"wrote {report.written_bytes / 1e6:,.0f} MB over a {span / 2**20:,.0f} MiB span "
             f"in {sum(step.bw.durations_s):.0f} s",
+            *([f"write-bandwidth log: {step.bw.gaps.describe()}"] if step.bw.gaps else []),
         ],
         steps=list(mr.steps),
         purge=record,
