@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import allure
 import pytest
 
 from . import allure_report
@@ -98,6 +99,14 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
             table, apst = read_power_states(ssd_drive)
         except NoPowerStates as exc:
             pytest.skip(str(exc))
+        allure.attach(
+            "\n".join([f"APST supported: {table.apst_supported}; enabled: "
+                       f"{'unknown' if apst is None else apst}"]
+                      + [f"PS{ps.id}: max {ps.max_power_w:g} W, "
+                         f"{'non-operational' if ps.non_operational else 'operational'}, "
+                         f"entry {ps.entry_latency_us} us, exit {ps.exit_latency_us} us"
+                         for ps in table.states]),
+            name="NVMe power states", attachment_type=allure.attachment_type.TEXT)
         state = ssd_session.prefill(ssd_drive, tmp_path / "prefill")
         plan = idle_plan(ssd_session.options.profile.name)
         target = ssd_drive.target

@@ -162,11 +162,18 @@ def test_idle_wake_runs_fio_with_thinktime(
                   "        wake_penalty_us: {max: 10000000}\n"
                   "        idle_100ms.lat_p50_us: {max: 10000000}\n"
                   "        max_exit_latency_us: {max: 100000}\n")
+    alluredir = pytester.path / "allure"
     result = pytester.runpytest(
         str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
-        f"--thresholds={th}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
+        f"--thresholds={th}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
+        "-p", "no:cacheprovider",
     )
     result.assert_outcomes(passed=1)
+    [allure_result] = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    [table_file] = [a["source"] for a in allure_result["attachments"]
+                    if a["name"] == "NVMe power states"]
+    assert "PS1: max 0.005 W, non-operational, entry 2000 us, exit 8000 us" in (
+        alluredir / table_file).read_text()
     rows = {}
     for line in result.stdout.str().splitlines():
         parts = line.split()
