@@ -11,14 +11,16 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   from it on; a candidate needs ``S < CLIFF_FRACTION * B``, and each window is then classed as
   burst speed (``>= S / CLIFF_FRACTION``) or not. The cliff is the candidate with the fewest
   windows on the wrong side (burst speed after it, below burst speed before it); on a tie the
-  later one. The last 3 windows must be below burst speed (a write that ends fast has not
-  left the cache). Medians and the count make it robust to what fools "first fall below 70 %
-  of the maximum": a start-up spike (the maximum is not the burst level), a two-tier cache
-  (a second, slower cache tier is still far above the post-cache speed, so the cliff is where
-  the write falls to that speed), refill bursts after the cliff (a few fast windows while the
-  drive folds its cache are few errors, where moving the cliff after them costs every slow
-  window they interrupt) and noisy single windows. Stall windows (no I/O completed, logged as
-  0: ``fio.logs``) take no part in the levels and the count, but write nothing.
+  later one. The last 3 windows must be below burst speed (a write that ends fast has not left the
+  cache), and at most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log
+  that merely wanders between two levels has no cliff). Medians and the count make it robust to
+  what fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the
+  burst level), a two-tier cache (a second, slower cache tier is still far above the post-cache
+  speed, so the cliff is where the write falls to that speed), refill bursts after the cliff (a
+  few fast windows while the drive folds its cache are few errors, where moving the cliff after
+  them costs every slow window they interrupt) and noisy single windows. Stall windows (no I/O
+  completed, logged as 0: ``fio.logs``) take no part in the levels and the count, but write
+  nothing.
 * ``burst_bw_mbps``: the median bandwidth of the windows before the cliff (stalls left out).
 * ``sustained_bw_mbps``: the mean bandwidth after the cliff (bytes / time, the transition
   window excluded; stalls and refill bursts count, as they are what the drive delivers).
@@ -56,6 +58,10 @@ from .fio.logs import BandwidthSeries
 #: The post-cache (median) level must be below this share of the burst (median) level, and a
 #: window at burst speed is one at or above the post-cache level divided by it.
 CLIFF_FRACTION = 0.7
+
+#: At most this share of the (non-stall) windows may be on the wrong side of the best split:
+#: beyond it the log is noise around one level, not a burst and a post-cache level.
+MAX_MISPLACED_SHARE = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -241,7 +247,7 @@ def _find_cliff(raw: list[float], fraction: float) -> tuple[int | None, float]:
         key = (bisect.bisect_left(prefix, threshold_c) + errors_after[c], -c)
         if best is None or key < best:
             best = key
-    if best is None:
+    if best is None or best[0] > MAX_MISPLACED_SHARE * len(active):
         return None, fraction * statistics.median(active)
     cliff = -best[1]
     threshold = thresholds[cliff]

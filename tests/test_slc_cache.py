@@ -181,6 +181,16 @@ def test_real_fio_333_flat_log_has_no_cliff() -> None:
     assert report.written_bytes == pytest.approx(73.93e9, rel=0.001)
 
 
+def test_real_noisy_log_with_stalls_has_no_cliff() -> None:
+    """fio 3.1, 4 KiB random writes on a USB SSD: 25 stalls, bandwidth wandering 1-10 MB/s.
+    The best split still leaves 39 % of the windows on the wrong side: no cliff (the old rule
+    found a 179 MB "cache")."""
+    report = detect_slc_cliff(logged(REAL_LOGS, "fio-3.1_usb_crucial240gb_randwrite_qd2_j8_"
+                                                "job1_stall_gap_bw.1.log"))
+    assert not report.cliff_found and report.slc_cache_bytes is None
+    assert report.written_bytes == pytest.approx(211.4e6, rel=0.001)
+
+
 def noisy(levels: list[tuple[float, int]], seed: int = 9, noise: float = 0.05) -> BandwidthSeries:
     """1 s windows at ``(MB/s, seconds)`` levels, each window off by up to +-``noise``."""
     rng = random.Random(seed)
