@@ -165,6 +165,7 @@ def test_media_errors_max_delta_from_a_threshold_file(tmp_path: Path, real_cases
     # second reading: the real FireCuda 530 smart-log with 2 more media errors
     doc = load(real_cases, FIRECUDA)
     before = health_from_nvme_smart_log(doc)
+    assert before.media_errors is not None and before.error_log_entries is not None
     after = health_from_nvme_smart_log(dict(doc, media_errors=before.media_errors + 2,
                                             num_err_log_entries=before.error_log_entries + 3))
     limits = health_limits(profile_limits(
