@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.methodology.curves import curves_from_json
+from pytest_ssdqual.workloads import CATALOG
+
 from .conftest import REPO, detach_loop_device, make_loop_device, need_root
 from .test_e2e_methodology import _need_fio, _results
 
@@ -67,17 +70,28 @@ def test_sweeps_and_presets_on_loop_devices(
     _need_fio()
     plain, k4 = plain_and_4kn
     s_plain, s_k4 = str(tmp_path / "plain.img"), str(tmp_path / "k4.img")
-    alluredir = tmp_path / "allure"
+    alluredir, results = tmp_path / "allure", tmp_path / "results"
     result = pytester.runpytest_subprocess(
         "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", *SUITES,
         f"--drive={plain}", f"--drive={k4}", f"--confirm-destroy={s_plain}",
-        f"--confirm-destroy={s_k4}", f"--alluredir={alluredir}", "-n", "2",
+        f"--confirm-destroy={s_k4}", f"--alluredir={alluredir}", f"--results-dir={results}",
+        f"--thresholds={REPO / 'thresholds'}", "-n", "2",
         "-k", f"not ({Path(k4).name} and (qd_scaling or mixed or presets))", timeout=900)
     result.assert_outcomes(passed=5)
     runs = _results(alluredir)
     curves = {key: json.loads(text)["curves"]
               for key, text in _attachment(alluredir, "curves").items()}
     notes = _attachment(alluredir, "methodology notes")
+    # every figure has a catalog name (threshold files can judge it); curves in the store
+    for (_serial, workload), entry in runs.items():
+        assert set(entry["metrics"]) <= set(CATALOG[workload].metric_names()), workload
+    for workload, count in (("qd_scaling", 1), ("mixed_sweep", 1), ("transfer_size_sweep", 2),
+                            ("client_presets", 1)):
+        stored = list(results.glob(f"*/*/{workload}/rep1/curves.json"))
+        assert len(stored) == count, (workload, stored)
+    (stored_qd,) = results.glob("*/*/qd_scaling/rep1/curves.json")
+    assert [c.as_dict() for c in curves_from_json(stored_qd.read_text())] == json.loads(
+        json.dumps(curves[(s_plain, "qd_scaling")]))
 
     # QD scaling: 24 points, figures consistent with each other and with the curves
     m = runs[(s_plain, "qd_scaling")]["metrics"]

@@ -15,7 +15,7 @@
    two drives with the same NAND).
 
 The span is prefilled once (see ``sweep``). Point time: the profile's (smoke 1 s, quick 10 s,
-full 60 s, see ``sweep``); 22 sweep points and 3 copy runs: ~40 s in smoke. Copy size: smoke
+full 60 s, see ``sweep``); 22 sweep points and 3 copy runs: 40-50 s in smoke. Copy size: smoke
 64 MiB, quick 2 GiB, full 8 GiB, at most half the span; each copy run is capped at ten point
 times (never less than 10 s).
 
