@@ -3,10 +3,11 @@ performance tests, modes and metric names.
 
 One source for the methodology modules that run them (``methodology/burst.py``,
 ``methodology/compressibility.py``, ``methodology/integrity.py``) and for ``workloads.CATALOG``,
-which lists every metric name so threshold files are checked before any I/O. Plain data and
-arithmetic only: no import from the rest of the package (``workloads`` imports this module).
+which lists every metric name so threshold files are checked before any I/O. Plain data only: no
+import from the rest of the package but ``data_states`` (``workloads`` imports this module).
 
-Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>`` is
+Metric names follow DESIGN.md and ``data_states`` (whose ``PerfTest``, ``metric_name``,
+``ratio_name`` and ``ratios`` build them): ``<point>.<direction>.<figure>``, where ``<point>`` is
 ``<mode>_<workload id>`` (``burst_rand_write_4k_qd32.write.iops``,
 ``zero_seq_write_128k_qd32.write.bw_mbps``), the figure carries its unit (``iops``, ``bw_mbps``,
 ``lat_p99_us``) and a ratio to the reference mode is ``<figure>_ratio``
@@ -15,56 +16,10 @@ Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from .data_states import PerfTest, metric_name, ratio_name
 
 
-@dataclass(frozen=True)
-class PerfPoint:
-    """A performance test run in each mode: the I/O pattern of a catalog workload.
-
-    Attributes:
-        workload_id: the catalog workload whose ``rw``/``bs``/``iodepth`` it runs
-            (``rand_write_4k_qd32``).
-        direction: ``read`` or ``write``.
-        figures: fio figures kept (``iops``, ``bw_mbps``, ``lat_p99_us``).
-    """
-
-    workload_id: str
-    direction: str
-    figures: tuple[str, ...]
-
-
-def metric_name(mode: str, test: PerfPoint, figure: str) -> str:
-    """``burst_rand_write_4k_qd32.write.iops``."""
-    return f"{mode}_{test.workload_id}.{test.direction}.{figure}"
-
-
-def ratio_name(mode: str, test: PerfPoint, figure: str) -> str:
-    """``burst_rand_write_4k_qd32.write.iops_ratio``."""
-    return metric_name(mode, test, figure) + "_ratio"
-
-
-def mode_ratios(metrics: Mapping[str, float], reference: str, mode: str,
-                tests: tuple[PerfPoint, ...]) -> dict[str, float]:
-    """``mode``'s figures divided by ``reference``'s, per test and figure.
-
-    Returns:
-        ``ratio_name -> value`` (dimensionless); a ratio whose figures are missing or NaN, or
-        whose reference is not > 0, is left out (reported "not measured", never a made-up 0).
-    """
-    out: dict[str, float] = {}
-    for test in tests:
-        for figure in test.figures:
-            ref = metrics.get(metric_name(reference, test, figure), math.nan)
-            value = metrics.get(metric_name(mode, test, figure), math.nan)
-            if ref > 0 and value == value:
-                out[ratio_name(mode, test, figure)] = value / ref
-    return out
-
-
-def _names(reference: str, mode: str, tests: tuple[PerfPoint, ...]) -> tuple[str, ...]:
+def _names(reference: str, mode: str, tests: tuple[PerfTest, ...]) -> tuple[str, ...]:
     names = [metric_name(m, t, f) for t in tests for m in (reference, mode) for f in t.figures]
     names += [ratio_name(mode, t, f) for t in tests for f in t.figures]
     return tuple(names)
@@ -77,9 +32,9 @@ MODE_CONTINUOUS = "continuous"
 MODE_BURST = "burst"
 #: Share of each cycle the bursts are busy, percent (the rest is idle).
 BURST_DUTY_PCT = 20
-BURST_TESTS: tuple[PerfPoint, ...] = (
-    PerfPoint("rand_write_4k_qd32", "write", ("iops", "lat_p99_us")),
-    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps", "lat_p99_us")),
+BURST_TESTS: tuple[PerfTest, ...] = (
+    PerfTest("rand_write_4k_qd32", "write", ("iops", "lat_p99_us")),
+    PerfTest("seq_write_128k_qd32", "write", ("bw_mbps", "lat_p99_us")),
 )
 
 
@@ -93,9 +48,9 @@ def burst_metrics() -> tuple[str, ...]:
 COMPRESS_WORKLOAD_ID = "compressibility"
 MODE_RANDOM = "random"
 MODE_ZERO = "zero"
-COMPRESS_TESTS: tuple[PerfPoint, ...] = (
-    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps",)),
-    PerfPoint("rand_write_4k_qd32", "write", ("iops",)),
+COMPRESS_TESTS: tuple[PerfTest, ...] = (
+    PerfTest("seq_write_128k_qd32", "write", ("bw_mbps",)),
+    PerfTest("rand_write_4k_qd32", "write", ("iops",)),
 )
 #: A zero / random ratio at or above this is reported as a sign of compression (or zero
 #: detection); one below ``NO_COMPRESSION_BELOW`` as none. In between: inconclusive.
@@ -112,9 +67,9 @@ def compressibility_metrics() -> tuple[str, ...]:
 
 INTEGRITY_WORKLOAD_ID = "data_integrity"
 #: Written then read back with checksums, in this order (the second overwrites the first).
-INTEGRITY_TESTS: tuple[PerfPoint, ...] = (
-    PerfPoint("seq_write_128k_qd32", "write", ("bw_mbps",)),
-    PerfPoint("rand_write_4k_qd32", "write", ("iops",)),
+INTEGRITY_TESTS: tuple[PerfTest, ...] = (
+    PerfTest("seq_write_128k_qd32", "write", ("bw_mbps",)),
+    PerfTest("rand_write_4k_qd32", "write", ("iops",)),
 )
 #: Bytes written with checksums (all passes), bytes fio read back and checked, the byte offset
 #: of the first block fio found bad (present only when one was).

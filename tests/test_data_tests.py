@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.data_states import ratios
 from pytest_ssdqual.data_tests_catalog import (
     BURST_TESTS,
     COMPRESS_TESTS,
     VERIFIED_SHARE,
     VERIFY_MISMATCHES,
-    mode_ratios,
 )
 from pytest_ssdqual.errors import ConfigError, FioOutputError
 from pytest_ssdqual.fio.verify import parse_verify_failures, read_verify_report
@@ -187,7 +187,7 @@ def test_ratios_and_catalog_names() -> None:
                "continuous_rand_write_4k_qd32.write.iops": 20000.0,
                "burst_rand_write_4k_qd32.write.lat_p99_us": 500.0,
                "continuous_rand_write_4k_qd32.write.lat_p99_us": 0.0}  # no ratio: reference 0
-    assert mode_ratios(metrics, "continuous", "burst", BURST_TESTS) == {
+    assert ratios(metrics, ("continuous", "burst"), BURST_TESTS) == {
         "burst_rand_write_4k_qd32.write.iops_ratio": 1.5}
     names = CATALOG["burst_vs_sustained"].metric_names()
     assert "burst_seq_write_128k_qd32.write.bw_mbps_ratio" in names

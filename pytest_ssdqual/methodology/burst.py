@@ -31,15 +31,13 @@ thinktime_iotime").
 
 from __future__ import annotations
 
+from ..data_states import metric_name, ratio_name, ratios
 from ..data_tests_catalog import (
     BURST_DUTY_PCT,
     BURST_TESTS,
     BURST_WORKLOAD_ID,
     MODE_BURST,
     MODE_CONTINUOUS,
-    metric_name,
-    mode_ratios,
-    ratio_name,
 )
 from ..errors import FioError
 from ..fio.runner import parse_fio_version
@@ -103,13 +101,13 @@ def run(mr: MethodRun) -> MethodologyResult:
                     value /= duty  # per second of burst, not of wall time
                 if value == value:  # NaN: fio gave no such figure
                     metrics[metric_name(mode, test, figure)] = value
-    ratios = mode_ratios(metrics, MODE_CONTINUOUS, MODE_BURST, BURST_TESTS)
-    metrics.update(ratios)
+    burst_ratios = ratios(metrics, (MODE_CONTINUOUS, MODE_BURST), BURST_TESTS)
+    metrics.update(burst_ratios)
     notes = [f"bursts: {burst_s * 1000:.0f} ms of I/O every {cycle_s:g} s "
              f"({BURST_DUTY_PCT} % duty cycle) for {runtime_s:g} s; continuous: {runtime_s:g} s"]
     for test in BURST_TESTS:
-        parts = [f"{f} {ratios[ratio_name(MODE_BURST, test, f)]:.2f}x"
-                 for f in test.figures if ratio_name(MODE_BURST, test, f) in ratios]
+        parts = [f"{f} {burst_ratios[ratio_name(MODE_BURST, test, f)]:.2f}x"
+                 for f in test.figures if ratio_name(MODE_BURST, test, f) in burst_ratios]
         notes.append(f"{test.workload_id} burst / continuous: {', '.join(parts) or 'n/a'}")
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID],

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import statistics
 
+from ..data_states import PerfTest, metric_name, ratio_name
 from ..data_tests_catalog import (
     COMPRESS_TESTS,
     COMPRESS_WORKLOAD_ID,
@@ -40,9 +41,6 @@ from ..data_tests_catalog import (
     MODE_RANDOM,
     MODE_ZERO,
     NO_COMPRESSION_BELOW,
-    PerfPoint,
-    metric_name,
-    ratio_name,
 )
 from ..workloads import CATALOG
 from .base import FIO_OVERHEAD_S, STATE_AS_FOUND, MethodologyResult, MethodRun, Step
@@ -123,7 +121,7 @@ def pooled(steps: list[Step], direction: str, figure: str) -> float:
     return sum(r.directions[direction].io_bytes for r in done) / seconds / 1e6
 
 
-def describe(test: PerfPoint, figure: str, ratio: float | None) -> str:
+def describe(test: PerfTest, figure: str, ratio: float | None) -> str:
     """One report line: the zero / random ratio of ``test``'s ``figure`` and what it
     suggests (``COMPRESSION_EVIDENCE_RATIO``, ``NO_COMPRESSION_BELOW``)."""
     name = test.workload_id
