@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.logs import (
@@ -252,3 +254,47 @@ def test_real_fio_333_clean_log_has_no_gaps() -> None:
                    "bw", "write")
     assert len(bw) == 59 and bw.gaps == LogGaps(1.0)
     assert statistics.fmean(bw.values) == pytest.approx(1253, rel=0.01)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    window_ms=st.sampled_from([250, 500, 1000]),
+    windows=st.lists(st.tuples(st.integers(1, 10**6), st.sampled_from(["line", "gap", "twice"]),
+                               st.integers(-8, 8)), min_size=1, max_size=60),
+)
+def test_any_log_of_gaps_and_repeats_keeps_each_line_to_its_own_window(
+        window_ms: int, windows: list[tuple[int, str, int]]) -> None:
+    """A log built window by window -- a line (stamped up to 8 ms off the boundary), no line
+    (a stall) or the same window twice -- gives one value per window: the line's, the mean of
+    the repeats, 0 for a stall; bytes = sum of value x window; the stalls are the runs of gaps."""
+    lines, expected, gaps = [], [], []
+    for k, (kibs, kind, jitter) in enumerate(windows, start=1):
+        stamp = k * window_ms + jitter
+        if kind == "gap":
+            expected.append(0.0)
+            gaps.append(k)
+            continue
+        lines.append(f"{stamp}, {kibs}, 1, 0, 0")
+        if kind == "twice":
+            lines.append(f"{stamp}, {kibs + 1000}, 1, 0, 0")
+            kibs += 500  # the mean of the two lines
+        expected.append(kibs * KIBS)
+    while expected and expected[-1] == 0.0:  # nothing after the last line: no window
+        expected.pop()
+        gaps.pop()
+    assume(len(lines) >= 2)
+    bw = BandwidthSeries.from_series(to_series([parse_log("\n".join(lines))], "bw",
+                                               window_ms=window_ms))
+    assert bw.bw_mbps == pytest.approx(tuple(expected))
+    assert bw.durations_s == pytest.approx((window_ms / 1000,) * len(expected))
+    assert sum(bw.bytes_per_interval()) == pytest.approx(sum(expected) * 1e6 * window_ms / 1000)
+    runs: list[list[int]] = []
+    for k in gaps:
+        if runs and runs[-1][-1] == k - 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    assert bw.gaps is not None
+    assert bw.gaps.stalls == tuple(Stall((r[0] - 1) * window_ms / 1000, r[-1] * window_ms / 1000)
+                                   for r in runs)
+    assert bw.gaps.repeated_lines == sum(kind == "twice" for _, kind, _ in windows[:len(expected)])
