@@ -3,6 +3,7 @@ fio 3.13-3.17's 4 columns, 250 ms windows, stalls (no line) and repeated stamps.
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import subprocess
@@ -298,3 +299,24 @@ def test_any_log_of_gaps_and_repeats_keeps_each_line_to_its_own_window(
     assert bw.gaps.stalls == tuple(Stall((r[0] - 1) * window_ms / 1000, r[-1] * window_ms / 1000)
                                    for r in runs)
     assert bw.gaps.repeated_lines == sum(kind == "twice" for _, kind, _ in windows[:len(expected)])
+
+
+def test_real_fio_writes_no_line_for_a_second_without_io(tmp_path: Path) -> None:
+    """fio 3.33 here: 16 MiB bursts with 2.5 s of thinktime between them. fio logs no line for
+    the idle seconds (stamps 1000, 3000, 6003); read window by window, the log's bytes are
+    fio's own io_bytes (the old reading gave each line the time since the previous one: 2x)."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (./test.sh installs it)")
+    target = tmp_path / "target.img"
+    subprocess.run(
+        ["fio", "--name=w", f"--filename={target}", "--size=16m", "--rw=write", "--bs=128k",
+         "--time_based=1", "--runtime=6", "--thinktime=2500000", "--thinktime_blocks=128",
+         "--write_bw_log=log", "--log_avg_msec=1000", "--output-format=json",
+         "--output=out.json"],
+        cwd=tmp_path, check=True, capture_output=True, timeout=60,
+    )
+    io_bytes = json.loads((tmp_path / "out.json").read_text())["jobs"][0]["write"]["io_bytes"]
+    bw = bandwidth_series(tmp_path)
+    assert sum(bw.bytes_per_interval()) == pytest.approx(io_bytes, rel=0.03)
+    assert bw.gaps is not None and bw.gaps.stall_count >= 1 and bw.gaps.longest_stall_s >= 1.0
+    assert 0.0 in bw.bw_mbps
