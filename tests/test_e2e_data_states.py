@@ -6,9 +6,12 @@
   the fill (0-192 MiB = 75 % of the span), the test file at the end (231-256 MiB), nothing in
   between, nothing past the span;
 * sequential after random: the clean and fragmented figures and their ratios, the whole span
-  written.
+  written;
+* an emulated drive whose writes fall to a quarter once 128 MiB were written: every state with
+  data shows write ratios of ~0.25 (reads ~1) and fails a ``worst_ratio >= 0.6`` limit.
 
-They need root and fio (CI has both); otherwise they skip.
+They need root and fio (CI has both), the emulated drive also cgroup-v1 blkio; otherwise they
+skip.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import pytest
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.workloads import CATALOG, MIB
 
-from .conftest import REPO
-from .test_e2e_methodology import _need_fio, _results, _run
+from .conftest import REPO, need_root
+from .test_e2e_methodology import MODEL_HEAD, _need_blkio, _need_fio, _results, _run
 
 pytestmark = pytest.mark.e2e
 
@@ -116,3 +119,56 @@ def test_data_state_suites_on_a_loop_device(
     frag = next(results.glob("*/*/seq_after_random/rep1/03-fragmenting__fragmenting.json"))
     job = json.loads(frag.read_text())["jobs"][0]
     assert job["write"]["io_bytes"] == SPAN or job["write"]["runtime"] >= 6500
+
+
+# --- an emulated drive whose writes slow down as data is written -------------------------------
+
+#: Reads capped (so they are steady), writes at 40 MB/s until 128 MiB were written since the
+#: purge, then 10 MB/s. The test file and the empty state's writes stay below 128 MiB (~25 + 40
+#: + 40 MB); the 25 % fill crosses it: every later state writes at a quarter of empty's speed.
+FILLS_MODEL = MODEL_HEAD.format(source="test: slows down as it fills", name="FILLS",
+                                capacity="256MiB") + (
+    "caps: {read_bw_mbps: 200, read_iops: 5000, write_bw_mbps: 40}\n"
+    "dirty: {after_write_bytes: 128MiB, write_bw_mbps: 10}\n")
+FILLS_LIMITS = """\
+version: 1
+profiles:
+  - name: emulated test drives
+    match: {controller: EMU-TEST}
+    source: "test limits for the emulated test models"
+    limits:
+      drive_with_data: {worst_ratio: {min: 0.6}}
+"""
+
+
+def test_drive_with_data_catches_an_emulated_drive_that_slows_down_as_it_fills(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    _need_fio()
+    need_root("losetup")
+    _need_blkio()
+    emulator = pytest.importorskip("pytest_ssdqual.emulator")
+    if emulator.host_problems():
+        pytest.skip("; ".join(emulator.host_problems()))
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "fills.yaml").write_text(FILLS_MODEL)
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(FILLS_LIMITS)
+    alluredir = tmp_path / "allure"
+    run = _run(pytester, SUITES["drive_with_data"], f"--emu-models={models}",
+               "--drive=emu:fills", f"--thresholds={limits}", f"--alluredir={alluredir}")
+    run.assert_outcomes(failed=1)
+    m = _results(alluredir)[("EMU-TEST-FILLS", "drive_with_data")]["metrics"]
+    # writes: a quarter of empty's speed in every state with data (10 / 40 MB/s)
+    for state in ("full25", "full50", "full75", "dirty"):
+        for figure in ("rand_write_4k_qd32.write.iops", "seq_write_128k_qd32.write.bw_mbps"):
+            assert 0.1 < m[f"{state}_{figure}_ratio"] < 0.5, (state, figure, m)
+        # reads are capped the same in every state
+        for figure in ("rand_read_4k_qd32.read.iops", "seq_read_128k_qd32.read.bw_mbps"):
+            assert 0.7 < m[f"{state}_{figure}_ratio"] < 1.4, (state, figure, m)
+    # at the 40 MB/s cap (a loaded host may fall a little short of it: hence ratios < 0.5)
+    assert 0.6 * 40e6 / 4096 < m["empty_rand_write_4k_qd32.write.iops"] < 1.25 * 40e6 / 4096
+    assert m["full75_seq_write_128k_qd32.write.bw_mbps"] == pytest.approx(10, rel=0.25)
+    assert m["worst_ratio"] < 0.5
+    assert "worst_ratio 0." in run.stdout.str() and "< min 0.6" in run.stdout.str()

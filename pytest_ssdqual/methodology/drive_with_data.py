@@ -1,9 +1,10 @@
 """Drive with data: the performance tests with the span empty, 25 %, 50 % and 75 % full, and
 "empty but dirty" right after; each figure as a ratio to empty.
 
-Method (as reviewers test "performance with the drive x % full", e.g. eTeknix's SSD reviews:
-"The drive will be tested empty and at 25 %, 50 %, and 75 % space usage" with CrystalDiskMark,
-AS SSD and Anvil, whose test file sits in the free space):
+Method (as reviewers test "performance with the drive x % full", e.g. eTeknix's SSD reviews,
+eteknix.com, testing-methodology page: "The drive will be tested empty and at 25 %, 50 %, and
+75 % space usage" with CrystalDiskMark, AS SSD and Anvil, whose test file sits in the file
+system's free space):
 
 1. purge (FOB); write the *test file*: the last 10 % of the span
    (``data_states.TEST_AREA_SHARE``), 128 KiB sequential writes once over it.

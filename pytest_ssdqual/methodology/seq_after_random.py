@@ -4,9 +4,9 @@
 A drive maps logical blocks to flash pages; data written in random order ends up scattered, so
 a later sequential read of it may need many more flash reads, and a sequential overwrite meets
 blocks half full of stale pages (garbage collection). Reviewers show it as sequential speed
-"after random writes" or "fragmented" vs fresh (e.g. HD Tune / ATTO passes after an IOMeter
-random-write torture in TechSpot's and AnandTech's older SSD reviews; SNIA PTS Client 2.0
-names the same cross-stimulus effect in its "cross stimulus recovery" test, section 11).
+after a period of 4 KiB random writes vs fresh (AnandTech's SSD reviews ran HD Tach passes on a
+"tortured" drive), and SNIA PTS Enterprise has the same cross-stimulus effect as its Cross
+Stimulus Recovery test (sequential writes, then random writes, then sequential writes again).
 
 Test flow on the span (all 128 KiB transfers at QD32, as the catalog's
 ``seq_write_128k_qd32`` / ``seq_read_128k_qd32``):
