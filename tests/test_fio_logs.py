@@ -103,18 +103,22 @@ def test_find_and_read_logs_in_a_folder(tmp_path: Path) -> None:
         find_logs(tmp_path, "temperature")
 
 
-def test_real_fio_writes_what_the_reader_expects(tmp_path: Path) -> None:
-    """The format assumption checked against the fio installed here (a 2 s job on a file)."""
+def run_fio(workdir: Path, *options: str) -> None:
+    """Run the fio installed here in ``workdir``: 128 KiB sequential writes to a 16 MiB file,
+    time based, a 1 s bandwidth log and ``out.json``, plus ``options``; skip without fio."""
     if shutil.which("fio") is None:
         pytest.skip("fio not installed (./test.sh installs it)")
-    target = tmp_path / "target.img"
     subprocess.run(
-        ["fio", "--name=w", f"--filename={target}", "--size=16m", "--rw=write", "--bs=128k",
-         "--time_based=1", "--runtime=2", "--write_bw_log=log", "--write_iops_log=log",
-         "--write_lat_log=log", "--log_avg_msec=1000", "--output-format=json",
-         "--output=out.json"],
-        cwd=tmp_path, check=True, capture_output=True, timeout=60,
+        ["fio", "--name=w", f"--filename={workdir / 'target.img'}", "--size=16m", "--rw=write",
+         "--bs=128k", "--time_based=1", "--write_bw_log=log", "--log_avg_msec=1000",
+         "--output-format=json", "--output=out.json", *options],
+        cwd=workdir, check=True, capture_output=True, timeout=60,
     )
+
+
+def test_real_fio_writes_what_the_reader_expects(tmp_path: Path) -> None:
+    """The format assumption checked against the fio installed here (a 2 s job on a file)."""
+    run_fio(tmp_path, "--runtime=2", "--write_iops_log=log", "--write_lat_log=log")
     bw = read_series(tmp_path, "bw")
     iops = read_series(tmp_path, "iops")
     lat = read_series(tmp_path, "lat")
@@ -305,16 +309,7 @@ def test_real_fio_writes_no_line_for_a_second_without_io(tmp_path: Path) -> None
     """fio 3.33 here: 16 MiB bursts with 2.5 s of thinktime between them. fio logs no line for
     the idle seconds (stamps 1000, 3000, 6003); read window by window, the log's bytes are
     fio's own io_bytes (the old reading gave each line the time since the previous one: 2x)."""
-    if shutil.which("fio") is None:
-        pytest.skip("fio not installed (./test.sh installs it)")
-    target = tmp_path / "target.img"
-    subprocess.run(
-        ["fio", "--name=w", f"--filename={target}", "--size=16m", "--rw=write", "--bs=128k",
-         "--time_based=1", "--runtime=6", "--thinktime=2500000", "--thinktime_blocks=128",
-         "--write_bw_log=log", "--log_avg_msec=1000", "--output-format=json",
-         "--output=out.json"],
-        cwd=tmp_path, check=True, capture_output=True, timeout=60,
-    )
+    run_fio(tmp_path, "--runtime=6", "--thinktime=2500000", "--thinktime_blocks=128")
     io_bytes = json.loads((tmp_path / "out.json").read_text())["jobs"][0]["write"]["io_bytes"]
     bw = bandwidth_series(tmp_path)
     assert sum(bw.bytes_per_interval()) == pytest.approx(io_bytes, rel=0.03)

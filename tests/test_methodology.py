@@ -337,6 +337,17 @@ def test_a_drive_steady_at_target_that_falls_back_after_idle_never_recovered(
         "(3,600); after idle 2,500 / 2,000 / 1,500: fails the limit time_to_recover_s <= 60")
 
 
+def _bw_log_from_found_case(tmp_path: Path, fake_fio: FakeFio, case: str) -> None:
+    """Make the session's fio stand-in replace every bandwidth log it writes with found case
+    ``case`` (as the cases' casefio.py does), or skip when the case is absent."""
+    found = cases_dir() / "found" / "newbugs-inputs" / case
+    if not found.is_file():
+        pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
+    (tmp_path / "fio").write_text(
+        f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
+        f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+
+
 @pytest.mark.parametrize(
     ("case", "cache_bytes", "note"),
     [
@@ -354,12 +365,7 @@ def test_sustained_write_on_the_found_bandwidth_logs(
 ) -> None:
     """The found cases end to end, as casefio.py tried them: fio's bandwidth log replaced by
     the case file (4 columns, a repeated stamp, missing lines)."""
-    found = cases_dir() / "found" / "newbugs-inputs" / case
-    if not found.is_file():
-        pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
-    wrapper = tmp_path / "fio"
-    wrapper.write_text(f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
-                       f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+    _bw_log_from_found_case(tmp_path, fake_fio, case)
     _ctx, result = _run(session, tmp_path, "sustained_write")
     m = result.metrics
     assert m["slc_cache_bytes"] == pytest.approx(cache_bytes, rel=1e-5)
@@ -372,12 +378,7 @@ def test_stalls_in_the_performance_tests_are_notes(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path
 ) -> None:
     """Every write job's bandwidth log replaced by found case B25 (no line for 4 s and 5 s)."""
-    found = cases_dir() / "found" / "newbugs-inputs" / "B25_stall_no_lines_bw.1.log"
-    if not found.is_file():
-        pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
-    wrapper = tmp_path / "fio"
-    wrapper.write_text(f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
-                       f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+    _bw_log_from_found_case(tmp_path, fake_fio, "B25_stall_no_lines_bw.1.log")
     _ctx, result = _run(session, tmp_path, "recovery_after_idle")
     stalls = [n for n in result.notes if "performance test, write-bandwidth log" in n]
     assert len(stalls) == 1 + 2 + 5 + 3  # fresh, degradation, steady state, recovery rounds
