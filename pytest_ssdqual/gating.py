@@ -7,7 +7,8 @@ Plain Python (no pytest). One ``ResultsGate`` per pytest process; the plugin cal
   (usage error before any I/O): unknown run id or folder, an incomplete run, ``firmware:NAME``
   with no passing run, or a baseline taken with another run profile;
 * ``workdirs`` / ``combine`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged
-  on the median);
+  on the median), and ``wants_more_runs`` / ``workdir`` for the reruns of a workload whose
+  comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
 * ``check`` inside each test: compares with the baseline drive's figures and stores the workload
   (``store.ResultsStore.write_workload``) -- a baseline taken on another model, controller or
   NAND raises ``BaselineError`` (the test is broken with the reason);
@@ -22,7 +23,11 @@ warning line in the gate summary.
 With ``--baseline`` a gated metric (``regression.gated_metrics``: every workload's primary
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
 run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
-figure for ...``): a baseline that lacks the workload never passes it silently.
+figure for ...``): a baseline that lacks the workload never passes it silently. So does a
+comparison that stays ``inconclusive`` after ``--repeat-max`` runs (``regression_stats``).
+
+Every record keeps each repetition's figures (``repetitions[].metrics``): they are the samples
+of the next gate that uses this run as its baseline, and of ``ssdqual rejudge``.
 """
 
 from __future__ import annotations
@@ -39,8 +44,8 @@ from . import __version__
 from .errors import ConfigError
 from .regression import (
     IMPROVED,
+    INCONCLUSIVE,
     NO_BASELINE,
-    NOISY,
     NOT_MEASURED,
     REGRESSED,
     WITHIN,
@@ -49,7 +54,9 @@ from .regression import (
     aggregate_repeats,
     compare_workload,
     failure_message,
+    repetition_samples,
 )
+from .regression_stats import SINGLE
 from .store import ResultsStore, StoredRun, StoreError, drive_slug, utc_now
 from .thresholds.verdict import Verdict, judge
 
@@ -117,6 +124,8 @@ class GateOptions:
         results_dir: the results folder (``--results-dir``).
         run_id: this session's run id (the controller's, shared with xdist workers).
         repeat: ``--repeat``: runs per workload (>= 1).
+        repeat_max: ``--repeat-max``: runs per workload at most, when the comparison with the
+            baseline is inconclusive after ``repeat`` runs (>= ``repeat``).
         baseline: ``--baseline``, or None.
         profile: the run profile's name (a baseline must have used the same).
         started_utc: session start, UTC ISO 8601.
@@ -128,6 +137,7 @@ class GateOptions:
     baseline: BaselineRef | None = None
     profile: str = ""
     started_utc: str = field(default_factory=utc_now)
+    repeat_max: int = 1
 
 
 def build_gate_options(
@@ -138,11 +148,15 @@ def build_gate_options(
     baseline: str | None,
     profile: str,
     started_utc: str | None = None,
+    repeat_max: int | None = None,
 ) -> GateOptions:
     """Check the store options and resolve ``--baseline`` as far as it can be without a drive.
 
+    ``repeat_max`` None (no ``--repeat-max``) means ``2 * repeat``.
+
     Raises:
-        ConfigError: ``results_dir`` is not a folder; ``repeat`` < 1; ``baseline`` names no
+        ConfigError: ``results_dir`` is not a folder; ``repeat`` < 1; ``repeat_max`` <
+            ``repeat``; ``baseline`` names no
             complete run, an incomplete one, a run of another profile, or a firmware without a
             passing run of this profile in ``results_dir``.
     """
@@ -152,10 +166,18 @@ def build_gate_options(
     if repeat < 1:
         raise ConfigError(f"--repeat {repeat} must be at least 1", key="--repeat",
                           fix="give the number of runs per workload, e.g. --repeat 3")
+    if repeat_max is None:
+        repeat_max = 2 * repeat
+    if repeat_max < repeat:
+        raise ConfigError(f"--repeat-max {repeat_max} is less than --repeat {repeat}",
+                          key="--repeat-max",
+                          fix=f"give at least --repeat-max={repeat}, or leave it out (default "
+                          f"{2 * repeat}: twice --repeat)")
     ref = None
     if baseline:
         ref = resolve_baseline(ResultsStore(results_dir), baseline, profile)
-    return GateOptions(results_dir, run_id, repeat, ref, profile, started_utc or utc_now())
+    return GateOptions(results_dir, run_id, repeat, ref, profile, started_utc or utc_now(),
+                       repeat_max)
 
 
 def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef:
@@ -256,7 +278,8 @@ class GateResult:
         """Plain dicts for the terminal summary (they travel from xdist workers)."""
         return [
             {"drive": self.drive, "workload": self.workload, "metric": c.metric,
-             "status": c.status, "line": c.line(), "baseline_run": self.baseline_run}
+             "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
+             "method": c.method}
             for c in self.comparisons
         ] + [
             {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
@@ -285,7 +308,50 @@ class ResultsGate:
         """Work folder of each repetition: ``base`` itself for one run, ``base/repN`` for more."""
         if self.options.repeat == 1:
             return [base]
-        return [base / f"rep{i}" for i in range(1, self.options.repeat + 1)]
+        return [self.workdir(base, i) for i in range(1, self.options.repeat + 1)]
+
+    @staticmethod
+    def workdir(base: Path, number: int) -> Path:
+        """Work folder of repetition ``number`` (1-based) beyond the first: ``base/repN``."""
+        return base / f"rep{number}"
+
+    def wants_more_runs(self, ctx: DriveContext, workload_id: str,
+                        repetitions: Sequence[Mapping[str, float]]) -> bool:
+        """True when another run of the workload may decide it: with ``--baseline``, fewer than
+        ``repeat_max`` runs so far, and a gated metric whose comparison with the baseline is
+        ``inconclusive`` on the ``repetitions`` (each run's metrics). False without a usable
+        baseline (``check`` then reports why)."""
+        if len(repetitions) >= self.options.repeat_max or not repetitions:
+            return False
+        try:
+            found = self.baseline_for(ctx)
+        except BaselineError:
+            return False
+        if found is None:
+            return False
+        median, _ = aggregate_repeats(repetitions)
+        comparisons = self._compare(ctx, workload_id, median, repetition_samples(repetitions),
+                                    *found)[0]
+        return any(c.status == INCONCLUSIVE for c in comparisons)
+
+    def _compare(
+        self, ctx: DriveContext, workload_id: str, metrics: Mapping[str, float],
+        samples: Mapping[str, Sequence[float]], run: StoredRun, drive: Mapping[str, Any],
+    ) -> tuple[list[Comparison], dict[str, Any]]:
+        """The comparisons with the baseline drive's record, and the record's figures (plain
+        data for the ``regression`` block of this run's record)."""
+        base = run.records_of(str(drive["drive"])).get(workload_id, {})
+        base_metrics = base.get("metrics") or {}
+        base_samples = repetition_samples(
+            [r.get("metrics") or {} for r in base.get("repetitions") or []])
+        comparisons = compare_workload(
+            workload_id, metrics, base_metrics, baseline_firmware=str(drive.get("firmware", "")),
+            limits=ctx.limits, samples=samples, baseline_samples=base_samples,
+            baseline_run=run.run_id,
+        )
+        return comparisons, {"has_workload": bool(base), "metrics": base_metrics,
+                             "spread_pct": base.get("spread_pct") or {},
+                             "samples": base_samples}
 
     @staticmethod
     def combine(
@@ -423,24 +489,19 @@ class ResultsGate:
         if found is not None:
             run, drive = found
             baseline_run = run.run_id
-            base = run.records_of(str(drive["drive"])).get(workload_id, {})
-            base_metrics = base.get("metrics") or {}
-            base_spread = base.get("spread_pct") or {}
-            comparisons = compare_workload(
-                workload_id, outcome.metrics, base_metrics,
-                baseline_firmware=str(drive.get("firmware", "")), limits=ctx.limits,
-                spread_pct=spread_pct, baseline_spread_pct=base_spread,
-                baseline_run=run.run_id,
-            )
+            samples = repetition_samples([o.metrics for o in repetitions])
+            comparisons, base = self._compare(ctx, workload_id, outcome.metrics, samples, run,
+                                              drive)
             regression = {
                 "baseline_ref": self.options.baseline.raw if self.options.baseline else None,
                 "baseline_run": run.run_id,
                 "baseline_path": str(run.path),
                 "baseline_drive": drive.get("drive"),
                 "baseline_firmware": drive.get("firmware"),
-                "baseline_has_workload": bool(base),
-                "baseline_metrics": base_metrics,
-                "baseline_spread_pct": base_spread,
+                "baseline_has_workload": base["has_workload"],
+                "baseline_metrics": base["metrics"],
+                "baseline_spread_pct": base["spread_pct"],
+                "baseline_samples": base["samples"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
         failed = bool(outcome.failed) or any(c.failed for c in comparisons)
@@ -489,6 +550,7 @@ class ResultsGate:
                 for i, o in enumerate(repetitions, start=1)
             ],
             "verdicts": [verdict_dict(v) for v in outcome.verdicts],
+            "requirements": _requirements(outcome),
             "regression": regression,
             "status": "failed" if failed else "passed",
             "written_utc": utc_now(),
@@ -582,6 +644,19 @@ def _run_facts(outcome: Judged) -> dict[str, Any]:
             "span_bytes": plan.span_bytes, "runtime_s": plan.expected_runtime_s}
 
 
+def _requirements(outcome: Judged) -> list[dict[str, Any]]:
+    """A methodology outcome's implicit limits (``MethodologyResult.requirements``: purge done,
+    steady state reached) as plain data, for ``ssdqual rejudge``; ``[]`` for other outcomes."""
+    result = getattr(outcome, "result", None)
+    return [
+        {"workload": lim.workload, "metric": lim.metric, "min": lim.min, "max": lim.max,
+         "marginal_pct": lim.marginal_pct, "file": lim.provenance.file,
+         "profile": lim.provenance.profile, "source": lim.provenance.source,
+         "line": lim.provenance.line}
+        for lim in getattr(result, "requirements", None) or []
+    ]
+
+
 def _version(dist: str) -> str:
     try:
         return metadata.version(dist)
@@ -596,14 +671,14 @@ def _describe_drive(model: object, controller: object, nand: object) -> str:
 #: Status of a gate-summary row that is a warning about the baseline, not a comparison.
 WARNING = "warning"
 
-_ORDER = {REGRESSED: 0, NO_BASELINE: 1, NOT_MEASURED: 2, NOISY: 3, IMPROVED: 4, WITHIN: 5}
-_WORD = {REGRESSED: "REGRESSED", NOISY: "TOO NOISY TO GATE", IMPROVED: "improved",
+_ORDER = {REGRESSED: 0, INCONCLUSIVE: 1, NO_BASELINE: 2, NOT_MEASURED: 3, IMPROVED: 4, WITHIN: 5}
+_WORD = {REGRESSED: "REGRESSED", INCONCLUSIVE: "INCONCLUSIVE", IMPROVED: "improved",
          NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok"}
 
 
 def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
-    """The terminal section: one line per compared metric (worst first), counts, and where
-    the run is stored."""
+    """The terminal section: one line per compared metric (worst first), counts, a note when
+    metrics were compared on single runs (no noise estimate), and where the run is stored."""
     lines = [f"WARNING: {w}" for w in dict.fromkeys(
         str(r["line"]) for r in rows if r["status"] == WARNING)]
     rows = [r for r in rows if r["status"] != WARNING]
@@ -615,10 +690,18 @@ def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None)
         counts = {s: sum(1 for r in rows if r["status"] == s) for s in _ORDER}
         runs = sorted({str(r["baseline_run"]) for r in rows if r.get("baseline_run")})
         lines.append(
-            f"{counts[REGRESSED]} regressed, {counts[IMPROVED]} improved, {counts[WITHIN]} within "
-            f"limit, {counts[NOISY]} too noisy to gate, {counts[NO_BASELINE]} without baseline "
-            f"value, {counts[NOT_MEASURED]} not measured (baseline run {', '.join(runs) or '-'})"
+            f"{counts[REGRESSED]} regressed, {counts[INCONCLUSIVE]} inconclusive, "
+            f"{counts[IMPROVED]} improved, {counts[WITHIN]} within limit, "
+            f"{counts[NO_BASELINE]} without baseline value, {counts[NOT_MEASURED]} not measured "
+            f"(baseline run {', '.join(runs) or '-'})"
         )
+        single = sum(1 for r in rows if r.get("method") == SINGLE)
+        if single:
+            lines.append(
+                f"NOTE: {single} metric(s) compared on single runs (no noise estimate, judged on "
+                "the figures alone): store the baseline and gate with --repeat 3 for a "
+                "confidence interval"
+            )
     if run_dir is not None:
         lines.append(f"results stored in {run_dir}")
     return lines

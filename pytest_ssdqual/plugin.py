@@ -163,9 +163,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--repeat", default=1, type=_repeat, metavar="N",
-        help="run each workload N times; limits and the regression gate judge the median, and "
-        "a metric whose spread exceeds its regression limit is flagged too noisy to gate. "
-        "Default: 1.",
+        help="run each workload N times; limits judge the median, the regression gate judges "
+        "the change on every run of both builds (90 %% confidence interval, Welch t on log "
+        "values; --repeat 3 on the baseline and this build is the usual choice). Default: 1.",
+    )
+    group.addoption(
+        "--repeat-max", default=None, type=_repeat, metavar="N",
+        help="with --baseline: rerun a workload whose comparison is inconclusive until it is "
+        "decided or it ran N times; still inconclusive then fails (INCONCLUSIVE). "
+        "Default: twice --repeat.",
     )
     group.addoption(
         "--firmware", default=None, metavar="NAME",
@@ -210,6 +216,7 @@ def _build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
         results_dir=results_dir,
         run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
         repeat=config.getoption("repeat"),
+        repeat_max=config.getoption("repeat_max"),
         baseline=config.getoption("baseline"),
         profile=options.profile.name,
     ))
@@ -433,7 +440,8 @@ def qualify(
     writes is skipped with the exact reason when the drive refuses writes. With ``--repeat N``
     it runs N times and is judged on the median; every workload is stored in the results store
     (``gating``), and with ``--baseline`` a regressed metric fails the test with a message
-    starting ``REGRESSION:``; a baseline of another model/controller/NAND breaks it.
+    starting ``REGRESSION:``, as does one still inconclusive after ``--repeat-max`` runs (it is
+    rerun until then); a baseline of another model/controller/NAND breaks it.
     """
     node = request.node
 
@@ -472,7 +480,8 @@ def qualify(
         gate = request.config.stash[GATE_KEY]
         strict = ssd_session.options.strict
         repetitions: list[WorkloadOutcome] = []
-        for workdir in gate.workdirs(tmp_path):  # --repeat N: judged on the median
+
+        def measure(workdir: Path) -> None:
             try:
                 with allure_report.phase(f"measure: fio {workload_id}"):
                     repetitions.append(
@@ -484,6 +493,12 @@ def qualify(
                     exc.drive = f"{ssd_drive.target.spec.raw} {workload_id}"
                     allure_report.attach_failure_output(exc)
                 raise
+
+        for workdir in gate.workdirs(tmp_path):  # --repeat N: judged on the median
+            measure(workdir)
+        # an inconclusive comparison with --baseline: more runs, up to --repeat-max
+        while gate.wants_more_runs(ssd_drive, workload_id, [o.metrics for o in repetitions]):
+            measure(gate.workdir(tmp_path, len(repetitions) + 1))
         with allure_report.phase("judge against the limits"):
             outcome, spread = gate.combine(repetitions, ssd_drive.limits, strict=strict)
         allure_report.attach_verdicts(outcome)

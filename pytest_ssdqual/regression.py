@@ -11,26 +11,34 @@ Which metrics are gated: every workload's primary figures (``primary_metrics``: 
 primary-direction ``iops`` and ``bw_mbps`` of a plain workload, the higher-is-better metrics of a
 methodology workload), every metric the drive's threshold profiles give an absolute limit for,
 plus every metric named in a ``regression.per_metric`` key (``workload.metric``, or ``workload``
-for all of its metrics). Other shared metrics (latency tails without a limit) are compared by
-``ssdqual compare`` but never fail a test: a 3-second run's p99.99 or maximum latency is one or
-two I/Os, and gating it would fail firmware builds on noise.
+for all of its metrics) -- except the latency tails (``TAIL_METRICS``: p50, p99.9, p99.99 and
+maximum), which are gated only where a matching profile names that very metric in
+``regression.per_metric`` (``rand_read_4k_qd1.read.lat_p99_99_us: 50``): an absolute ceiling
+(generic.yaml's p99.99 <= 1 s) or a workload-wide ``per_metric`` key does not gate them. A
+3-second run's p99.99 or maximum latency is one or two I/Os: gating it would fail identical
+builds on noise. Ungated metrics are still compared by ``ssdqual compare``.
 
 A gated metric the baseline has no figure for (``no baseline value``: the baseline did not run
 the workload) or this run did not measure (``not measured``) fails like a regression: the gate
 never passes what it could not compare.
 
-Noise (``--repeat N``): each workload runs N times; the gate judges the median and the run-to-run
-spread ``(max - min) / median`` in percent. A metric whose spread (this run's or the baseline's,
-whichever is larger) exceeds its regression limit is ``TOO NOISY`` to gate: reported, neither passed
-nor failed.
+Noise (``--repeat N``): each workload runs N times and the baseline record keeps every
+repetition's figures. The change is judged first, on all repetitions of both sides, by a
+confidence interval on new/old (``regression_stats.judge_samples``: Welch's t on log values, RSD
+as the noise figure): ``regressed``, ``improved``, ``within limit`` or ``inconclusive``. An
+inconclusive metric fails the gate (the plugin first reruns the workload up to
+``--repeat-max``); it never passes.
 
 Line format (one comparison)::
 
-    write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)
+    write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %) [single runs: no noise ...]
+    write.bw_mbps 500 vs 1000 on A (−50.0 %, 90 % CI −52.5 … −47.4 %, limit −5 %)
+        [3 vs 3 runs, RSD 3.0 % vs 0.0 %]
 
-figure of this run, the baseline's, the baseline's firmware, the signed change (U+2212 minus), and
-the limit written in the worsening direction (``−`` for higher-is-better metrics, ``+`` for
-latencies).
+figure of this run, the baseline's (geometric means of the repetitions), the baseline's firmware,
+the signed change (U+2212 minus) and its 90 % interval, the limit written in the worsening
+direction (``−`` for higher-is-better metrics, ``+`` for latencies), and the repetitions and RSD
+of each side.
 """
 
 from __future__ import annotations
@@ -42,6 +50,17 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import SsdQualError
+from .regression_stats import (
+    CONFIDENCE,
+    FIGURES,
+    IMPROVED,
+    INCONCLUSIVE,
+    POOLED,
+    REGRESSED,
+    SINGLE,
+    WITHIN,
+    judge_samples,
+)
 from .thresholds.verdict import format_number
 from .workloads import CATALOG, HIGHER_IS_BETTER
 
@@ -51,12 +70,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_REGRESSION_LIMIT_PCT",
     "PREFIX",
+    "TAIL_METRICS",
     "BaselineError",
     "Comparison",
     "aggregate_repeats",
     "compare_workload",
     "gated_metrics",
     "is_higher_better",
+    "is_tail",
     "primary_metrics",
     "regression_limit",
 ]
@@ -70,16 +91,22 @@ PREFIX = "REGRESSION:"
 
 MINUS = "\u2212"
 
-REGRESSED = "regressed"
-IMPROVED = "improved"
-WITHIN = "within limit"
-NOISY = "too noisy to gate"
 NO_BASELINE = "no baseline value"
 NOT_MEASURED = "not measured"
-STATUSES: tuple[str, ...] = (REGRESSED, IMPROVED, WITHIN, NOISY, NO_BASELINE, NOT_MEASURED)
-#: Statuses that fail the test: a worsening past the limit, or a gated metric that could not be
-#: compared because one side has no figure.
-FAILING: frozenset[str] = frozenset({REGRESSED, NO_BASELINE, NOT_MEASURED})
+STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, IMPROVED, WITHIN, NO_BASELINE,
+                             NOT_MEASURED)
+#: Statuses that fail the test: a worsening past the limit, a change the repetitions cannot
+#: decide, or a gated metric that could not be compared because one side has no figure.
+FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_MEASURED})
+
+#: Bare latency-tail metric names: gated only where a profile's ``regression.per_metric`` names
+#: the metric itself (``workload.direction.metric``).
+TAIL_METRICS: frozenset[str] = frozenset(
+    {"lat_p50_us", "lat_p99_9_us", "lat_p99_99_us", "lat_max_us"})
+
+#: What to do about an inconclusive comparison (the end of its line).
+INCONCLUSIVE_FIX = ("rerun with more repetitions (--repeat-max, or --repeat on this build and "
+                    "the baseline) or on a quieter bench")
 
 
 class BaselineError(SsdQualError):
@@ -96,6 +123,12 @@ def is_higher_better(metric: str) -> bool:
     everything else (latencies) is lower-is-better.
     """
     return metric in HIGHER_IS_BETTER or metric.rpartition(".")[2] in HIGHER_IS_BETTER
+
+
+def is_tail(metric: str) -> bool:
+    """True for a latency tail (``read.lat_p99_99_us``, ``write.lat_max_us``: ``TAIL_METRICS``,
+    canonical or bare name)."""
+    return metric.rpartition(".")[2] in TAIL_METRICS
 
 
 def format_figure(value: float) -> str:
@@ -119,17 +152,22 @@ class Comparison:
 
     Attributes:
         workload: workload id. metric: canonical metric (``write.bw_mbps``).
-        value: this run's figure (median of the repetitions), in the metric's unit; None when
-            not measured.
-        baseline: the baseline run's figure; None when the baseline has none.
+        value: this run's figure in the metric's unit: the geometric mean of its repetitions
+            (the figure itself for one run); None when not measured.
+        baseline: the baseline run's figure, likewise; None when the baseline has none.
         baseline_firmware: firmware of the baseline drive (``SVN417w``).
         limit_pct: allowed worsening in percent (positive number).
         limit_source: where ``limit_pct`` comes from: ``profile "P" (file:line)`` or ``default``.
         higher_is_better: direction of the metric.
-        spread_pct: run-to-run spread in percent of the median, the larger of this run's and the
-            baseline's; None with a single repetition on both sides.
         status: one of ``STATUSES``.
         baseline_run: the baseline run id, for the message of a missing baseline figure.
+        n, baseline_n: repetitions on each side (0 when that side has no figure).
+        rsd_pct, baseline_rsd_pct: RSD of each side's repetitions in percent, None for one run.
+        ci_low_pct, ci_high_pct: the 90 % interval of the signed change in percent, None
+            without one (single runs).
+        method: how the change was judged (``regression_stats``: ``welch``, ``pooled``,
+            ``exact``, ``single runs``, ``figures alone``); empty when not compared.
+        reason: why the comparison is inconclusive.
     """
 
     workload: str
@@ -140,9 +178,16 @@ class Comparison:
     limit_pct: float
     limit_source: str
     higher_is_better: bool
-    spread_pct: float | None
     status: str
     baseline_run: str = ""
+    n: int = 0
+    baseline_n: int = 0
+    rsd_pct: float | None = None
+    baseline_rsd_pct: float | None = None
+    ci_low_pct: float | None = None
+    ci_high_pct: float | None = None
+    method: str = ""
+    reason: str = ""
 
     @property
     def change_pct(self) -> float | None:
@@ -161,7 +206,7 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        """Regressed, or not comparable (no figure on one side): both fail the gate."""
+        """Regressed, inconclusive, or not comparable (no figure on one side): all fail."""
         return self.status in FAILING
 
     def limit_text(self) -> str:
@@ -170,8 +215,9 @@ class Comparison:
         return f"{sign}{format_number(self.limit_pct)} %"
 
     def line(self) -> str:
-        """``write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)``, plus the reason for a
-        metric that could not be judged."""
+        """``write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)`` plus the interval, the
+        repetitions and RSD, the reason of an inconclusive comparison and what to do, or the
+        reason a metric could not be judged."""
         if self.value is None:
             return f"{self.metric} not measured in this run (baseline {self._fig(self.baseline)})"
         if self.baseline is None:
@@ -179,17 +225,32 @@ class Comparison:
                     f"(the baseline did not measure it; this run {self._fig(self.value)})")
         change = self.change_pct
         change_text = signed_pct(change) if change is not None else "n/a"
+        if self.ci_low_pct is not None and self.ci_high_pct is not None:
+            change_text += (f", {CONFIDENCE * 100:.0f} % CI {_pct(self.ci_low_pct)} \u2026 "
+                            f"{_pct(self.ci_high_pct)} %")
         text = (
             f"{self.metric} {self._fig(self.value)} vs {self._fig(self.baseline)} on {self._fw()} "
             f"({change_text}, limit {self.limit_text()})"
         )
-        if self.status == NOISY and self.spread_pct is not None:
-            text += (
-                f": {NOISY} (run-to-run spread {self.spread_pct:.1f} % > "
-                f"{format_number(self.limit_pct)} %)"
-            )
-        elif self.spread_pct is not None:
-            text += f" [spread {self.spread_pct:.1f} %]"
+        text += f" [{self.noise_text()}]" if self.noise_text() else ""
+        if self.status == INCONCLUSIVE:
+            text += f": INCONCLUSIVE: {self.reason}; {INCONCLUSIVE_FIX}"
+        return text
+
+    def noise_text(self) -> str:
+        """``3 vs 3 runs, RSD 3.0 % vs 0.0 %``; for single runs on both sides ``single runs: no
+        noise estimate``; for one single side it says its noise was assumed."""
+        if self.method == SINGLE:
+            return "single runs: no noise estimate, judged on the figures alone"
+        if not self.method:
+            return ""
+        text = (f"{self.n} vs {self.baseline_n} runs, RSD {_rsd(self.rsd_pct)} vs "
+                f"{_rsd(self.baseline_rsd_pct)}")
+        if self.method == POOLED:
+            side = "the baseline's" if self.baseline_n == 1 else "this run's"
+            text += f"; {side} single run assumed as noisy as the other side"
+        elif self.method == FIGURES:
+            text += "; a figure <= 0 has no logarithm: medians judged alone"
         return text
 
     def _fw(self) -> str:
@@ -204,33 +265,17 @@ class Comparison:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """A stored comparison (keys of older versions, such as ``spread_pct``, are ignored)."""
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
-def judge_change(
-    *,
-    value: float,
-    baseline: float,
-    limit_pct: float,
-    higher_is_better: bool,
-    spread_pct: float | None,
-) -> str:
-    """Status of one comparison: ``too noisy to gate`` when the spread exceeds the limit, else
-    ``regressed`` when the worsening exceeds the limit, ``improved`` for any gain, else
-    ``within limit``. A worsening exactly at the limit passes (like an inclusive ``min``)."""
-    if spread_pct is not None and spread_pct > limit_pct:
-        return NOISY
-    if baseline == 0:
-        if value == 0:
-            return WITHIN
-        return IMPROVED if (value > 0) == higher_is_better else REGRESSED
-    change = (value - baseline) / abs(baseline) * 100
-    worsening = -change if higher_is_better else change
-    if worsening > limit_pct:
-        return REGRESSED
-    if worsening < 0:
-        return IMPROVED
-    return WITHIN
+def _pct(value: float) -> str:
+    text = f"{abs(value):.1f}"
+    return (MINUS if value < 0 and text.strip("0.") else "+") + text
+
+
+def _rsd(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} %"
 
 
 def regression_limit(limits: ResolvedLimits, workload_id: str, metric: str) -> tuple[float, str]:
@@ -263,12 +308,14 @@ def primary_metrics(workload_id: str) -> frozenset[str]:
     return frozenset(names & set(workload.metric_names()))
 
 
+
 def gated_metrics(limits: ResolvedLimits, workload_id: str) -> frozenset[str]:
     """Canonical metrics of ``workload_id`` the gate judges: its ``primary_metrics``, those with
-    an absolute limit, plus those named in a matching profile's ``regression.per_metric`` (a bare
-    ``workload`` key gates every metric of it: returned as ``'*'``)."""
+    an absolute limit that are no latency tail (``is_tail``), plus those named in a matching
+    profile's ``regression.per_metric`` (tails included; a bare ``workload`` key gates every
+    metric of it but the tails: returned as ``'*'``)."""
     names = set(primary_metrics(workload_id))
-    names |= {lim.metric for lim in limits.for_workload(workload_id)}
+    names |= {lim.metric for lim in limits.for_workload(workload_id) if not is_tail(lim.metric)}
     for profile in limits.profiles:
         for key in profile.regression_per_metric:
             wid, _, metric = key.partition(".")
@@ -288,8 +335,10 @@ def aggregate_repeats(
     Returns:
         ``(median, spread_pct)``: per metric measured in every repetition, the median
         (``statistics.median``: the mean of the middle two for even N) and the spread
-        ``(max - min) / |median| * 100``; ``spread_pct`` is empty for a single repetition.
-        A metric missing from some repetition is left out of both (never half-measured).
+        ``(max - min) / |median| * 100`` (shown in the store's index; the gate's noise figure
+        is the RSD, ``regression_stats.rsd_pct``); ``spread_pct`` is empty for a single
+        repetition. A metric missing from some repetition is left out of both (never
+        half-measured).
     """
     if not samples:
         raise ValueError("no repetitions to aggregate")
@@ -306,6 +355,15 @@ def aggregate_repeats(
     return median, spread
 
 
+def repetition_samples(repetitions: Sequence[Mapping[str, float]]) -> dict[str, list[float]]:
+    """``{metric: [value of each repetition]}`` for the metrics measured in every repetition
+    (``record.json``'s ``repetitions[].metrics``, or the outcomes of ``--repeat``)."""
+    if not repetitions:
+        return {}
+    common = set(repetitions[0]).intersection(*repetitions[1:])
+    return {name: [float(r[name]) for r in repetitions] for name in sorted(common)}
+
+
 def compare_workload(
     workload_id: str,
     metrics: Mapping[str, float],
@@ -313,8 +371,8 @@ def compare_workload(
     *,
     baseline_firmware: str,
     limits: ResolvedLimits,
-    spread_pct: Mapping[str, float] | None = None,
-    baseline_spread_pct: Mapping[str, float] | None = None,
+    samples: Mapping[str, Sequence[float]] | None = None,
+    baseline_samples: Mapping[str, Sequence[float]] | None = None,
     gated: Collection[str] | None = None,
     baseline_run: str = "",
 ) -> list[Comparison]:
@@ -325,51 +383,61 @@ def compare_workload(
         baseline_metrics: the baseline's figures for the same workload.
         baseline_firmware: firmware of the baseline drive, for the message.
         limits: this drive's resolved limits (regression percentages and which metrics are gated).
-        spread_pct, baseline_spread_pct: run-to-run spreads (``aggregate_repeats``).
-        gated: metrics to judge; default ``gated_metrics(limits, workload_id)`` (``'*'`` = all).
+        samples, baseline_samples: every repetition's figure per metric (``repetition_samples``);
+            a metric without samples is judged on its single figure from ``metrics``.
+        gated: metrics to judge; default ``gated_metrics(limits, workload_id)`` (``'*'`` = all
+            but the latency tails not named on their own).
         baseline_run: the baseline run id, named in the line of a missing baseline figure.
 
     Returns:
         one ``Comparison`` per gated metric measured on either side, sorted by metric; one
-        measured on one side only is ``no baseline value`` / ``not measured``, and fails.
+        measured on one side only is ``no baseline value`` / ``not measured``, and fails; the
+        others are judged by ``regression_stats.judge_samples``.
     """
     chosen = gated_metrics(limits, workload_id) if gated is None else frozenset(gated)
     names: Iterable[str] = set(metrics) | set(baseline_metrics)
-    if "*" not in chosen:
-        names = [n for n in names if n in chosen]
-    spreads = spread_pct or {}
-    base_spreads = baseline_spread_pct or {}
+    names = [n for n in names if n in chosen or ("*" in chosen and not is_tail(n))]
+    samples = samples or {}
+    baseline_samples = baseline_samples or {}
     out: list[Comparison] = []
     for name in sorted(names):
         limit_pct, source = regression_limit(limits, workload_id, name)
         higher = is_higher_better(name)
         value = metrics.get(name)
         base = baseline_metrics.get(name)
-        known = [s for s in (spreads.get(name), base_spreads.get(name)) if s is not None]
-        spread = max(known) if known else None
-        if value is None:
-            status = NOT_MEASURED
-        elif base is None:
-            status = NO_BASELINE
-        else:
-            status = judge_change(value=value, baseline=base, limit_pct=limit_pct,
-                                  higher_is_better=higher, spread_pct=spread)
-        out.append(Comparison(workload_id, name, value, base, baseline_firmware, limit_pct,
-                              source, higher, spread, status, baseline_run))
+        head = (workload_id, name)
+        if value is None or base is None:
+            status = NOT_MEASURED if value is None else NO_BASELINE
+            out.append(Comparison(*head, value, base, baseline_firmware, limit_pct, source,
+                                  higher, status, baseline_run))
+            continue
+        j = judge_samples(samples.get(name) or [value], baseline_samples.get(name) or [base],
+                          limit_pct=limit_pct, higher_is_better=higher)
+        out.append(Comparison(*head, j.value, j.baseline, baseline_firmware, limit_pct, source,
+                              higher, j.status, baseline_run, j.n, j.baseline_n, j.rsd_pct,
+                              j.baseline_rsd_pct, j.ci_low_pct, j.ci_high_pct, j.method,
+                              j.reason))
     return out
 
 
 def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparison],
                     baseline_run: str) -> str:
-    """The test's failure text for regressed (or not comparable) metrics, starting with
-    ``PREFIX``::
+    """The test's failure text for regressed, inconclusive or not comparable metrics, starting
+    with ``PREFIX``::
 
         REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN
-          write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)
+          write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %) [single runs: ...]
           no baseline figure for write.iops in run RUN (the baseline did not measure it; ...)
+
+    With inconclusive metrics the first line reads ``N metric(s) regressed, M INCONCLUSIVE vs
+    baseline run RUN`` and their lines say why and what to do.
     """
     bad = [c for c in comparisons if c.failed]
+    unsure = sum(1 for c in bad if c.status == INCONCLUSIVE)
+    count = f"{len(bad) - unsure} metric(s) regressed"
+    if unsure:
+        count += f", {unsure} INCONCLUSIVE"
     return (
-        f"{PREFIX} {drive} {workload_id}: {len(bad)} metric(s) regressed vs baseline run "
-        f"{baseline_run}\n" + "\n".join("  " + c.line() for c in bad)
+        f"{PREFIX} {drive} {workload_id}: {count} vs baseline run {baseline_run}\n"
+        + "\n".join("  " + c.line() for c in bad)
     )

@@ -1,11 +1,19 @@
 """``ssdqual rejudge RUN --thresholds DIR``: judge a stored run against new limits, with no I/O.
 
 Every workload record of the run keeps the drive's facts (controller, NAND, firmware, model,
-capacity, ...), the measured figures (medians of the repetitions), their spread, and -- when the
-run was gated -- the baseline's figures. Re-judging resolves the new threshold files for those
-facts, judges the figures (``thresholds.verdict.judge``) and re-runs the regression comparison
-with the new ``regression`` limits (``regression.compare_workload``). Nothing is measured, fio is
-never started, and the stored run is not modified.
+capacity, ...), the measured figures (medians of the repetitions) and every repetition's
+figures, a methodology test's implicit requirements, and -- when the run was gated -- the
+baseline's figures and repetitions. Re-judging resolves the new threshold files for those facts
+and judges the figures the way the run did: a methodology workload through
+``methodology.judge_result`` with its implicit requirements (steady state reached, purge done:
+``MethodologyResult.requirements``; a profile's own limit on the metric replaces one), a plain
+workload with ``thresholds.verdict.judge``; then it re-runs the regression comparison on the
+repetitions with the new ``regression`` limits (``regression.compare_workload``). The count
+line is the run's own (``summary.format_summary``: limits passed, failed, missing). Nothing is
+measured, fio is never started, and the stored run is not modified.
+
+Records written before the requirements were stored get them back from their stored verdicts
+whose provenance is an implicit requirement.
 
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
 regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
@@ -17,17 +25,20 @@ bad threshold file).
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .compare import load_run
-from .regression import Comparison, compare_workload
+from .methodology.base import MethodologyResult, judge_result
+from .regression import Comparison, compare_workload, repetition_samples
 from .store import ResultsStore, StoredRun
-from .thresholds.loader import DriveFacts, ThresholdSet
-from .thresholds.verdict import Verdict, judge
-from .workloads import CATALOG
+from .summary import format_summary, rows_from_verdicts
+from .thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from .thresholds.verdict import Limit, Provenance, Verdict, judge
+from .workloads import CATALOG, Workload
 
 __all__ = ["Rejudged", "incomplete_reasons", "rejudge_run", "add_parser", "run_command"]
 
@@ -67,6 +78,49 @@ def _facts(record: dict[str, Any]) -> DriveFacts:
     return DriveFacts(**{k: facts[k] for k in DriveFacts.__dataclass_fields__ if k in facts})
 
 
+#: The provenance profile of a methodology test's implicit requirement (``methodology.base``).
+IMPLICIT = "implicit requirement"
+_PROVENANCE = re.compile(r'^(?P<file>.*?)(?::(?P<line>\d+))? profile "(?P<profile>[^"]*)" '
+                         r'\(source: (?P<source>.*)\)$', re.S)
+
+
+def stored_requirements(record: dict[str, Any]) -> list[Limit]:
+    """The implicit limits a record was judged with: its ``requirements`` list, or -- for a
+    record of an older version -- its stored verdicts whose provenance profile is ``implicit
+    requirement`` (their min/max and provenance text)."""
+    workload = str(record.get("workload"))
+    out: list[Limit] = []
+    for r in record.get("requirements") or []:
+        out.append(Limit(str(r.get("workload") or workload), str(r["metric"]), r.get("min"),
+                         r.get("max"), r.get("marginal_pct"),
+                         Provenance(str(r.get("file", "")), str(r.get("profile", IMPLICIT)),
+                                    str(r.get("source", "")), r.get("line"))))
+    if "requirements" in record:
+        return out
+    for v in record.get("verdicts") or []:
+        m = _PROVENANCE.match(str(v.get("provenance") or ""))
+        if m is None or m["profile"] != IMPLICIT or (v.get("min"), v.get("max")) == (None, None):
+            continue
+        out.append(Limit(workload, str(v["metric"]), v.get("min"), v.get("max"), None,
+                         Provenance(m["file"], IMPLICIT, m["source"],
+                                    int(m["line"]) if m["line"] else None)))
+    return out
+
+
+def judge_record(workload: Workload, record: dict[str, Any], limits: ResolvedLimits
+                 ) -> list[Verdict]:
+    """The verdicts of one stored record under ``limits``, judged as the run judged them: a
+    methodology workload with its implicit requirements (``methodology.judge_result``), any
+    other with ``thresholds.verdict.judge``; strict as the run was."""
+    metrics = {k: float(v) for k, v in (record.get("metrics") or {}).items()}
+    strict = bool(record.get("strict"))
+    if workload.is_methodology:
+        result = MethodologyResult(workload, metrics, {}, [], [],
+                                   requirements=stored_requirements(record))
+        return judge_result(result, limits, strict=strict).verdicts
+    return judge(workload, metrics, limits, strict=strict)
+
+
 def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
     """Judge every workload record of ``run`` against ``thresholds``.
 
@@ -84,7 +138,7 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
             continue
         limits = thresholds.resolve(_facts(record))
         metrics = record.get("metrics") or {}
-        verdicts = judge(workload, metrics, limits, strict=bool(record.get("strict")))
+        verdicts = judge_record(workload, record, limits)
         comparisons: list[Comparison] = []
         regression = record.get("regression") or {}
         notes = []
@@ -92,8 +146,11 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
             comparisons = compare_workload(
                 workload.id, metrics, regression.get("baseline_metrics") or {},
                 baseline_firmware=str(regression.get("baseline_firmware") or ""),
-                limits=limits, spread_pct=record.get("spread_pct") or {},
-                baseline_spread_pct=regression.get("baseline_spread_pct") or {},
+                limits=limits,
+                samples=repetition_samples(
+                    [r.get("metrics") or {} for r in record.get("repetitions") or []]),
+                baseline_samples=regression.get("baseline_samples") or {},
+                baseline_run=str(regression.get("baseline_run") or ""),
             )
         elif "error" in regression:
             notes.append(f"the stored run refused its baseline: {regression['error']}")
@@ -141,7 +198,9 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
 
 def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[str]) -> list[str]:
     """Human lines: per workload the old and new status, each failed limit or regression, the
-    reasons the run is incomplete (``incomplete_reasons``), and a count line."""
+    reasons the run is incomplete (``incomplete_reasons``), and the count line of the run's
+    verdict table (``N limits passed, N failed, N missing; N measured metrics had no limit``)
+    with the number of regressions."""
     lines = [f"re-judging run {run.run_id} ({run.path}) against {', '.join(paths)} -- no I/O"]
     for r in results:
         change = "" if r.old_status == r.new_status else "  (changed)"
@@ -150,8 +209,8 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
         lines += [f"  {v.line()}" for v in r.verdicts if v.failed]
         lines += [f"  REGRESSION: {c.line()}" for c in r.comparisons if c.failed]
         lines += [f"  note: {n}" for n in r.notes]
-    judged = [v for r in results for v in r.verdicts if v.limit is not None]
-    failed = sum(1 for v in judged if v.failed)
+    rows = [row for r in results for row in rows_from_verdicts(r.drive, r.workload, r.verdicts)]
+    counts = format_summary(rows)[-1]  # the run's own count line
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
     incomplete = incomplete_reasons(run, results)
     lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
@@ -161,10 +220,7 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
         verdict = "is INCOMPLETE: it cannot pass a re-judgement (see INCOMPLETE above)"
     else:
         verdict = "PASSES under the new thresholds"
-    lines.append(
-        f"{len(judged) - failed} limits passed, {failed} failed; {regressed} regression(s); "
-        f"run {verdict}"
-    )
+    lines.append(f"{counts}; {regressed} regression(s); run {verdict}")
     return lines
 
 

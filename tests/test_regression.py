@@ -13,8 +13,8 @@ import pytest
 from pytest_ssdqual.regression import (
     DEFAULT_REGRESSION_LIMIT_PCT,
     IMPROVED,
+    INCONCLUSIVE,
     NO_BASELINE,
-    NOISY,
     NOT_MEASURED,
     REGRESSED,
     WITHIN,
@@ -24,11 +24,13 @@ from pytest_ssdqual.regression import (
     failure_message,
     gated_metrics,
     is_higher_better,
-    judge_change,
     regression_limit,
     signed_pct,
 )
+from pytest_ssdqual.regression_stats import judge_samples
 from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+
+SINGLE = " [single runs: no noise estimate, judged on the figures alone]"
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
                    capacity_bytes=128 * 10**9, kind="block")
@@ -66,12 +68,13 @@ def test_exact_message_of_a_bandwidth_drop(tmp_path: Path) -> None:
         baseline_firmware="SVN417w", limits=limits,
     )
     assert bw.status == REGRESSED and bw.failed
-    assert bw.line() == "write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)"
+    assert bw.line() == ("write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)"
+                         + SINGLE)
     assert lat.status == WITHIN
     message = failure_message("/dev/sdb", "seq_write_128k_qd32", [bw, lat], "RUN1")
     assert message.splitlines() == [
         "REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN1",
-        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)",
+        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)" + SINGLE,
     ]
 
 
@@ -80,16 +83,14 @@ def test_latency_worsens_upwards_and_improves_downwards(tmp_path: Path) -> None:
     [up] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 1200.0},
                             {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
     assert up.status == REGRESSED
-    assert up.line() == "write.lat_p99_us 1200 vs 1000 on A (+20.0 %, limit +10 %)"
+    assert up.line() == "write.lat_p99_us 1200 vs 1000 on A (+20.0 %, limit +10 %)" + SINGLE
     [down] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 800.0},
                               {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
     assert down.status == IMPROVED and not down.failed
     assert down.worsening_pct == pytest.approx(-20.0)
     # the same 20 % drop on a higher-is-better metric is a regression, a rise an improvement
-    assert judge_change(value=80, baseline=100, limit_pct=10, higher_is_better=True,
-                        spread_pct=None) == REGRESSED
-    assert judge_change(value=120, baseline=100, limit_pct=10, higher_is_better=True,
-                        spread_pct=None) == IMPROVED
+    assert judge_samples([80], [100], limit_pct=10, higher_is_better=True).status == REGRESSED
+    assert judge_samples([120], [100], limit_pct=10, higher_is_better=True).status == IMPROVED
 
 
 def test_default_limit_when_no_profile_gives_one(tmp_path: Path) -> None:
@@ -153,28 +154,35 @@ def test_median_and_spread_of_repetitions() -> None:
     assert even == {"x": 2.0}
 
 
-def test_a_metric_noisier_than_its_limit_is_flagged_not_passed_or_failed(tmp_path: Path) -> None:
+def test_noise_never_passes_a_change_it_cannot_decide(tmp_path: Path) -> None:
+    """Before: a spread above the limit made the metric "too noisy to gate", and it passed."""
     limits = _limits(tmp_path, "    regression: {max_drop_pct: 10}")
-    median, spread = aggregate_repeats(
-        [{"write.bw_mbps": v} for v in (500.0, 300.0, 520.0)]
-    )
-    [noisy] = compare_workload("seq_write_128k_qd32", median, {"write.bw_mbps": 600.0},
-                               baseline_firmware="A", limits=limits, spread_pct=spread)
-    assert noisy.status == NOISY and not noisy.failed  # -16.7 % would fail, but spread is 44 %
-    assert noisy.line() == ("write.bw_mbps 500 vs 600 on A (\u221216.7 %, limit \u221210 %): "
-                            "too noisy to gate (run-to-run spread 44.0 % > 10 %)")
-    # the baseline's spread counts too
-    [also] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 500.0},
-                              {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
-                              spread_pct={"write.bw_mbps": 1.0},
-                              baseline_spread_pct={"write.bw_mbps": 11.0})
-    assert also.status == NOISY and also.spread_pct == 11.0
-    # quiet repetitions gate normally and report their spread
+    samples = {"write.bw_mbps": [500.0, 300.0, 520.0]}
+    median, _ = aggregate_repeats([{"write.bw_mbps": v} for v in samples["write.bw_mbps"]])
+    [unsure] = compare_workload("seq_write_128k_qd32", median, {"write.bw_mbps": 600.0},
+                                baseline_firmware="A", limits=limits, samples=samples,
+                                baseline_samples={"write.bw_mbps": [600.0, 590.0, 610.0]})
+    assert unsure.status == INCONCLUSIVE and unsure.failed
+    assert unsure.method == "welch" and (unsure.n, unsure.baseline_n) == (3, 3)
+    # geometric means (500 * 300 * 520) ** (1/3) = 427 and 600; RSD = stdev / mean
+    assert unsure.line().startswith("write.bw_mbps 427 vs 600 on A (\u221228.8 %, 90 % CI "
+                                    "\u221257.5 \u2026 +19.3 %, ")
+    assert ("limit \u221210 %) [3 vs 3 runs, RSD 27.6 % vs 1.7 %]: INCONCLUSIVE: the estimate is "
+            "past the limit, but at 95 % confidence the change could be none; rerun with more "
+            "repetitions (--repeat-max, or --repeat on this build and the baseline) or on a "
+            "quieter bench") in unsure.line()
+    message = failure_message("/dev/sdb", "seq_write_128k_qd32", [unsure], "RUN1")
+    assert message.splitlines()[0] == ("REGRESSION: /dev/sdb seq_write_128k_qd32: 0 metric(s) "
+                                       "regressed, 1 INCONCLUSIVE vs baseline run RUN1")
+    # quiet repetitions: a 20 % drop regresses, with its interval
     [quiet] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 400.0},
                                {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
-                               spread_pct={"write.bw_mbps": 2.0})
+                               samples={"write.bw_mbps": [400.0, 404.0, 396.0]},
+                               baseline_samples={"write.bw_mbps": [500.0, 505.0, 495.0]})
     assert quiet.status == REGRESSED
-    assert quiet.line().endswith("(\u221220.0 %, limit \u221210 %) [spread 2.0 %]")
+    assert quiet.line() == ("write.bw_mbps 400 vs 500 on A (\u221220.0 %, 90 % CI \u221221.4 "
+                            "\u2026 \u221218.6 %, limit \u221210 %) [3 vs 3 runs, RSD 1.0 % vs "
+                            "1.0 %]")
 
 
 def test_a_gated_metric_missing_on_either_side_fails(tmp_path: Path) -> None:

@@ -154,7 +154,10 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     out = fast.stdout.str()
     assert re.search(rf"improved\s+\S+ seq_write_128k_qd32: write\.bw_mbps 520 vs 500 on A "
                      rf"\(\+4\.0 %, limit {MINUS}5 %\)", out), out
-    assert "0 regressed, 1 improved, 2 within limit, 0 too noisy to gate" in out  # + write.iops
+    assert ("0 regressed, 0 inconclusive, 1 improved, 2 within limit, 0 without baseline value, "
+            "0 not measured") in out  # + write.iops
+    assert ("NOTE: 3 metric(s) compared on single runs (no noise estimate, judged on the figures "
+            "alone): store the baseline and gate with --repeat 3 for a confidence interval") in out
     assert gate.runs()[-1].passed
 
     # D, 400 MB/s under a 450 floor: the limit failure comes first, the regression after it
@@ -228,32 +231,83 @@ def test_a_baseline_of_another_model_breaks_the_test_with_the_reason(gate: Gate)
     assert "Other SSD 256GB" in record["regression"]["error"]
 
 
-def test_repeat_gates_the_median_and_flags_a_noisy_metric(gate: Gate) -> None:
-    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> None:
+    """Issue 9 item 1: these drops passed as "too noisy to gate" before."""
+    gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
     jobs = len(gate.fake_fio.job_rws())
-    # three runs: 480, 300, 520 -> median 480 (-4 %), spread 220/480 = 45.8 % > the 5 % limit
-    noisy = gate.run("480,300,520", "--firmware=B", "--baseline=firmware:A", "--repeat=3")
-    noisy.assert_outcomes(passed=1)
-    assert len(gate.fake_fio.job_rws()) == jobs + 3
-    out = noisy.stdout.str()
-    assert (f"TOO NOISY TO GATE {noisy_drive(gate)} seq_write_128k_qd32: write.bw_mbps 480 vs "
-            f"500 on A ({MINUS}4.0 %, limit {MINUS}5 %): too noisy to gate (run-to-run spread "
-            "45.8 % > 5 %)") in out
+    half = gate.run("500,515,485", "--firmware=B", "--baseline=firmware:A", "--repeat=3")
+    half.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3  # decided: no rerun
+    out = half.stdout.str()
+    assert (f"REGRESSED         {noisy_drive(gate)} seq_write_128k_qd32: write.bw_mbps 500 vs "
+            f"1000 on A ({MINUS}50.0 %, 90 % CI {MINUS}52.5 \u2026 {MINUS}47.4 %, limit "
+            f"{MINUS}5 %) [3 vs 3 runs, RSD 3.0 % vs 0.0 %]") in out
     run = gate.runs()[-1]
     record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
-    assert record["repeat"] == 3 and record["metrics"]["write.bw_mbps"] == 480.0
-    assert sorted(r["metrics"]["write.bw_mbps"] for r in record["repetitions"]) == [300, 480, 520]
+    assert record["repeat"] == 3 and record["metrics"]["write.bw_mbps"] == 500.0
+    assert sorted(r["metrics"]["write.bw_mbps"] for r in record["repetitions"]) == [485, 500, 515]
+    assert record["regression"]["baseline_samples"]["write.bw_mbps"] == [1000.0] * 3
     folder = run.path / run.drives[0]["slug"] / "seq_write_128k_qd32"
     assert sorted(p.name for p in folder.glob("rep*")) == ["rep1", "rep2", "rep3"]
-    # quiet repetitions: the median regresses and the test fails, with the spread shown
-    quiet = gate.run("400,404,396", "--firmware=B", "--baseline=firmware:A", "--repeat=3")
-    quiet.assert_outcomes(failed=1)
-    assert (f"write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, limit {MINUS}5 %) [spread 2.0 %]"
-            in quiet.stdout.str())
+
+    gate.run("1000,1002,998", "--firmware=A2", "--repeat=3").assert_outcomes(passed=1)
+    gate.run("900,902,850", "--firmware=B2", "--baseline=firmware:A2",
+             "--repeat=3").assert_outcomes(failed=1)
+    # the same build again passes: the same three figures in another order
+    same = gate.run("998,1000,1002", "--firmware=C2", "--baseline=firmware:A2", "--repeat=3")
+    same.assert_outcomes(passed=1)
+    assert "0 regressed, 0 inconclusive" in same.stdout.str()
+
+
+def _in_run_order(gate: Gate, figures: list[float]) -> str:
+    """``FAKEFIO_BW_MBPS`` that gives the next runs ``figures`` in this order (the stand-in
+    cycles its list by the number of fio jobs run so far)."""
+    done, size = len(gate.fake_fio.job_rws()), len(figures)
+    values = [0.0] * size
+    for k, figure in enumerate(figures):
+        values[(done + k) % size] = figure
+    return ",".join(f"{v:g}" for v in values)
+
+
+def test_an_inconclusive_comparison_is_rerun_up_to_repeat_max_then_fails(gate: Gate) -> None:
+    gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
+    # 1000, 900, 1100 cannot exclude a 15 % drop; a fourth run at 1000 decides it: passed
+    jobs = len(gate.fake_fio.job_rws())
+    decided = gate.run(_in_run_order(gate, [1000, 900, 1100, 1000]), "--firmware=B",
+                       "--baseline=firmware:A", "--repeat=3")
+    decided.assert_outcomes(passed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 4
+    assert "[4 vs 3 runs, RSD 8.2 % vs 0.0 %]" in decided.stdout.str()
+    run = gate.runs()[-1]
+    record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert record["repeat"] == 4 and len(record["repetitions"]) == 4
+
+    # noise that never settles: rerun to --repeat-max (default twice --repeat), then a failure
+    jobs = len(gate.fake_fio.job_rws())
+    wild = gate.run("1000,700,1300", "--firmware=C", "--baseline=firmware:A", "--repeat=3")
+    wild.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 6
+    out = wild.stdout.str()
+    assert re.search(r"REGRESSION: \S+ seq_write_128k_qd32: 0 metric\(s\) regressed, 1 "
+                     r"INCONCLUSIVE vs baseline run", out), out
+    assert "[6 vs 3 runs, RSD 26.8 % vs 0.0 %]: INCONCLUSIVE: the estimate is within the limit" \
+        in out
+    assert "rerun with more repetitions (--repeat-max, or --repeat on this build" in out
+    assert "INCONCLUSIVE      " in out  # the gate summary's word
+    jobs = len(gate.fake_fio.job_rws())
+    gate.run("1000,700,1300", "--firmware=C", "--baseline=firmware:A", "--repeat=3",
+             "--repeat-max=3").assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3
 
 
 def noisy_drive(gate: Gate) -> str:
     return f"file:{gate.pytester.path / 'target.img'}"
+
+
+def test_repeat_max_below_repeat_is_a_usage_error(gate: Gate) -> None:
+    result = gate.pytester.runpytest(*gate.args("--repeat=3", "--repeat-max=2"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--repeat-max 2 is less than --repeat 3" in result.stderr.str()
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "three"])

@@ -1,15 +1,20 @@
-"""``ssdqual rejudge`` on constructed stored runs: an incomplete run never PASSES."""
+"""``ssdqual rejudge`` on constructed stored runs and on a run the plugin stored: an incomplete
+run never PASSES, and a rejudgement applies the run's implicit rules and counts its limits."""
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_ssdqual import rejudge
-from pytest_ssdqual.store import ResultsStore
+from pytest_ssdqual.store import ResultsStore, StoredRun
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+
+from .conftest import REPO, FakeFio
 
 LIMITS = """
 version: 1
@@ -82,3 +87,128 @@ def test_an_unknown_workload_is_not_a_pass(tmp_path: Path,
     assert code == 1
     assert ("INCOMPLETE: /dev/sdb gone_workload: workload 'gone_workload' is not in this "
             "version's catalog: not judged") in out
+
+
+# -- issue 9 item 7: the same implicit rules and counts as the run -------------------------------
+
+STEADY = "steady_state_rand_write_4k"
+STEADY_REQUIREMENT = {
+    "workload": STEADY, "metric": "steady_state_reached", "min": 1.0, "max": None,
+    "marginal_pct": None, "file": "pytest_ssdqual/methodology/steady.py",
+    "profile": "implicit requirement", "source": "SNIA PTS: figures are reported at steady state",
+    "line": None,
+}
+WAIVER = LIMITS + """      steady_state_rand_write_4k: {steady_state_reached: {max: 1}}
+"""
+
+
+def _methodology_record(workload: str, metrics: dict[str, float],
+                        **extra: Any) -> dict[str, Any]:
+    return {**_record(workload, "failed"), "metrics": metrics, **extra}
+
+
+def _rejudge_with(tmp_path: Path, record: dict[str, Any], limits_text: str,
+                  capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    store = ResultsStore(tmp_path / "results")
+    run_id = "20261130T101500.000002Z-abcdef"
+    store.write_workload(run_id, record)
+    store.finish_run(run_id, {"run_id": run_id, "started_utc": "x", "profile": "smoke",
+                              "status": "complete", "exitstatus": 1, "passed": False,
+                              "tests": {"skipped": 0, "deselected": 0, "failed": 1}})
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(limits_text)
+    code = rejudge.run_command(argparse.Namespace(
+        run=run_id, results_dir=str(store.root), thresholds=[str(limits)]))
+    return code, capsys.readouterr().out
+
+
+def test_steady_state_not_reached_still_fails_a_rejudgement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: rejudge judged only the threshold files' limits, and this run PASSED."""
+    record = _methodology_record(STEADY, {"steady_state_reached": 0.0, "write.iops": 4000.0},
+                                 requirements=[STEADY_REQUIREMENT])
+    code, out = _rejudge_with(tmp_path, record, LIMITS, capsys)
+    assert code == 1, out
+    assert f"/dev/sdb {STEADY}: stored FAILED, now FAILED" in out
+    assert "  steady_state_reached 0 < min 1 (margin -100.0 %)" in out
+    assert 'profile "implicit requirement"' in out
+    assert "0 limits passed, 1 failed, 0 missing; 1 measured metrics had no limit" in out
+    # a profile's own limit on the metric waives it, as in the run
+    code, out = _rejudge_with(tmp_path / "waived", record, WAIVER, capsys)
+    assert code == 0, out
+    assert "1 limits passed, 0 failed, 0 missing" in out
+
+
+def test_a_failed_purge_still_fails_a_rejudgement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    purge = {**STEADY_REQUIREMENT, "workload": "sustained_write", "metric": "purged",
+             "file": "pytest_ssdqual/methodology/sustained.py",
+             "source": "SNIA PTS 3.3: a dirty-state test starts from a purged (FOB) drive"}
+    record = _methodology_record("sustained_write", {"purged": 0.0, "sustained_bw_mbps": 80.0},
+                                 requirements=[purge])
+    code, out = _rejudge_with(tmp_path, record, LIMITS, capsys)
+    assert code == 1 and "  purged 0 < min 1 (margin -100.0 %)" in out, out
+
+
+def test_a_record_of_an_older_version_gets_its_requirement_from_its_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record without ``requirements``: the stored verdict of the implicit limit."""
+    verdict = {
+        "metric": "steady_state_reached", "measured": 0.0, "status": "fail", "margin_pct": -100,
+        "marginal": False, "limit": "steady_state_reached >= 1", "min": 1.0, "max": None,
+        "provenance": 'pytest_ssdqual/methodology/steady.py profile "implicit requirement" '
+                      "(source: SNIA PTS: figures are reported at steady state)",
+    }
+    record = _methodology_record(STEADY, {"steady_state_reached": 0.0}, verdicts=[verdict])
+    [limit] = rejudge.stored_requirements(record)
+    assert (limit.metric, limit.min, limit.max) == ("steady_state_reached", 1.0, None)
+    assert limit.provenance.file == "pytest_ssdqual/methodology/steady.py"
+    code, out = _rejudge_with(tmp_path, record, LIMITS, capsys)
+    assert code == 1 and "steady_state_reached 0 < min 1" in out, out
+
+
+STEADY_LIMITS = """
+version: 1
+profiles:
+  - name: scratch steady floor
+    match: {kind: file}
+    source: "test limits"
+    limits:
+      steady_state_rand_write_4k: {iops: {min: 100}}
+"""
+
+
+def test_rejudging_a_stored_run_gives_the_runs_verdicts_and_counts(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The steady-state suite on a drive that keeps slowing down (SNIA steady state not
+    reached) fails in the run; ``ssdqual rejudge`` with the same threshold file gives every
+    metric the run's verdict and prints the run's count line."""
+    monkeypatch.setenv("FAKEFIO_IOPS", ",".join(str(50000 * 0.8**i) for i in range(8)))
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(STEADY_LIMITS)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(REPO / "suites" / "test_steady_state.py"), f"--drive=file:{pytester.path / 't.img'}",
+        f"--thresholds={limits}", f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke",
+        "-p", "no:cacheprovider", f"--results-dir={results}")
+    result.assert_outcomes(failed=1)
+    counts = re.search(r"^\d+ limits passed, \d+ failed, \d+ missing; \d+ measured metrics had "
+                       r"no limit \(not judged\)$", result.stdout.str(), re.M)
+    assert counts, result.stdout.str()
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    stored = {v["metric"]: v["status"] for v in record["verdicts"]}
+    assert stored["steady_state_reached"] == "fail" and stored["write.iops"] == "pass"
+    [again] = rejudge.rejudge_run(run, ThresholdSet.load([limits]))
+    assert {v.metric: v.status for v in again.verdicts} == stored
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert f"{counts.group(0)}; 0 regression(s); run FAILS under the new thresholds" in out

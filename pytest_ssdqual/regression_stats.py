@@ -1,0 +1,236 @@
+"""Is a build's figure worse than the baseline's by more than the allowed limit? A confidence
+interval on the ratio new/old, from the repetitions (``--repeat``) of both runs.
+
+Plain math on plain data (no pytest, no I/O); ``regression.compare_workload`` calls
+``judge_samples`` once per gated metric.
+
+Method: Welch's t interval on the natural logarithms of the figures (B. L. Welch, "The
+generalization of Student's problem when several different population variances are involved",
+Biometrika 34, 1947; NIST/SEMATECH e-Handbook of Statistical Methods, section 7.3.1, "Do two
+processes have the same mean?"). Run-to-run noise of throughput and latency is relative (a
+percentage), so on log values the ratio new/old is a difference of means and its interval is
+symmetric in log space: ``mean difference ± t(0.95, df) * se`` with the Welch-Satterthwaite
+degrees of freedom -- the interval of ``scipy.stats.ttest_ind(..., equal_var=False)
+.confidence_interval(0.90)``, computed directly (that call takes milliseconds; the gate's
+simulation test makes thousands), with the t-quantile from ``scipy.special.stdtrit``.
+Two-sided 90 %, i.e. each bound is a one-sided 95 % bound.
+The noise figure shown is the RSD (relative standard deviation, ``stdev / mean * 100`` of the
+repetitions, ``statistics.stdev``).
+
+Decision, with ``w`` the estimated worsening in percent (a drop for higher-is-better metrics, a
+rise for latencies), ``[lo, hi]`` its bounds and ``L`` the allowed worsening (``limit_pct``):
+
+* ``regressed``: ``w > L`` and ``lo > 0`` -- worse than the baseline at 95 % confidence, and the
+  estimate is past the limit;
+* ``improved``: ``w <= L`` and ``hi < 0`` -- better at 95 % confidence;
+* ``within limit``: ``w <= L`` and ``hi <= 3 L`` -- the estimate is within the limit and a
+  worsening of three times the limit is excluded at 95 % confidence;
+* ``inconclusive`` otherwise: the estimate is past the limit but the change could be none
+  (``lo <= 0``), or it is within the limit but a worsening beyond three times the limit cannot
+  be excluded (``hi > 3 L``). The gate reruns (``--repeat-max``) or fails: it never passes it.
+
+Why not "pass only when ``hi <= L``": with 3 % RSD and 3 + 3 repetitions the upper bound lies
+about 5 % above the estimate, so half of all identical builds would fail a 5 % limit. The rule
+above puts the burden of proof on each side: a failure needs a significant worsening, a pass an
+estimate within the limit with gross regressions (3 L) excluded. At that noise it fails about
+1 % of identical builds and catches about 98 % of 10 % drops against a 5 % limit (with 2 L
+instead of 3 L, 5 % of identical builds were inconclusive: Welch's degrees of freedom are often
+near 2 with 3 + 3 runs); ``tests/test_regression_stats.py`` simulates 1,000 of each.
+
+Fewer than two values on a side:
+
+* one run on each side: no noise estimate at all -- ``w`` alone is compared with ``L``
+  (method ``single runs``, said in the gate line);
+* one run on one side, two or more on the other: Student's pooled t interval
+  (``equal_var=True``): the single run is assumed as noisy as the repeated side (method
+  ``pooled``, said in the gate line);
+* identical repetitions on both sides (zero spread): the change is exact, ``lo = hi = w``.
+
+A figure <= 0 has no logarithm: the medians are compared alone (method ``figures alone``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "CONFIDENCE",
+    "PASS_BOUND_FACTOR",
+    "REGRESSED",
+    "IMPROVED",
+    "WITHIN",
+    "INCONCLUSIVE",
+    "ChangeJudgement",
+    "judge_samples",
+    "rsd_pct",
+]
+
+#: Two-sided confidence of the interval on new/old (each bound is one-sided 95 %).
+CONFIDENCE = 0.90
+#: Confidence of each one-sided bound (0.95).
+ONE_SIDED = 1 - (1 - CONFIDENCE) / 2
+#: A pass needs the upper bound of the worsening within this many times the limit.
+PASS_BOUND_FACTOR = 3.0
+
+REGRESSED = "regressed"
+IMPROVED = "improved"
+WITHIN = "within limit"
+INCONCLUSIVE = "inconclusive"
+
+WELCH = "welch"
+POOLED = "pooled"
+EXACT = "exact"
+SINGLE = "single runs"
+FIGURES = "figures alone"
+
+
+def rsd_pct(values: Sequence[float]) -> float | None:
+    """Relative standard deviation of ``values`` in percent: ``stdev / |mean| * 100``
+    (``statistics.stdev``, n - 1 in the denominator). None for fewer than two values; ``inf``
+    when the mean is 0 and the values differ."""
+    if len(values) < 2:
+        return None
+    sd = statistics.stdev(values)
+    mean = statistics.fmean(values)
+    if sd == 0:
+        return 0.0
+    return sd / abs(mean) * 100 if mean else math.inf
+
+
+@dataclass(frozen=True)
+class ChangeJudgement:
+    """The gate's judgement of one metric, this build vs the baseline.
+
+    Attributes:
+        status: ``regressed``, ``improved``, ``within limit`` or ``inconclusive``.
+        value, baseline: the compared figures in the metric's unit: geometric means of the
+            repetitions (the figure itself for one run; medians for method ``figures alone``).
+        change_pct: signed change ``(value / baseline - 1) * 100``.
+        ci_low_pct, ci_high_pct: the 90 % interval of the signed change in percent; None when
+            there is no interval (``single runs``, ``figures alone``).
+        n, baseline_n: repetitions on each side.
+        rsd_pct, baseline_rsd_pct: RSD of each side's repetitions in percent, None for one run.
+        method: ``welch``, ``pooled``, ``exact``, ``single runs`` or ``figures alone``.
+        reason: why the judgement is ``inconclusive`` (empty otherwise).
+    """
+
+    status: str
+    value: float
+    baseline: float
+    change_pct: float
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    n: int
+    baseline_n: int
+    rsd_pct: float | None
+    baseline_rsd_pct: float | None
+    method: str
+    reason: str = ""
+
+
+def _worsening(change_pct: float, higher_is_better: bool) -> float:
+    return -change_pct if higher_is_better else change_pct
+
+
+def _point_status(worsening: float, limit_pct: float) -> str:
+    if worsening > limit_pct:
+        return REGRESSED
+    return IMPROVED if worsening < 0 else WITHIN
+
+
+def _half_width(var_new: float, n: int, var_old: float, m: int) -> tuple[float, str]:
+    """Half-width of the ``CONFIDENCE`` interval of a difference of two means (log values):
+    Welch's with the Welch-Satterthwaite degrees of freedom when both sides have >= 2 values,
+    else Student's pooled one (the single value adds no variance, df = n + m - 2). The
+    t-quantile is ``scipy.special.stdtrit`` (the inverse of Student's t distribution function,
+    what ``scipy.stats.t.ppf`` calls)."""
+    from scipy.special import stdtrit  # on first use: scipy takes a second to import
+
+    if n > 1 and m > 1:
+        a, b = var_new / n, var_old / m
+        se = math.sqrt(a + b)
+        df = (a + b) ** 2 / (a * a / (n - 1) + b * b / (m - 1))
+        method = WELCH
+    else:
+        pooled = ((n - 1) * var_new + (m - 1) * var_old) / (n + m - 2)
+        se = math.sqrt(pooled * (1 / n + 1 / m))
+        df = n + m - 2
+        method = POOLED
+    return float(stdtrit(df, ONE_SIDED)) * se, method
+
+
+def judge_samples(
+    values: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    limit_pct: float,
+    higher_is_better: bool,
+) -> ChangeJudgement:
+    """Judge this build's repetitions of one metric against the baseline's (module docstring).
+
+    Args:
+        values: this build's figure in each repetition (>= 1 value), in the metric's unit.
+        baseline: the baseline's figure in each of its repetitions (>= 1 value).
+        limit_pct: allowed worsening in percent (>= 0).
+        higher_is_better: direction of the metric (IOPS, MB/s: True; latencies: False).
+
+    Returns:
+        a ``ChangeJudgement``.
+
+    Raises:
+        ValueError: no value on one side.
+    """
+    if not values or not baseline:
+        raise ValueError("judge_samples needs at least one value on each side")
+    new, old = [float(v) for v in values], [float(v) for v in baseline]
+    n, m = len(new), len(old)
+    rsd_new, rsd_old = rsd_pct(new), rsd_pct(old)
+    if min(new + old) <= 0 or not all(math.isfinite(v) for v in new + old):
+        a, b = statistics.median(new), statistics.median(old)
+        if b == 0:
+            change = 0.0 if a == 0 else math.copysign(math.inf, a)
+        else:
+            change = (a - b) / abs(b) * 100
+        return ChangeJudgement(_point_status(_worsening(change, higher_is_better), limit_pct),
+                               a, b, change, None, None, n, m, rsd_new, rsd_old, FIGURES)
+    log_new, log_old = [math.log(v) for v in new], [math.log(v) for v in old]
+    diff = statistics.fmean(log_new) - statistics.fmean(log_old)
+    value, base = math.exp(statistics.fmean(log_new)), math.exp(statistics.fmean(log_old))
+    change = math.expm1(diff) * 100
+    worsening = _worsening(change, higher_is_better)
+    if n == 1 and m == 1:
+        return ChangeJudgement(_point_status(worsening, limit_pct), value, base, change,
+                               None, None, 1, 1, None, None, SINGLE)
+    var_new = statistics.variance(log_new) if n > 1 else 0.0
+    var_old = statistics.variance(log_old) if m > 1 else 0.0
+    if var_new == 0 and var_old == 0:
+        low = high = diff
+        method = EXACT
+    else:
+        half, method = _half_width(var_new, n, var_old, m)
+        low, high = diff - half, diff + half
+    ci_low, ci_high = math.expm1(low) * 100, math.expm1(high) * 100
+    worst_lo, worst_hi = sorted((_worsening(ci_low, higher_is_better),
+                                 _worsening(ci_high, higher_is_better)))
+    reason = ""
+    if worsening > limit_pct:
+        if worst_lo > 0:
+            status = REGRESSED
+        else:
+            status = INCONCLUSIVE
+            reason = (f"the estimate is past the limit, but at {ONE_SIDED * 100:.0f} % "
+                      "confidence the change could be none")
+    elif worst_hi < 0:
+        status = IMPROVED
+    elif worst_hi <= PASS_BOUND_FACTOR * limit_pct:
+        status = WITHIN
+    else:
+        status = INCONCLUSIVE
+        reason = (f"the estimate is within the limit, but a worsening of up to "
+                  f"{worst_hi:.1f} % (more than {PASS_BOUND_FACTOR:g}x the limit) cannot be "
+                  f"excluded at {ONE_SIDED * 100:.0f} % confidence")
+    return ChangeJudgement(status, value, base, change, ci_low, ci_high, n, m, rsd_new, rsd_old,
+                           method, reason)
