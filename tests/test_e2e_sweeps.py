@@ -3,17 +3,20 @@ sweep, client presets) in ``smoke`` with the real fio on loop devices.
 
 * a plain loop device (512-byte sectors) runs all four suites: every figure is there and
   plausible, and the figures agree with each other and with the stored curves;
+* a loop device whose reads are capped (blkio) gives a flat random-read curve that saturates
+  by QD2;
 * a 4Kn loop device (``losetup --sector-size 4096``: 512-byte direct I/O fails on it with
   EINVAL) runs the transfer-size sweep, which skips 512 B-2 KiB and passes.
 
-Speeds are only compared between two runs taken the same way, with a factor of 1.5 or more
-(the VM is shared). They need root and fio (CI has both); otherwise they skip.
+Speeds are only compared with the cap or between two runs taken the same way, with wide
+margins (the VM is shared). They need root and fio (CI has both); otherwise they skip.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.workloads import CATALOG
 
 from .conftest import REPO, detach_loop_device, make_loop_device, need_root
-from .test_e2e_methodology import _need_fio, _results
+from .test_e2e_methodology import BLKIO, _need_blkio, _need_fio, _results, _rule
 
 pytestmark = pytest.mark.e2e
 
@@ -152,3 +155,56 @@ def test_sweeps_and_presets_on_loop_devices(
             assert m[f"{preset}.{d}.size_ratio"] == pytest.approx(
                 m[f"{preset}_100mib.{d}.bw_mbps"] / m[f"{preset}_16mib.{d}.bw_mbps"])
     assert m["rnd4k_q32t16_100mib.read.iops"] > 1.5 * m["rnd4k_q1t1_100mib.read.iops"]
+
+
+#: A random-read ceiling far below the loop device's QD1 speed (~2,500-4,000 4 KiB IOPS on the
+#: loaded development VM): the curve must be flat from QD1.
+READ_IOPS_CAP = 400
+CAPPED_PROFILE = """\
+version: 1
+profiles:
+  - name: loop device with a read IOPS cap
+    match: {{controller: linux-loop, serial: "{serial}"}}
+    source: "test limits: a blkio cap of {cap} read IOPS sets the figures"
+    limits:
+      qd_scaling:
+        rand_read_4k_qd1_4_avg.read.iops: {{min: 100}}
+        seq_read_128k_qd32.read.bw_mbps: {{min: 5}}
+"""
+
+
+def test_qd_scaling_finds_a_drive_that_does_not_scale(
+    pytester: pytest.Pytester, loop_device: str, tmp_path: Path
+) -> None:
+    """A loop device whose reads are capped at 400 IOPS (cgroup-v1 blkio, the way the emulated
+    drives throttle): the random-read curve is flat, so it saturates by QD2, where the uncapped
+    device above gains from deeper queues."""
+    _need_fio()
+    _need_blkio()
+    serial = str(tmp_path / "loop.img")  # the loop_device fixture's backing file
+    group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
+    group.mkdir()
+    rule = group / "blkio.throttle.read_iops_device"
+    extra = tmp_path / "capped.yaml"
+    extra.write_text(CAPPED_PROFILE.format(serial=serial, cap=READ_IOPS_CAP))
+    alluredir = tmp_path / "allure"
+    try:
+        rule.write_text(f"{_rule(loop_device)} {READ_IOPS_CAP}")
+        result = pytester.runpytest_subprocess(
+            "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", SUITES[0],
+            f"--drive={loop_device}", f"--confirm-destroy={serial}", f"--fio-cgroup={group}",
+            f"--thresholds={REPO / 'thresholds'}", f"--thresholds={extra}",
+            f"--alluredir={alluredir}", timeout=600)
+    finally:
+        rule.write_text(f"{_rule(loop_device)} 0")
+        subprocess.run(["rmdir", str(group)], check=False)
+    result.assert_outcomes(passed=1)
+    m = _results(alluredir)[(serial, "qd_scaling")]["metrics"]
+    iops = [m[f"rand_read_4k_qd{q}.read.iops"] for q in (1, 2, 4, 8, 16, 32)]
+    assert max(iops) < 1.5 * READ_IOPS_CAP, iops
+    # flat from QD2 (blkio hands out tokens in time slices: QD1 waits for them and may get
+    # less, e.g. 255 IOPS against ~400 at QD2-32), so it saturates at QD1 or QD2
+    assert all(v < 1.3 * iops[1] for v in iops[1:]), iops
+    assert m["rand_read_4k.saturation_qd"] <= 2, iops
+    # the writes are not capped: they still scale past the read ceiling
+    assert m["rand_write_4k_qd32.write.iops"] > 2 * READ_IOPS_CAP
