@@ -319,10 +319,10 @@ def to_series(
 
     Each job's lines are put in the window they close (:func:`window_index`); a job's repeated
     lines of one window are averaged. Across jobs bandwidth and IOPS are summed per window and
-    latency averaged. Every window from the first to the last logged one is in the series: a
-    window no job logged is a stall (0 for bandwidth and IOPS, left out for latency) and is
-    listed in ``Series.gaps``. A window's length is ``window_ms``, or less for a last window
-    stamped early (fio's final partial interval).
+    latency averaged. Every window from the job's start (the first ends at ``window_ms``) to the
+    last logged one is in the series: a window no job logged is a stall (0 for bandwidth and
+    IOPS, left out for latency) and is listed in ``Series.gaps``. A window's length is
+    ``window_ms``, or less for a last window stamped early (fio's final partial interval).
 
     Args:
         per_job: the samples of each job (from :func:`read_log`).
