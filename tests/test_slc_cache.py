@@ -155,7 +155,7 @@ def bandwidth_series_of(per_job: list[list[LogSample]]) -> BandwidthSeries:
         # B23 fio 3.16's 4-column log: 2 s at 400 MB/s, then 100 MB/s (a parse error before)
         ("B23_fio-3.16_4col_bw.1.log", 800e6, 2.0),
         # B24 the 3 s window logged twice: 9 windows at 400 MB/s, not an 800 MB/s second
-        # (was 4.0 GB and a 444 MB/s burst)
+        # (was 4.0 GB and a 450 MB/s burst)
         ("B24_duplicate_timestamp_bw.1.log", 3.6e9, 9.0),
         # B25 no line for 4 s and 5 s: a 2 s stall inside the burst writes nothing
         # (was 3.2 GB: the 6 s line was given 3 s)
