@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual import data_states as ds
+from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology import base as methodology_base
 from pytest_ssdqual.methodology import judge_result
 from pytest_ssdqual.methodology.area_jobs import AreaJob, sequential_write_once
@@ -192,8 +193,12 @@ def test_layout_of_the_span() -> None:
     assert layout(256 * MIB) == (25 * MIB, {25: 64 * MIB, 50: 128 * MIB, 75: 192 * MIB})
     area, fills = layout(8 * MIB)
     assert area == 1 * MIB and fills[75] == 6 * MIB and fills[75] + area <= 8 * MIB
-    with pytest.raises(ValueError, match="needs a span of at least 8 MiB.*--drive"):
+    with pytest.raises(ConfigError) as info:
         layout(7 * MIB)
+    assert str(info.value) == (
+        "--drive / --scratch-size: drive_with_data needs a span of at least 8 MiB; this drive "
+        "and run profile give 7340032 bytes (fix: use a drive (or --scratch-size) of at least "
+        "8 MiB)")
 
 
 def test_a_misspelt_data_state_metric_names_the_file_and_the_fix(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ and a one-point curve ``<test>.dirty`` at ``fill_pct`` 0 (the host's view of the
 from __future__ import annotations
 
 from .. import data_states as ds
+from ..errors import ConfigError
 from ..workloads import CATALOG, MIB
 from .area_jobs import AreaJob, sequential_write_once, workload_on_area
 from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, purge_requirement, purge_state
@@ -64,11 +65,13 @@ def layout(span_bytes: int) -> tuple[int, dict[int, int]]:
         ``fill_pct`` % of the span; all multiples of 1 MiB.
 
     Raises:
-        ValueError: a span below 8 MiB (the fills and the test file would not fit apart).
+        ConfigError: a span below 8 MiB (the fills and the test file would not fit apart).
     """
     if span_bytes < 8 * _ALIGN:
-        raise ValueError(f"drive_with_data needs a span of at least 8 MiB, got "
-                         f"{span_bytes} bytes: give a larger --drive or run profile span")
+        raise ConfigError(
+            f"drive_with_data needs a span of at least 8 MiB; this drive and run profile give "
+            f"{span_bytes} bytes", key="--drive / --scratch-size",
+            fix="use a drive (or --scratch-size) of at least 8 MiB")
     area = max(_ALIGN, _down(int(span_bytes * ds.TEST_AREA_SHARE)))
     return area, {p: _down(span_bytes * p // 100) for p in ds.FILL_PCTS}
 
