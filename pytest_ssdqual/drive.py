@@ -88,7 +88,7 @@ def _bad(message: str, fix: str | None = None) -> ConfigError:
 
 
 def parse_drive_option(
-    value: str, *, cwd: str | None = None, sysfs: Path = Path("/sys")
+    value: str, *, cwd: str | None = None, sysfs: Path = Path("/sys"), dev_dir: str = "/dev"
 ) -> DriveSpec:
     """Parse one ``--drive`` value. Reads the file system, never writes.
 
@@ -101,6 +101,8 @@ def parse_drive_option(
         cwd: directory relative paths are taken from (default: the current directory).
         sysfs: sysfs mount point, used to recognise partitions and name the disk behind a
             character device.
+        dev_dir: where device nodes live (``/dev``): a bare name such as ``sdb`` that is not
+            a file here but exists there is answered with ``did you mean --drive=/dev/sdb``.
 
     Raises:
         ConfigError: (``key="--drive"``, with a fix) for an empty value, a missing path, a
@@ -149,6 +151,13 @@ def parse_drive_option(
                 f"{path} does not exist",
                 "check the drive's current name with lsblk -d -o NAME,MODEL,SERIAL "
                 "(/dev/sdX names move between boots)",
+            ) from None
+        device = os.path.join(dev_dir, text)
+        if os.sep not in text and os.path.exists(device):
+            raise _bad(
+                f"{text!r} is not a file here ({path} does not exist); did you mean "
+                f"--drive={device}?",
+                f"write --drive={device} (device paths start with {dev_dir}/)",
             ) from None
         raise _bad(
             f"{path} does not exist; to use a scratch file write --drive=file:{path}",

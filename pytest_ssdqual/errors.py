@@ -5,7 +5,8 @@ Three kinds of bad outcome, each with its own class family (see STYLE.md row 7):
 * ``ConfigError`` -- bad user input (threshold file, inventory, option, ``--drive`` value). The
   plugin turns it into ``pytest.UsageError`` before any I/O.
 * ``FioError`` / ``DeviceError`` -- fio crashed, its output is unreadable, the device vanished.
-  Raised inside a test, the test is *broken* (Allure) / *error*, never passed and never *failed*.
+  Raised inside a test, the test is *broken* (Allure) / *error*, never passed and never *failed*;
+  pytest prints it as one line (``plugin_outcomes``), not as a traceback.
 * ``SafetyRefusal`` -- a write to a drive was refused; the plugin skips the test with the reason.
 
 A violated limit is not an exception here: verdicts are data, and the plugin fails the test.
@@ -130,6 +131,11 @@ class FioTimeout(FioError):
 
 class DeviceError(SsdQualError):
     """The drive cannot be used: gone, unreadable identity, busy (locked by another run)."""
+
+
+class DriveUnusable(DeviceError):
+    """The drive could not be opened for the session (``--drive`` fixture set-up); every test
+    on it is broken with this message."""
 
 
 class SafetyRefusal(SsdQualError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from . import allure_report
 from .drive import DriveSpec, parse_drive_option
-from .errors import ConfigError, FioError, SsdQualError
+from .errors import ConfigError, DriveUnusable, FioError, SsdQualError
 from .fio.runner import FioRunner
 from .gating import ResultsGate, build_gate_options, format_gate_summary
 from .interrupt import install_sigterm_handler
@@ -43,6 +44,8 @@ from .plugin_health import (
 )
 from .plugin_health import tracker as health_tracker
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
+from .plugin_outcomes import OutcomeHooks
+from .plugin_outcomes import add_options as add_outcome_options
 from .plugin_power import idle_wake  # noqa: F401  (fixture: suites/test_idle_power.py)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
 from .session_report import finish_session
@@ -179,6 +182,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "used for threshold matching, reports and the results store. Default: as reported.",
     )
     parser.addini("ssdqual_results_dir", "default --results-dir", default="")
+    add_outcome_options(group)  # --allow-skipped-writes
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -194,6 +198,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
     config.stash[OPTIONS_KEY] = options
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+    config.pluginmanager.register(OutcomeHooks(
+        allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(HealthHooks(), "ssdqual-health")
     _force_loadgroup(config)
     scratch = config.stash.get(SCRATCH_KEY, None)
@@ -270,6 +276,14 @@ def _build_options(config: pytest.Config) -> SessionOptions:
     elif (root / "inventory.yaml").is_file():
         inventory = Inventory.load(root / "inventory.yaml")
 
+    fio_given = config.getoption("fio_bin") or config.getini("ssdqual_fio_bin")
+    if fio_given and shutil.which(fio_given) is None:
+        raise ConfigError(
+            f"{fio_given} does not exist or is not an executable file",
+            key="--fio-bin" if config.getoption("fio_bin") else "ssdqual_fio_bin",
+            fix="give the path of the fio executable (which fio), or leave the option out to "
+            "use fio on PATH (apt-get install fio)",
+        )
     cgroup = config.getoption("fio_cgroup")
     if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
         raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
@@ -422,10 +436,6 @@ def ssd_drive(request: pytest.FixtureRequest, ssd_session: QualSession) -> Drive
         raise DriveUnusable(f"{spec.raw}: {exc}") from None
 
 
-class DriveUnusable(Exception):
-    """The drive could not be opened; every test on it is broken with this message."""
-
-
 @pytest.fixture
 def qualify(
     request: pytest.FixtureRequest,
@@ -565,8 +575,8 @@ class SsdQualReporter:
             self.skipped += 1
         if report.failed:
             self.failed_tests.add(report.nodeid)
-        if report.when != "call":
-            return
+        if report.when != "call" and not (report.when == "setup" and report.failed):
+            return  # a broken set-up (drive unusable) brings its BROKEN row (plugin_outcomes)
         for key, value in report.user_properties:
             value = cast(Any, value)
             if key == PROP_ROWS:

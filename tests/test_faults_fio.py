@@ -127,13 +127,27 @@ def test_text_before_the_json_is_tolerated_and_kept(
     )
 
 
-def test_fio_not_installed_breaks_every_test_with_the_fix(pytester: pytest.Pytester) -> None:
-    result, alluredir = _run(pytester, "/nonexistent/fio")
+def test_fio_not_installed_breaks_every_test_with_the_fix(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no --fio-bin and no fio on PATH (an explicit --fio-bin pointing at nothing is a usage
+    # error instead: tests/test_usage_outcomes.py)
+    empty = pytester.path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    pytester.makepyfile(test_suite=SUITE)
+    th = pytester.path / "limits.yaml"
+    th.write_text(THRESHOLDS)
+    alluredir = pytester.path / "allure"
+    result = pytester.runpytest(
+        f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={th}",
+        "--ssd-profile=smoke", f"--alluredir={alluredir}", "-p", "no:cacheprovider",
+    )
     result.assert_outcomes(failed=2)
     for name in ("test_first", "test_second"):
         entry = _allure(alluredir)[name]
         assert entry["status"] == "broken"
-        assert "fio not found ('/nonexistent/fio'): install it (apt-get install fio)" in (
+        assert "fio not found ('fio'): install it (apt-get install fio)" in (
             entry["statusDetails"]["message"]
         )
         assert "(fio printed nothing: " in entry["texts"]["fio raw output (failed run)"]
