@@ -159,7 +159,8 @@ class Limit:
         """Judge one measured ``value`` (in the metric's unit) against this limit.
 
         Returns:
-            a ``Verdict``: ``pass`` (possibly marginal) or ``fail`` with the signed margin;
+            a ``Verdict``: ``pass`` (possibly marginal) or ``fail`` with the signed margin
+            (``None`` against a bound of 0, where a percentage means nothing: health counts);
             ``missing`` when ``value`` is ``None`` or NaN (nothing was measured).
         """
         if value is None or math.isnan(value):
@@ -171,7 +172,7 @@ class Limit:
             value,
             self,
             PASS if ok else self.severity,
-            self.margin_pct(value),
+            margin if math.isfinite(margin := self.margin_pct(value)) else None,
             marginal=ok and self.is_marginal(value),
         )
 
@@ -255,12 +256,12 @@ class Verdict:
         else:
             assert limit.max is not None
             text = f"{self.metric} {measured} <= max {format_number(limit.max)}"
-        margin = f"margin {self.margin_pct:+.1f} %" if self.margin_pct is not None else ""
+        notes = [f"margin {self.margin_pct:+.1f} %"] if self.margin_pct is not None else []
         if self.status == WARN:
-            margin += ", WARNING only (severity warn)"
+            notes.append("WARNING only: severity warn")
         if self.marginal and limit.marginal_pct is not None:
-            margin += f", MARGINAL: within {format_number(limit.marginal_pct)} % of the limit"
-        return f"{text} ({margin}){where}"
+            notes.append(f"MARGINAL: within {format_number(limit.marginal_pct)} % of the limit")
+        return f"{text} ({', '.join(notes)}){where}" if notes else f"{text}{where}"
 
 
 def judge(
