@@ -299,7 +299,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
     the attachment names (none without ``--alluredir``)."""
     if not recording():
         return []
-    from .chart_data import methodology_charts  # matplotlib: imported when a chart is drawn
+    from .chart_data import curve_charts, methodology_charts  # matplotlib: imported here
 
     result = outcome.result
     charts = methodology_charts(
@@ -307,6 +307,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
         per_second_csv=result.per_second_csv(), metrics=result.metrics,
         verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
     )
+    charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .fio.logs import DIRECTIONS, parse_log, to_series
 from .fio.result import PERCENTILE_FIELDS
 from .stored_results import LOG_CSV_HEADER, VerdictRecord
+from .sweep_catalog import size_label
 from .workloads import CATALOG
 
 if TYPE_CHECKING:
+    from .methodology.curves import Curve
     from .plots import Panel
 
 _LOG_FILE = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log$")
@@ -361,4 +363,48 @@ def methodology_charts(
     bars = phase_bars(metrics)
     if bars:
         out[CHART_PHASES] = plots.recovery_chart(bars, ylabel="IOPS", title=title)
+    return out
+
+
+#: Swept axes of ``methodology.curves.Curve`` (``x_name``): axis label, tick label of ``x``,
+#: log2 axis.
+_CURVE_AXES: dict[str, tuple[str, Callable[[float], str], bool]] = {
+    "qd": ("queue depth", lambda x: f"QD{x:g}", True),
+    "write_pct": ("write share (%)", lambda x: f"{x:g} %", False),
+    "bs_bytes": ("transfer size", lambda x: _size(x), True),
+    "test_size_bytes": ("test size", lambda x: _size(x), True),
+}
+#: Figures of curves (the name after the direction): axis label.
+_CURVE_FIGURES: dict[str, str] = {
+    "iops": "IOPS", "bw_mbps": "bandwidth (MB/s)", "lat_p99_us": "p99 latency (µs)",
+    "lat_mean_us": "mean latency (µs)",
+}
+
+
+def _size(size_bytes: float) -> str:
+    """``4096`` -> ``4k``, ``1048576`` -> ``1m`` (as fio writes ``bs=``)."""
+    return size_label(int(size_bytes))
+
+
+def curve_charts(curves: Sequence[Curve], *, title: str) -> dict[str, bytes]:
+    """One chart per swept axis and figure (``chart: IOPS by queue depth``), one line per curve
+    (e.g. ``rand_read_4k read``, ``seq_write_128k write``), from a methodology test's curves
+    (``MethodologyResult.curves``); axes this module does not know are left out."""
+    from . import plots
+
+    groups: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = {}
+    for c in curves:
+        direction, _, figure = c.y_name.rpartition(".")
+        if c.x_name not in _CURVE_AXES or figure not in _CURVE_FIGURES:
+            continue
+        label = c.name if not direction or direction in c.name else f"{c.name} {direction}"
+        groups.setdefault((c.x_name, figure), {})[label] = [
+            (x, y) for x, y in c.points if y == y and y > 0]
+    out: dict[str, bytes] = {}
+    for (x_name, figure), lines in groups.items():
+        xlabel, tick, log2_x = _CURVE_AXES[x_name]
+        ylabel = _CURVE_FIGURES[figure]
+        out[f"chart: {ylabel.split(' (')[0]} by {xlabel.split(' (')[0]}"] = \
+            plots.qd_scaling_chart(lines, ylabel=ylabel, title=title, xlabel=xlabel,
+                                   x_tick=tick, log2_x=log2_x, log_y=log2_x)
     return out

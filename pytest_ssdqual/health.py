@@ -159,7 +159,8 @@ class DriveHealth:
             Identify Controller; ATA SCT ``op_limit_max``), ``None`` when unknown.
         host_written_bytes: bytes the host wrote (NVMe ``data_units_written``; ATA host-write
             attributes), ``None`` when not reported.
-        nand_written_bytes: bytes written to the NAND (ATA NAND-write attributes), ``None``
+        nand_written_bytes: bytes written to the NAND (ATA NAND-write attributes; an OCP
+            datacenter NVMe drive's C0 log, see :func:`nand_written_from_ocp_c0`), ``None``
             when not reported (NVMe's standard log has no such counter).
         implausible: ``'field: why'`` for values kept but not believable (beyond 64 bits,
             spare above 100 %, unreadable text).
@@ -418,3 +419,33 @@ def _ata_fields(reader: _Reader, doc: Mapping[str, object]) -> None:
         reader.integer("warning_temperature_c", limit, where="temperature.op_limit_max")
         if reader.values.get("warning_temperature_c") == 0:
             del reader.values["warning_temperature_c"]
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def nand_written_from_ocp_c0(doc: Mapping[str, object]) -> int | None:
+    """Bytes written to the NAND from ``nvme ocp smart-add-log -o json`` (OCP Datacenter NVMe
+    SSD Specification, SMART / Health Information Extended log C0h, "Physical Media Units
+    Written": a 128-bit count of bytes, printed by nvme-cli as ``{"hi": H, "lo": L}``).
+
+    Args:
+        doc: the parsed document (key spelled ``"Physical media units written"`` or in snake
+            case by other nvme-cli versions).
+
+    Returns:
+        ``hi * 2**64 + lo``, or ``None`` when the document has no such counter.
+
+    Raises:
+        ValueError: the counter is there but unreadable (the message names it).
+    """
+    wanted = _key("Physical media units written")
+    for name, value in doc.items():
+        if _key(str(name)) != wanted:
+            continue
+        if isinstance(value, Mapping):
+            return (coerce_int(value.get("hi", 0), field=f"{name}.hi") << 64) + coerce_int(
+                value.get("lo", 0), field=f"{name}.lo")
+        return coerce_int(value, field=str(name))
+    return None

@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import DeviceError, SsdQualError
-from .health import DriveHealth, health_from_nvme_smart_log, health_from_smartctl
+from .health import (
+    DriveHealth,
+    health_from_nvme_smart_log,
+    health_from_smartctl,
+    nand_written_from_ocp_c0,
+)
 from .identity import KELVIN_OFFSET, Runner, _default_run, _run_tool, coerce_int
 
 __all__ = ["HealthUnavailable", "query_health"]
@@ -33,7 +38,8 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
                  ) -> DriveHealth:
     """Read the drive's health: ``smartctl -j -a PATH`` (smartmontools >= 7.0), else for NVMe
     ``nvme smart-log -o json PATH``; for NVMe also ``nvme id-ctrl -o json PATH`` for the warning
-    composite temperature (``WCTEMP``, Kelvin).
+    composite temperature (``WCTEMP``, Kelvin) and ``nvme ocp smart-add-log -o json PATH`` for
+    the NAND bytes written of an OCP datacenter drive (other drives refuse it: no NAND figure).
 
     Args:
         path: the device (``/dev/sdb``, ``/dev/nvme0n1``).
@@ -82,4 +88,13 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             kelvin = 0
         if kelvin > 0:  # 0: the controller reports no warning temperature
             health = replace(health, warning_temperature_c=kelvin - KELVIN_OFFSET)
+    ocp = _run_tool(run, ["nvme", "ocp", "smart-add-log", "-o", "json", path], "nvme-cli ocp",
+                    notes)
+    if ocp is not None and health.nand_written_bytes is None:
+        try:
+            nand = nand_written_from_ocp_c0(ocp)
+        except ValueError:
+            nand = None
+        if nand is not None:
+            health = replace(health, nand_written_bytes=nand)
     return health

@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from matplotlib.axes import Axes
@@ -119,22 +119,27 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
 
 
 def qd_scaling_chart(
-    curves: Mapping[str, Sequence[tuple[int, float]]], *, ylabel: str, title: str,
-    log_y: bool = True,
+    curves: Mapping[str, Sequence[tuple[float, float]]], *, ylabel: str, title: str,
+    log_y: bool = True, xlabel: str = "queue depth",
+    x_tick: str | Callable[[float], str] = "QD{x:g}", log2_x: bool = True,
 ) -> bytes:
-    """A figure against queue depth, one curve per I/O pattern.
+    """A figure against queue depth, one curve per I/O pattern (or against any swept axis:
+    transfer size, write share).
 
     Args:
         curves: label -> [(queue depth, value), ...], e.g.
             ``{"4 KiB random read": [(1, 12000), (32, 250000)]}``; points are sorted by QD.
         ylabel: e.g. ``"IOPS"``. log_y: log scale on the value axis (patterns differ by orders
             of magnitude).
+        xlabel, x_tick: the axis label and each tick's label (``str.format`` with ``x``, or a
+            function of ``x``).
+        log2_x: a log2 axis (queue depths, sizes), else linear (a write share in %).
 
     Returns:
         PNG bytes ("no data" when no curve has a point).
     """
     fig, (ax,) = _figure()
-    qds: set[int] = set()
+    qds: set[float] = set()
     for label, points in curves.items():
         pts = sorted(points)
         if not pts:
@@ -145,16 +150,20 @@ def qd_scaling_chart(
             ax.annotate(_short(v), (q, v), textcoords="offset points", xytext=(4, 4),
                         fontsize="x-small")
     if qds:
-        ax.set_xscale("log", base=2)
+        if log2_x:
+            ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(FixedLocator(sorted(qds)))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"QD{x:g}"))
+        pattern = x_tick
+        tick: Callable[[float], str] = (
+            pattern if callable(pattern) else lambda x: pattern.format(x=x))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: tick(x)))
         if log_y:
             ax.set_yscale("log")
         ax.legend(fontsize="small")
     else:
         _no_data(ax)
-    ax.set_xlabel("queue depth")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     _title(ax, title)
     ax.grid(True, which="both", alpha=0.3)

@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.errors import ConfigErrors
-from pytest_ssdqual.health import health_from_nvme_smart_log, health_from_smartctl
+from pytest_ssdqual.health import (
+    health_from_nvme_smart_log,
+    health_from_smartctl,
+    nand_written_from_ocp_c0,
+)
 from pytest_ssdqual.health_checks import (
     MIN_WAF_HOST_BYTES,
     health_deltas,
@@ -204,6 +208,29 @@ def test_kelvin_smart_log_and_wctemp_give_the_margin(real_cases: Path) -> None:
     assert metrics["temperature_c"] == 310 - 273  # Kelvin in the smart-log
     assert metrics["warning_temperature_c"] == 353 - 273  # wctemp 353 K
     assert metrics["temperature_margin_c"] == 80 - 37
+
+
+def test_ocp_c0_nand_writes_give_the_nvme_waf(real_cases: Path) -> None:
+    # the real OCP C0 log (128-bit hi/lo byte counter) with the real FireCuda smart-log: two
+    # different drives' files, joined only to check the arithmetic of the NVMe WAF
+    smart_log = (real_cases / FIRECUDA).read_text()
+    ocp = (real_cases / "nvme/nvme-cli_ocp_smart-add-log_C0_hi_lo.json").read_text()
+    answers = {"smart-log": smart_log, "ocp": ocp, "id-ctrl": "{}"}
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        if argv[0] == "smartctl":
+            raise FileNotFoundError("smartctl")
+        return 0, answers[argv[1]]
+
+    health = query_health("/dev/nvme0n1", kind="block", transport="NVMe", run=run)
+    assert health.nand_written_bytes == 39074645999616
+    assert health.host_written_bytes is not None
+    metrics = health_metrics(health)
+    assert metrics["waf_lifetime"] == pytest.approx(39074645999616 / health.host_written_bytes)
+    # hi is the upper 64 bits
+    assert nand_written_from_ocp_c0(
+        {"physical_media_units_written": {"hi": 1, "lo": 5}}) == 2**64 + 5
+    assert nand_written_from_ocp_c0({"Log page version": 2}) is None
 
 
 @pytest.mark.parametrize("kind", ["loop", "zram", "file", "emu"])

@@ -278,3 +278,22 @@ def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
     assert "rwmixread=0" in jobs[22]  # 100 % writes, sequential
     copy = jobs[-1]
     assert f"offset={64 * MIB}" in copy and f"size={64 * MIB}" in copy  # smoke: 64 MiB copied
+
+
+def test_curve_charts_one_per_axis_and_figure() -> None:
+    from pytest_ssdqual.chart_data import curve_charts
+    from pytest_ssdqual.methodology.curves import Curve
+
+    curves = [
+        Curve("rand_read_4k", "qd", "", "read.iops", "IOPS", ((1, 9000), (2, 17000), (4, 30000))),
+        Curve("seq_read_128k", "qd", "", "read.iops", "IOPS", ((1, 2000), (2, 3900), (4, 4000))),
+        Curve("seq_read_128k", "qd", "", "read.bw_mbps", "MB/s", ((1, 262), (2, 511))),
+        Curve("seq", "bs_bytes", "B", "write.bw_mbps", "MB/s", ((512, 9.5), (1 << 20, 510))),
+        Curve("rand_4k_qd4", "write_pct", "%", "total.iops", "IOPS", ((0, 9000), (100, 3000))),
+        Curve("x", "fill_pct", "%", "write.iops", "IOPS", ((25, 1.0),)),  # not a sweep axis here
+    ]
+    charts = curve_charts(curves, title="QD scaling")
+    assert sorted(charts) == [
+        "chart: IOPS by queue depth", "chart: IOPS by write share",
+        "chart: bandwidth by queue depth", "chart: bandwidth by transfer size"]
+    assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
