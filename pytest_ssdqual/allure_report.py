@@ -1,10 +1,15 @@
 """Every Allure call of the project lives here (STYLE.md row 11).
 
 Labels: parent suite = drive, feature = methodology family, story = workload, severity from the
-family (integrity and health are critical); controller, NAND and firmware as tags; the drive,
-its serial and firmware as parameters with ``excluded=True`` so history follows the test across
-drives. Measured numbers are never parameters. A label the test sets with an ``@allure``
-decorator is not set again (Allure would show it twice).
+family (integrity and health are critical); controller, NAND and firmware as tags. Parameters:
+``drive identity`` (the serial, else the path) is part of the history id, so two drives running
+the same test are two tests with a history each (never "retries" of one another); the drive
+path, serial and firmware are parameters with ``excluded=True``, so a drive's history follows
+it across firmware builds and /dev names. Measured numbers are never parameters. A label the
+test sets with an ``@allure`` decorator is not set again (Allure would show it twice).
+
+A test whose pytest-xdist worker died, or that SIGINT/SIGTERM stopped, is *broken*, never passed
+(``write_crashed_result``, ``mark_current_broken``).
 
 Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, measure, judge).
 Attachments: the drive's facts, the verdict table (HTML and JSON), the metrics, PNG charts
@@ -56,15 +61,34 @@ def severity_for(family: str) -> str:
     return "critical" if family in CRITICAL_FAMILIES else "normal"
 
 
-def exclude_drive_parameter(ctx: DriveContext) -> None:
-    """Record the drive parametrization (``ssd_drive``) as an *excluded* parameter, shown as
-    the drive path, so a test's history follows it across drives.
+#: The parameter that carries the drive into Allure's history id.
+DRIVE_IDENTITY_PARAM = "drive identity"
+
+
+def drive_identity(facts: Mapping[str, str]) -> str:
+    """What tells one drive from another across runs: its serial, else its path (a scratch
+    file, a device that reports no serial). ``facts``: ``DriveContext.describe()``."""
+    serial = str(facts.get("serial") or "").strip()
+    return serial if serial and serial not in ("?", "unknown") else str(facts.get("drive", ""))
+
+
+def drive_parameters(ctx: DriveContext) -> None:
+    """Record the drive's parameters: ``drive identity`` (serial, else path; *not* excluded, so
+    each drive has its own history id) and the drive parametrization ``ssd_drive`` (the path,
+    excluded: /dev names move between boots).
 
     Must run during the test's set-up (an autouse fixture): allure-pytest adds pytest's own
-    parameters after set-up only when they are not there yet, and its history id skips
-    excluded parameters.
+    parameters after set-up only when they are not there yet, and its history id
+    (``md5(fullName, non-excluded parameter values)``) skips excluded parameters.
     """
+    allure.dynamic.parameter(DRIVE_IDENTITY_PARAM, drive_identity(ctx.describe()))
     allure.dynamic.parameter("ssd_drive", ctx.target.spec.raw, excluded=True)
+
+
+def parent_suite(facts: Mapping[str, str]) -> str:
+    """The parent suite of a drive's tests: ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``."""
+    return (f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, "
+            f"S/N {facts.get('serial', '?')})")
 
 
 def label_test(
@@ -92,7 +116,7 @@ def label_test(
     family = family or workload.family
     allure.dynamic.title(f"{workload.title} — {controller} / {nand} / {ident.firmware}")
     if "parentSuite" not in decorated:
-        allure.dynamic.parent_suite(f"{ident.model} (fw {ident.firmware}, S/N {ident.serial})")
+        allure.dynamic.parent_suite(parent_suite(ctx.describe()))
     if "feature" not in decorated:
         allure.dynamic.feature(family)
     if "story" not in decorated:
@@ -136,19 +160,100 @@ def attach_failure_output(exc: FioError) -> None:
                   attachment_type=allure.attachment_type.TEXT)
 
 
-def write_crashed_result(alluredir: Path, nodeid: str, message: str, trace: str = "") -> Path:
-    """Write a *broken* Allure result for a test whose pytest-xdist worker crashed.
+def _running_result() -> Any | None:
+    """allure-pytest's ``TestResult`` of the test running in this process (None without
+    ``--alluredir`` or between tests)."""
+    import allure_commons
+    from allure_pytest.listener import AllureListener
 
-    The worker died inside the test, so allure-pytest never wrote its result: without this the
-    test would be a hole in the report. Called on the controller (``pytest_handlecrashitem``).
-    Name, full name and suite follow allure-pytest's scheme for the node id (the ``@group``
-    suffix pytest-xdist's loadgroup adds is dropped), so the test lands where it belongs.
+    for plugin in allure_commons.plugin_manager.get_plugins():
+        if isinstance(plugin, AllureListener):
+            try:
+                return plugin.allure_logger.get_test(None)
+            except (KeyError, IndexError, AttributeError):
+                return None
+    return None
+
+
+def snapshot_current_test(original_values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The running test's Allure result as it stands, as the JSON Allure would write (uuid,
+    name, fullName, labels, parameters, attachments and steps so far), with the ``historyId``
+    allure-pytest will give it (``md5(fullName, non-excluded parameter values)``, computed at
+    teardown, which a dying process never reaches). Kept by the worker's journal so the
+    controller can write the test's result if the worker dies.
+
+    Args:
+        original_values: the test's pytest parameters (``item.callspec.params``): allure-pytest
+            hashes their original values, not their ``repr``.
+
+    Returns:
+        The result as a dict, or None without ``--alluredir``.
+    """
+    from allure_pytest.utils import get_history_id
+    from attr import asdict
+
+    result = _running_result()
+    if result is None or not getattr(result, "fullName", None):
+        return None
+    data = asdict(result, filter=lambda _, v: v or v is False)
+    data["historyId"] = get_history_id(result.fullName, result.parameters,
+                                       original_values=dict(original_values))
+    return data
+
+
+def mark_current_broken(message: str) -> None:
+    """Make the running test *broken* with ``message`` (a test stopped by SIGINT/SIGTERM:
+    allure-pytest would otherwise write it with its set-up status, ``passed``). Does nothing
+    without ``--alluredir``."""
+    from allure_commons.model2 import Status, StatusDetails
+
+    result = _running_result()
+    if result is not None:
+        result.status = Status.BROKEN
+        result.statusDetails = StatusDetails(message=message)
+
+
+def result_uuids(alluredir: Path) -> set[str]:
+    """The ``uuid`` of every ``*-result.json`` in ``alluredir`` (unreadable files skipped)."""
+    out = set()
+    for path in alluredir.glob("*-result.json"):
+        try:
+            out.add(str(json.loads(path.read_text(encoding="utf-8")).get("uuid", "")))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def write_crashed_result(
+    alluredir: Path,
+    nodeid: str,
+    message: str,
+    trace: str = "",
+    *,
+    snapshot: Mapping[str, Any] | None = None,
+    drive_facts: Mapping[str, str] | None = None,
+    fio_job: tuple[str, str] | None = None,
+) -> Path:
+    """Write a *broken* Allure result for a test whose process never wrote one: its
+    pytest-xdist worker crashed, or the run was stopped (SIGTERM) while it ran.
+
+    Called on the controller. With the worker's ``snapshot`` (``snapshot_current_test``, kept
+    in its journal) the result is the test's own -- same uuid, title, parent suite (the drive),
+    parameters, history id and the attachments written so far (the ``drive`` facts) -- so it
+    lands on the right drive and in the test's history; the steps still open are closed as
+    broken. Without one, name, full name, suite and history id follow allure-pytest's scheme
+    for the node id (the ``@group`` suffix pytest-xdist's loadgroup adds is dropped) and
+    ``drive_facts``, when known, give the parent suite and the ``drive`` attachment.
 
     Args:
         alluredir: the ``--alluredir`` folder.
-        nodeid: the crashed test's node id, e.g. ``suites/test_x.py::test_y[loop0]@loop0``.
+        nodeid: the test's node id, e.g. ``suites/test_x.py::test_y[loop0]@loop0``.
         message: why the result is broken (``worker 'gw0' crashed while running ...``).
         trace: longer text (the crash report), if any.
+        snapshot: the test's Allure result as it stood, or None.
+        drive_facts: the drive's facts (``DriveContext.describe()``), or None.
+        fio_job: (path, text) of the last fio job the test started, attached as
+            ``fio job (running when the test stopped)``.
 
     Returns:
         The written ``*-result.json`` file.
@@ -158,33 +263,80 @@ def write_crashed_result(alluredir: Path, nodeid: str, message: str, trace: str 
     from allure_pytest.utils import ParsedPytestNodeId
     from attr import asdict
 
-    clean = nodeid.split("@", 1)[0]
-    parsed = ParsedPytestNodeId(clean)
-    class_part = ("." + ".".join(parsed.class_names)) if parsed.class_names else ""
-    full_name = f"{parsed.package}{class_part}#{parsed.test_function}"
-    stamp = now()
-    result = TestResult(
-        uuid=uuid4(),
-        name=clean.rsplit("::", 1)[-1],
-        fullName=full_name,
-        historyId=md5(clean),
-        testCaseId=md5(full_name),
-        status=Status.BROKEN,
-        statusDetails=StatusDetails(message=message, trace=trace or None),
-        start=stamp,
-        stop=stamp,
-        labels=[
-            Label(name="suite", value=parsed.module),
-            Label(name="framework", value="pytest"),
-        ],
-    )
-    data = asdict(result, filter=lambda _, v: v or v is False)  # as AllureFileLogger does
     alluredir.mkdir(parents=True, exist_ok=True)
-    path = alluredir / f"{result.uuid}-result.json"
+    stamp = now()
+    if snapshot:
+        data: dict[str, Any] = json.loads(json.dumps(snapshot, default=str))
+        data["status"] = Status.BROKEN
+        data["statusDetails"] = {"message": message, **({"trace": trace} if trace else {})}
+        data["stop"] = stamp
+        _close_steps(data.get("steps") or [], stamp)
+        labels = data.setdefault("labels", [])
+        names = {lab.get("name") for lab in labels}
+        if "suite" not in names:
+            labels.append({"name": "suite",
+                           "value": ParsedPytestNodeId(nodeid.split("@", 1)[0]).module})
+        if "framework" not in names:
+            labels.append({"name": "framework", "value": "pytest"})
+    else:
+        clean = nodeid.split("@", 1)[0]
+        parsed = ParsedPytestNodeId(clean)
+        class_part = ("." + ".".join(parsed.class_names)) if parsed.class_names else ""
+        full_name = f"{parsed.package}{class_part}#{parsed.test_function}"
+        result = TestResult(
+            uuid=uuid4(),
+            name=clean.rsplit("::", 1)[-1],
+            fullName=full_name,
+            historyId=md5(clean),
+            testCaseId=md5(full_name),
+            status=Status.BROKEN,
+            statusDetails=StatusDetails(message=message, trace=trace or None),
+            start=stamp,
+            stop=stamp,
+            labels=[
+                Label(name="suite", value=parsed.module),
+                Label(name="framework", value="pytest"),
+            ],
+        )
+        data = asdict(result, filter=lambda _, v: v or v is False)  # as AllureFileLogger does
+        if drive_facts:
+            data["labels"].append({"name": "parentSuite", "value": parent_suite(drive_facts)})
+            data["parameters"] = [
+                {"name": DRIVE_IDENTITY_PARAM, "value": drive_identity(drive_facts)},
+                {"name": "ssd_drive", "value": str(drive_facts.get("drive", "")),
+                 "excluded": True},
+            ]
+    attachments = data.setdefault("attachments", [])
+    if drive_facts and not any(a.get("name") == ATTACH_DRIVE for a in attachments):
+        attachments.append(_write_attachment(
+            alluredir, ATTACH_DRIVE, json.dumps(dict(drive_facts), indent=2, sort_keys=True),
+            "application/json", "json"))
+    if fio_job is not None:
+        job_path, job_text = fio_job
+        attachments.append(_write_attachment(
+            alluredir, "fio job (running when the test stopped)",
+            f"# {job_path}\n{job_text}", "text/plain", "fio"))
+    path = alluredir / f"{uuid.uuid4()}-result.json"
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _close_steps(steps: list[dict[str, Any]], stamp: int) -> None:
+    """Steps a dead process left open (no ``stop``) become broken, stopped at ``stamp``."""
+    for step in steps:
+        if not step.get("stop"):
+            step["stop"] = stamp
+            step["status"] = "broken"
+        _close_steps(step.get("steps") or [], stamp)
+
+
+def _write_attachment(alluredir: Path, name: str, text: str, mime: str, ext: str
+                      ) -> dict[str, str]:
+    source = f"{uuid.uuid4()}-attachment.{ext}"
+    (alluredir / source).write_text(text, encoding="utf-8")
+    return {"name": name, "source": source, "type": mime}
 
 
 def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
@@ -315,7 +467,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
 
 def attach_regression(lines: list[str]) -> None:
     """Attach the regression gate's comparisons (one line per gated metric, with its status:
-    regressed, improved, within limit, too noisy to gate) as text."""
+    regressed, inconclusive, improved, within limit, ...) as text."""
     if lines:
         allure.attach("\n".join(lines) + "\n", name="regression vs baseline",
                       attachment_type=allure.attachment_type.TEXT)
@@ -361,6 +513,10 @@ CATEGORIES: list[dict[str, Any]] = [
      "messageRegex": r"^REGRESSION:[\s\S]*"},
     {"name": "Limit violated", "matchedStatuses": ["failed"],
      "messageRegex": r"^[\s\S]*limit\(s\) violated[\s\S]*"},
+    {"name": "Interrupted (SIGINT/SIGTERM)", "matchedStatuses": ["broken"],
+     "messageRegex": r"^INTERRUPTED:[\s\S]*"},
+    {"name": "Worker crashed", "matchedStatuses": ["broken"],
+     "messageRegex": r"^worker '[^']*' crashed[\s\S]*"},
     {"name": "Device or fio error", "matchedStatuses": ["broken"]},
     {"name": "Refused for safety", "matchedStatuses": ["skipped"],
      "messageRegex": r"^[\s\S]*refused[\s\S]*"},

@@ -10,8 +10,9 @@ Built only from stored results (``stored_results``: an Allure results folder), s
 writes it next to the results at the end of a session.
 
 Overall verdict: ``FAIL`` when a test failed or broke (limit violated, regression, fio or device
-error) or a limit was violated / not measured; ``INCOMPLETE`` when nothing failed but tests were
-skipped (e.g. write tests refused for safety) or no limit was judged; ``PASS`` otherwise.
+error, its pytest-xdist worker crashed) or a limit was violated / not measured; ``INCOMPLETE``
+when nothing failed but tests were skipped (e.g. write tests refused for safety), interrupted
+(SIGINT/SIGTERM: ``INTERRUPTED``) or no limit was judged; ``PASS`` otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from . import chart_data
 from .stored_results import StoredTest, VerdictRecord, group_by_drive, load_results
 from .thresholds.verdict import format_number
+from .worker_journal import INTERRUPTED_PREFIX
 
 #: Allure status -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED"}
@@ -133,6 +135,14 @@ class DriveSummary:
         return out
 
 
+def status_word(status: str, message: str = "") -> str:
+    """The summary's word for an Allure status: ``INTERRUPTED`` for a test SIGINT/SIGTERM
+    stopped (broken, message ``INTERRUPTED: ...``), else ``STATUS_WORDS``."""
+    if status == "broken" and message.startswith(INTERRUPTED_PREFIX):
+        return "INTERRUPTED"
+    return STATUS_WORDS.get(status, status.upper())
+
+
 def _first_lines(text: str, n: int = 4) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines()[:n])
 
@@ -158,7 +168,7 @@ def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveS
     if not facts.get("profile"):  # a test labelled without the profile: take another's
         facts["profile"] = next((t.drive["profile"] for t in tests if t.drive.get("profile")), "")
     rows = [
-        TestRow(t.name, t.workload, STATUS_WORDS.get(t.status, t.status.upper()),
+        TestRow(t.name, t.workload, status_word(t.status, t.message),
                 "" if t.status == "passed" else _first_lines(t.message))
         for t in tests
     ]
@@ -295,7 +305,7 @@ table{border-collapse:collapse;font-size:13px;margin-bottom:8px}
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .PASS{color:#17803d;font-weight:bold}.FAIL,.ERROR,.MISSING{color:#c0262d;font-weight:bold}
-.SKIPPED,.INCOMPLETE{color:#a86400;font-weight:bold}
+.SKIPPED,.INCOMPLETE,.INTERRUPTED{color:#a86400;font-weight:bold}
 .overall{font-size:22px;padding:6px 14px;border:2px solid;display:inline-block;margin:6px 0}
 img{max-width:100%;border:1px solid #ddd;margin:6px 0}pre{margin:0;white-space:pre-wrap}
 ol.sources{font-size:12px;color:#444}

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import pytest
 
-from . import allure_report
+from . import allure_report, plugin_workers
 from .drive import DriveSpec, parse_drive_option
 from .errors import ConfigError, DriveUnusable, FioError, SsdQualError
 from .fio.runner import FioRunner
@@ -44,6 +44,7 @@ from .plugin_health import (
 )
 from .plugin_health import tracker as health_tracker
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
+from .plugin_workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 from .plugin_outcomes import OutcomeHooks
 from .plugin_outcomes import add_options as add_outcome_options
 from .plugin_power import idle_wake  # noqa: F401  (fixture: suites/test_idle_power.py)
@@ -198,6 +199,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
     config.stash[OPTIONS_KEY] = options
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+    plugin_workers.register(config)  # crashed workers, interrupted tests, worker journals
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(HealthHooks(), "ssdqual-health")
@@ -470,6 +472,7 @@ def qualify(
         node.user_properties.append((PROP_DRIVE, facts))
         health = health_tracker(request.config, ssd_session, ssd_drive)  # before the workload
         allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        plugin_workers.note_labels(request)  # a worker that dies now: result on this drive
         if workload.writes:
             refusal = ssd_session.refusal(ssd_drive)
             if refusal is not None:
@@ -544,10 +547,11 @@ def qualify(
 
 @pytest.fixture(autouse=True)
 def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
-    """Tests on a drive: the drive parameter is excluded from Allure's history id (set-up time,
-    see ``allure_report.exclude_drive_parameter``)."""
+    """Tests on a drive: the drive's Allure parameters (its identity in the history id, see
+    ``allure_report.drive_parameters``) at set-up time, and the worker's journal entry
+    (``plugin_workers.start_drive_test``)."""
     if "ssd_drive" in request.fixturenames:
-        allure_report.exclude_drive_parameter(request.getfixturevalue("ssd_drive"))
+        plugin_workers.start_drive_test(request, request.getfixturevalue("ssd_drive"))
 
 
 class SsdQualReporter:
@@ -586,18 +590,6 @@ class SsdQualReporter:
             elif key == PROP_GATE:
                 self.gate_rows.extend(value)
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
-        """pytest-xdist: a worker crashed inside ``crashitem``. xdist reports the test failed;
-        Allure would have no result for it, so a broken one is written (controller only)."""
-        alluredir = getattr(self.config.option, "allure_report_dir", None)
-        if alluredir:
-            allure_report.write_crashed_result(
-                Path(alluredir), crashitem,
-                f"{report.longrepr}: the worker process died inside the test (its fio, if any, "
-                "was stopped by the kernel's parent-death signal)",
-            )
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows and not self.drives:
             self._write_report_lines(terminalreporter)
@@ -620,9 +612,13 @@ class SsdQualReporter:
         for line in self.report_lines:
             terminalreporter.write_line(line)
 
+    @pytest.hookimpl(trylast=True)  # after pytest-xdist stopped its workers
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return
+        crashes = self.config.pluginmanager.get_plugin("ssdqual-worker-crashes")
+        if crashes is not None:  # tests a SIGTERM-ed run's workers were stopped in
+            crashes.finish_workers(int(session.exitstatus))
         try:  # run.json + index: completes the stored run (a failure fails the session)
             self.run_dir = self.config.stash[GATE_KEY].finish(
                 exitstatus=int(session.exitstatus),

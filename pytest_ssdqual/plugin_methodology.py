@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from . import allure_report
+from . import allure_report, plugin_workers
 from .errors import FioError, SsdQualError
 from .methodology import MethodologyOutcome, judge_result
 from .methodology import run_methodology as _run
@@ -96,6 +96,7 @@ def run_methodology(
         drive = ssd_drive.target.spec.raw
         node.user_properties.append((PROP_DRIVE, ssd_drive.describe()))
         allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        plugin_workers.note_labels(request)  # a worker that dies now: result on this drive
         refusal = ssd_session.refusal(ssd_drive)
         if refusal is not None:
             row = SummaryRow.refused(drive, workload_id, refusal.reasons)

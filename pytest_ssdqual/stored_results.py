@@ -14,7 +14,7 @@ Charts (``chart_data`` + ``plots``) and the one-page summary (``drive_summary``)
 these alone, so they can be regenerated long after the run.
 
 A results folder may hold several runs (no ``--clean-alluredir``) or retries: for each drive and
-test (Allure ``historyId``, which leaves the drive out) only the latest result is kept.
+test (Allure ``historyId``, which holds the drive's identity) only the latest result is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+from .worker_journal import NOT_RERUN_PREFIX
 
 if TYPE_CHECKING:
     from .thresholds.verdict import Verdict
@@ -259,13 +260,20 @@ def load_results(folder: Path) -> list[StoredTest]:
 
 
 def latest_per_test(tests: Iterable[StoredTest]) -> list[StoredTest]:
-    """Keep the latest (by stop time) result per (drive, history id); order by start time."""
+    """Keep the latest (by stop time) result per (drive, history id); order by start time.
+
+    A ``NOT RERUN`` skip (a test a worker crashed in, not run again) never replaces the test's
+    other result (its broken crash result)."""
     latest: dict[tuple[str, str], StoredTest] = {}
     for t in tests:
         key = (t.drive_key, t.history_id or t.uuid)
-        if key not in latest or t.stop_ms > latest[key].stop_ms:
+        if key not in latest or (_rank(t), t.stop_ms) > (_rank(latest[key]), latest[key].stop_ms):
             latest[key] = t
     return sorted(latest.values(), key=lambda t: (t.start_ms, t.name))
+
+
+def _rank(t: StoredTest) -> int:
+    return 0 if t.status == "skipped" and NOT_RERUN_PREFIX in t.message else 1
 
 
 def group_by_drive(tests: Iterable[StoredTest]) -> dict[str, list[StoredTest]]:

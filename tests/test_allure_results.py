@@ -89,7 +89,10 @@ def test_labels_title_parameters_steps_and_attachments(
     assert _labels(rand, "tag")[:3] == ["controller:host-file", "nand:host-fs",
                                          f"firmware:{firmware}"]
     params = {p["name"]: p for p in rand["parameters"]}
-    assert set(params) == {"ssd_drive", "workload_id", "drive serial", "firmware"}
+    assert set(params) == {"drive identity", "ssd_drive", "workload_id", "drive serial",
+                           "firmware"}
+    assert "excluded" not in params["drive identity"]  # the drive is in the history id
+    assert params["drive identity"]["value"] == repr(str(pytester.path / "target.img"))
     assert params["ssd_drive"]["excluded"] is True
     assert str(pytester.path / "target.img") in params["ssd_drive"]["value"]
     assert params["drive serial"]["excluded"] is True and params["firmware"]["excluded"] is True
@@ -123,15 +126,22 @@ def test_labels_title_parameters_steps_and_attachments(
     assert log.splitlines()[:2] == ["time_ms,value,direction,bs,offset", "1000, 488281, 0, 0, 0"]
 
 
-def test_history_follows_a_test_across_drives(pytester: pytest.Pytester, fake_fio: FakeFio
-                                              ) -> None:
+def test_each_drive_has_its_own_history_across_firmware(pytester: pytest.Pytester,
+                                                         fake_fio: FakeFio) -> None:
+    """B20: two drives, same test -> two history ids (before: one, so Allure showed one drive's
+    result as a retry of the other's); one drive under two firmware labels -> one history."""
     alluredir = pytester.path / "allure"
     suite = "def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n"
     _run(pytester, fake_fio, alluredir, suite=suite, drives=("a.img", "b.img")
          ).assert_outcomes(passed=2)
     a, b = _results(alluredir)
-    assert a["parameters"] != b["parameters"]  # the drive differs...
-    assert a["historyId"] == b["historyId"]  # ...and is left out of the history id
+    assert a["historyId"] != b["historyId"]
+    relabelled = pytester.path / "allure-fw"
+    _run(pytester, fake_fio, relabelled, "--firmware=DEVBUILD2", suite=suite,
+         drives=("a.img", "b.img")).assert_outcomes(passed=2)
+    before = {r["parameters"][0]["value"]: r["historyId"] for r in (a, b)}
+    after = {r["parameters"][0]["value"]: r["historyId"] for r in _results(relabelled)}
+    assert after == before  # firmware (and the /dev path) stay out of the history id
 
 
 def test_failed_broken_and_categories(
@@ -153,7 +163,8 @@ def test_failed_broken_and_categories(
 
     categories = json.loads((failed_dir / "categories.json").read_text())
     assert [c["name"] for c in categories] == [
-        "Regression vs baseline", "Limit violated", "Device or fio error", "Refused for safety"]
+        "Regression vs baseline", "Limit violated", "Interrupted (SIGINT/SIGTERM)",
+        "Worker crashed", "Device or fio error", "Refused for safety"]
 
     def category(status: str, message: str) -> str | None:
         """The first matching category, as Allure 2 (Java ``matches``: whole message) does."""
@@ -170,6 +181,10 @@ def test_failed_broken_and_categories(
     assert category("skipped", "Skipped: write to /dev/loop0 refused: not confirmed") == (
         "Refused for safety")
     assert category("failed", "something else") is None
+    assert category("broken", "INTERRUPTED: received signal 15 (SIGTERM) ...") == (
+        "Interrupted (SIGINT/SIGTERM)")
+    assert category("broken", "worker 'gw1' crashed while running 't.py::x': ...") == (
+        "Worker crashed")
 
 
 def test_a_refused_write_is_skipped_with_the_reason(
@@ -235,7 +250,7 @@ def test_session_files_survive_xdist_and_clean_alluredir(
     env = (alluredir / "environment.properties").read_text()
     assert "drive1.model=Scratch file" in env and "drive2.model=Scratch file" in env
     assert "profile=smoke" in env and "fio=fio-3.33" in env
-    assert len(json.loads((alluredir / "categories.json").read_text())) == 4
+    assert len(json.loads((alluredir / "categories.json").read_text())) == 6
     executor = json.loads((alluredir / "executor.json").read_text())
     assert executor["type"] == "pytest" and "(smoke)" in executor["buildName"]
     pages = sorted((alluredir / "summary").glob("*.html"))
