@@ -66,6 +66,9 @@ SATURATION_SHARE = 0.9
 
 
 def qd_scaling_metrics() -> tuple[str, ...]:
+    """Every metric of ``qd_scaling``: per pattern and QD ``rand_read_4k_qd8.read.iops`` (and
+    ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``), ``rand_read_4k_qd1_4_avg.read.iops`` /
+    ``bw_mbps``, ``rand_read_4k.saturation_qd``, ``rand_read_4k.scaling_ratio``."""
     names: list[str] = []
     for p in QD_PATTERNS:
         names += [f"{p.name}_qd{qd}.{p.direction}.{f}" for qd in QUEUE_DEPTHS
@@ -101,6 +104,8 @@ def mix_point(curve: str, write_pct: int) -> str:
 
 
 def mixed_metrics() -> tuple[str, ...]:
+    """Every metric of ``mixed_sweep``: ``<curve>_w<P>.<MIX_FIGURES>`` for both mixes and every
+    write share, then ``COPY_METRICS``."""
     names = [f"{mix_point(c, w)}.{f}" for c, *_ in MIXES for w in WRITE_PCTS
              for f in MIX_FIGURES]
     return (*names, *COPY_METRICS)
@@ -110,7 +115,8 @@ def mixed_metrics() -> tuple[str, ...]:
 
 #: ATTO-style transfer sizes: 512 B to 8 MiB, powers of two.
 TRANSFER_SIZES: tuple[int, ...] = tuple(512 << i for i in range(15))
-#: Queue depth of the transfer-size sweep (ATTO Disk Benchmark's default "queue depth 4").
+#: Queue depth of the transfer-size sweep (ATTO Disk Benchmark's default "queue depth 4";
+#: its default transfer sizes run from 512 B up, its default total length is 256 MB).
 TRANSFER_QD = 4
 
 
@@ -120,6 +126,8 @@ def transfer_point(direction: str, size_bytes: int) -> str:
 
 
 def transfer_metrics() -> tuple[str, ...]:
+    """Every metric of ``transfer_size_sweep``: ``seq_read_64k.read.bw_mbps`` / ``.iops`` and
+    the same for writes, at every size of ``TRANSFER_SIZES``."""
     return tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
                  for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
 
@@ -168,6 +176,9 @@ def preset_point(preset: str, size_bytes: int) -> str:
 
 
 def preset_metrics() -> tuple[str, ...]:
+    """Every metric of ``client_presets``: ``seq1m_q8t1_100mib.read.bw_mbps`` (and ``iops``,
+    ``lat_mean_us``, ``lat_p99_us``) at every test size of any profile, then
+    ``seq1m_q8t1.read.size_ratio`` per preset and direction."""
     sizes = sorted({s for pair in PRESET_SIZES.values() for s in pair})
     names = [f"{preset_point(p.name, s)}.{d}.{f}" for p in PRESETS for s in sizes
              for d in ("read", "write") for f in PRESET_FIGURES]
