@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 
 from .errors import FioError
+from .methodology.curves import curves_to_json
 from .stored_results import ATTACH_DRIVE, ATTACH_VERDICTS_JSON, LOG_CSV_HEADER, VerdictRecord
 
 if TYPE_CHECKING:
@@ -433,6 +434,9 @@ def attach_methodology(outcome: MethodologyOutcome) -> None:
                   attachment_type=allure.attachment_type.CSV)
     allure.attach(json.dumps(result.states, indent=2, sort_keys=True),
                   name="drive state of each metric", attachment_type=allure.attachment_type.JSON)
+    if result.curves:
+        allure.attach(curves_to_json(result.curves), name="curves",
+                      attachment_type=allure.attachment_type.JSON)
     seen: set[str] = set()
     for step in result.steps:
         if step.job.name in seen:
@@ -511,6 +515,8 @@ def _escape(text: str) -> str:
 CATEGORIES: list[dict[str, Any]] = [
     {"name": "Regression vs baseline", "matchedStatuses": ["failed"],
      "messageRegex": r"^REGRESSION:[\s\S]*"},
+    {"name": "Drive health failing", "matchedStatuses": ["failed"],
+     "messageRegex": r"^[^\n]*drive health fails[\s\S]*"},
     {"name": "Limit violated", "matchedStatuses": ["failed"],
      "messageRegex": r"^[\s\S]*limit\(s\) violated[\s\S]*"},
     {"name": "Interrupted (SIGINT/SIGTERM)", "matchedStatuses": ["broken"],
