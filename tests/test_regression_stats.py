@@ -180,12 +180,20 @@ def test_latency_tails_are_not_gated_by_a_ceiling_or_a_workload_wide_rule(tmp_pa
     # generic.yaml's absolute p99.99 ceiling is still a limit, but no regression rule
     assert any(lim.metric == "write.lat_p99_99_us" for lim in limits.for_workload(WID))
     new, old = _identical_build_with_wild_tails()
+    # with every run's figures
     comparisons = compare_workload(
         WID, {k: v[1] for k, v in new.items()}, {k: v[1] for k, v in old.items()},
         baseline_firmware="A", limits=limits, samples=new, baseline_samples=old)
     assert [c.metric for c in comparisons] == [
         BW, "write.iops", "write.lat_mean_us", "write.lat_p99_us"]
     assert not [c for c in comparisons if c.failed], [c.line() for c in comparisons]
+    # and with one figure per side (the call as it was before samples existed)
+    single = compare_workload(WID, {k: v[1] for k, v in new.items()},
+                              {k: v[1] for k, v in old.items()}, baseline_firmware="A",
+                              limits=limits)
+    assert [(c.metric, c.status) for c in single] == [
+        (BW, WITHIN), ("write.iops", WITHIN), ("write.lat_mean_us", WITHIN),
+        ("write.lat_p99_us", WITHIN)]
 
 
 def test_a_latency_tail_named_in_per_metric_is_gated(tmp_path: Path) -> None:
