@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +64,9 @@ def test_b11_disk_failing_drive_never_passes(
     assert [r["status"] for r in results] == ["failed"]
     names = [a["name"] for a in results[0].get("attachments", [])]
     assert "drive health (session start)" in names
+    categories = json.loads((alluredir / "categories.json").read_text())
+    [health_category] = [c for c in categories if c["name"] == "Drive health failing"]
+    assert re.match(health_category["messageRegex"], results[0]["statusDetails"]["message"])
     # the per-drive summary: FAIL, with the health line as the reason
     summaries = list((alluredir / "summary").glob("*.md"))
     assert len(summaries) == 1
