@@ -4,6 +4,7 @@ job on a loop device: a clean pass, the same pass after 8 bytes were overwritten
 offsets, and the pass with ``verify`` removed), the implicit integrity requirements, the job
 files, the burst cycle plan and the metric names.
 
+tests/data/fio_burst/ holds a real burst run (3 bursts of 100 ms, 128 KiB writes, loop device).
 Real fio on real block devices: tests/test_e2e_data_tests.py.
 """
 
@@ -177,9 +178,38 @@ def test_burst_cycle_plan(runtime_s: float, expected: tuple[float, float, float]
     assert burst.cycle_plan(runtime_s) == pytest.approx(expected)
 
 
-def test_burst_options_idle_80_percent_of_each_cycle() -> None:
-    assert burst.burst_options(5.0, 1.0) == (
-        "thinktime=4000ms", "thinktime_iotime=1000ms", "thinktime_blocks=1000000000")
+def _burst_job(bursts: int = 3) -> burst.BurstJob:
+    return burst.BurstJob("burst_seq_write_128k_qd32", "t", "write", 131072, 32, 64 * MIB,
+                          runtime_s=0.1, cycle_s=0.5, bursts=bursts)
+
+
+def test_a_burst_job_is_one_section_per_burst_started_a_cycle_apart() -> None:
+    job = _burst_job()
+    text = job.render(filename="/dev/x", ioengine="io_uring")
+    sections = text.split("\n[")[2:]  # after [global]
+    assert [s.split("]")[0] for s in sections] == [
+        "burst_seq_write_128k_qd32_1", "burst_seq_write_128k_qd32_2", "burst_seq_write_128k_qd32_3"]
+    for k, section in enumerate(sections):
+        lines = section.splitlines()
+        assert f"startdelay={['0s', '500ms', '1s'][k]}" in lines and "new_group=1" in lines
+        assert "rw=write" in lines and "iodepth=32" in lines
+    assert "runtime=100ms" in text and "time_based=1" in text
+    assert job.planned_s(1.0) == pytest.approx(1.1)  # last start + one burst
+    assert job.expected_runtime_s == 0.1
+
+
+def test_burst_figures_divide_by_each_bursts_own_runtime() -> None:
+    # recorded: 3 bursts of 100 ms on a loop device; fio's runtimes 103, 125 and 104 ms (the
+    # in-flight I/Os complete after the 100 ms of issuing)
+    path = DATA.parent / "fio_burst" / "burst_seq_write_128k_qd32.json"
+    figures = burst.burst_figures(_burst_job(), path.read_text(), direction="write",
+                                  source=str(path))
+    ms = 103 + 125 + 104
+    assert figures["iops"] == pytest.approx((258 + 265 + 220) / (ms / 1000))
+    assert figures["bw_mbps"] == pytest.approx(
+        (33816576 + 34734080 + 28835840) / (ms / 1000) / 1e6)
+    with pytest.raises(FioOutputError, match="no job 'burst_seq_write_128k_qd32_4'"):
+        burst.burst_figures(_burst_job(4), path.read_text(), direction="write", source="x")
 
 
 def test_ratios_and_catalog_names() -> None:

@@ -71,8 +71,9 @@ def test_smoke_on_a_loop_device_and_compressibility_on_zram(
             assert 0 < m[f"{mode}_{test}.write.lat_p99_us"] < 5e6, m
     assert m["burst_rand_write_4k_qd32.write.iops_ratio"] == pytest.approx(
         m["burst_rand_write_4k_qd32.write.iops"] / m["continuous_rand_write_4k_qd32.write.iops"])
-    # a loop device gains nothing from idle time: within a factor 5 either way on a busy VM
+    # no SLC cache, but the VM's disk may gain from idle too: 1.1-2.4 measured on busy VMs
     assert 0.2 < m["burst_seq_write_128k_qd32.write.bw_mbps_ratio"] < 5, m
+    assert "6 x 100 ms of I/O every 0.5 s" in result.stdout.str()
 
     # compressibility: zram compresses (zero pages cost nothing), a loop device over a file
     # does not (measured on the development VM: zram 4.4-6.3, loop 0.8-1.7 per round)
