@@ -163,8 +163,9 @@ def test_failed_broken_and_categories(
 
     categories = json.loads((failed_dir / "categories.json").read_text())
     assert [c["name"] for c in categories] == [
-        "Regression vs baseline", "Limit violated", "Interrupted (SIGINT/SIGTERM)",
-        "Worker crashed", "Device or fio error", "Refused for safety"]
+        "Regression vs baseline", "Drive health failing", "Limit violated",
+        "Interrupted (SIGINT/SIGTERM)", "Worker crashed", "Device or fio error",
+        "Refused for safety"]
 
     def category(status: str, message: str) -> str | None:
         """The first matching category, as Allure 2 (Java ``matches``: whole message) does."""
@@ -250,7 +251,7 @@ def test_session_files_survive_xdist_and_clean_alluredir(
     env = (alluredir / "environment.properties").read_text()
     assert "drive1.model=Scratch file" in env and "drive2.model=Scratch file" in env
     assert "profile=smoke" in env and "fio=fio-3.33" in env
-    assert len(json.loads((alluredir / "categories.json").read_text())) == 6
+    assert len(json.loads((alluredir / "categories.json").read_text())) == 7
     executor = json.loads((alluredir / "executor.json").read_text())
     assert executor["type"] == "pytest" and "(smoke)" in executor["buildName"]
     pages = sorted((alluredir / "summary").glob("*.html"))

@@ -66,7 +66,7 @@ def test_b11_disk_failing_drive_never_passes(
     assert "drive health (session start)" in names
     categories = json.loads((alluredir / "categories.json").read_text())
     [health_category] = [c for c in categories if c["name"] == "Drive health failing"]
-    assert re.match(health_category["messageRegex"], results[0]["statusDetails"]["message"])
+    assert re.fullmatch(health_category["messageRegex"], results[0]["statusDetails"]["message"])
     # the per-drive summary: FAIL, with the health line as the reason
     summaries = list((alluredir / "summary").glob("*.md"))
     assert len(summaries) == 1
