@@ -298,6 +298,15 @@ def test_an_inconclusive_comparison_is_rerun_up_to_repeat_max_then_fails(gate: G
     gate.run("1000,700,1300", "--firmware=C", "--baseline=firmware:A", "--repeat=3",
              "--repeat-max=3").assert_outcomes(failed=1)
     assert len(gate.fake_fio.job_rws()) == jobs + 3
+    # a metric already regressed fails the test whatever more runs show: no rerun for the
+    # inconclusive one
+    jobs = len(gate.fake_fio.job_rws())
+    gate.monkeypatch.setenv("FAKEFIO_IOPS", "50000,35000,65000")
+    both = gate.run("500", "--firmware=D", "--baseline=firmware:A", "--repeat=3")
+    both.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3
+    assert re.search(r"REGRESSION: \S+ seq_write_128k_qd32: 1 metric\(s\) regressed, 1 "
+                     r"INCONCLUSIVE vs baseline run", both.stdout.str()), both.stdout.str()
 
 
 def noisy_drive(gate: Gate) -> str:
