@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 
 from .errors import FioError
+from .figure_state import AS_FOUND_NOTE, figure_states, read_as_found, verdict_word
 from .methodology.curves import curves_to_json
 from .stored_results import ATTACH_DRIVE, ATTACH_VERDICTS_JSON, LOG_CSV_HEADER, VerdictRecord
 
@@ -341,10 +342,13 @@ def _write_attachment(alluredir: Path, name: str, text: str, mime: str, ext: str
 
 
 def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
-    """Attach the verdict table (HTML) and the metrics (JSON)."""
+    """Attach the verdict table (HTML, with the drive state of each figure; a read limit
+    passed on media as found reads ``PASS (as found)``) and the metrics (JSON)."""
+    states = figure_states(outcome)
     rows = []
     for v in outcome.verdicts:
         limit = v.limit
+        state = states.get(v.metric, "")
         rows.append(
             "<tr>"
             + "".join(
@@ -354,7 +358,8 @@ def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
                     "-" if v.measured is None else f"{v.measured:.6g}",
                     str(limit) if limit else "-",
                     "-" if v.margin_pct is None else f"{v.margin_pct:+.1f} %",
-                    v.status.upper(),
+                    verdict_word(v.status.upper(), state),
+                    state,
                     str(limit.provenance) if limit else "",
                 )
             )
@@ -363,12 +368,15 @@ def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
     table = (
         "<table border='1' cellpadding='4' style='border-collapse:collapse'>"
         "<tr><th>metric</th><th>measured</th><th>limit</th><th>margin</th><th>verdict</th>"
-        "<th>provenance</th></tr>" + "".join(rows) + "</table>"
+        "<th>drive state</th><th>provenance</th></tr>" + "".join(rows) + "</table>"
+        + (f"<p>{html.escape(AS_FOUND_NOTE)}</p>"
+           if any(read_as_found(s) for s in states.values()) else "")
     )
     allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
     allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
                   attachment_type=allure.attachment_type.JSON)
-    records = [VerdictRecord.from_verdict(v).as_dict() for v in outcome.verdicts]
+    records = [VerdictRecord.from_verdict(v, states.get(v.metric, "")).as_dict()
+               for v in outcome.verdicts]
     allure.attach(json.dumps(records, indent=1), name=ATTACH_VERDICTS_JSON,
                   attachment_type=allure.attachment_type.JSON)
 

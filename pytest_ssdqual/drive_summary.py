@@ -9,10 +9,14 @@ Built only from stored results (``stored_results``: an Allure results folder), s
 ``ssdqual summary RESULTS`` regenerates it at any time without touching a drive; the plugin
 writes it next to the results at the end of a session.
 
+Every limit row names the drive state its figure was taken in (``figure_state``); a read limit
+passed on media as found is ``PASS (as found)``.
+
 Overall verdict: ``FAIL`` when a test failed or broke (limit violated, regression, fio or device
 error, its pytest-xdist worker crashed) or a limit was violated / not measured; ``INCOMPLETE``
 when nothing failed but tests were skipped (e.g. write tests refused for safety), interrupted
-(SIGINT/SIGTERM: ``INTERRUPTED``) or no limit was judged; ``PASS`` otherwise.
+(SIGINT/SIGTERM: ``INTERRUPTED``), a limit passed only as found, or no limit was judged;
+``PASS`` otherwise.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import chart_data
+from .figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, verdict_word
 from .stored_results import StoredTest, VerdictRecord, group_by_drive, load_results
 from .thresholds.verdict import format_number
 from .worker_journal import INTERRUPTED_PREFIX
@@ -50,7 +55,9 @@ class LimitRow:
         measured: value in the metric's unit, or None (not measured).
         limit: the bound without the metric name (``>= 140``, ``<= 400``, ``10 <= x <= 20``).
         margin_pct: signed headroom in percent (positive = inside the limit), or None.
-        verdict: PASS, FAIL or MISSING; ``marginal`` when inside the marginal band.
+        verdict: PASS, FAIL or MISSING, ``PASS (as found)`` for a read limit passed on media
+            as found (``figure_state``); ``marginal`` when inside the marginal band.
+        state: the drive state the figure was taken in, ``""`` when not recorded.
         location: ``file:line`` of the limit (file name only); ``source``: the full
             provenance (file, profile, the profile's source text), listed once per page.
     """
@@ -64,6 +71,7 @@ class LimitRow:
     marginal: bool
     location: str
     source: str
+    state: str = ""
 
     @classmethod
     def from_record(cls, v: VerdictRecord) -> LimitRow:
@@ -71,8 +79,9 @@ class LimitRow:
         location = f"{Path(v.file).name}:{v.line}" if v.line else Path(v.file).name
         limit = v.limit.replace(v.metric, "x").strip()
         limit = limit[2:] if limit.startswith("x ") else limit
-        return cls(v.workload, v.metric, v.measured, limit, v.margin_pct,
-                   VERDICT_WORDS.get(v.status, v.status), v.marginal, location, source)
+        word = verdict_word(VERDICT_WORDS.get(v.status, v.status), v.state)
+        return cls(v.workload, v.metric, v.measured, limit, v.margin_pct, word, v.marginal,
+                   location, source, v.state)
 
 
 @dataclass(frozen=True)
@@ -154,6 +163,8 @@ def overall_verdict(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> str
     ):
         return "FAIL"
     if not tests or not limits or any(t.status not in ("PASS",) for t in tests):
+        return "INCOMPLETE"
+    if any(r.verdict == PASS_AS_FOUND for r in limits):  # may be never-written media
         return "INCOMPLETE"
     return "PASS"
 
@@ -280,13 +291,16 @@ def render_markdown(s: DriveSummary) -> str:
     lines += ["", "## Limits", ""]
     if s.limits:
         refs = source_numbers(s.limits)
-        lines += ["| workload | metric | measured | limit | margin | verdict | source |",
-                  "|---|---|---:|---|---:|---|---|"]
+        lines += ["| workload | metric | drive state | measured | limit | margin | verdict | "
+                  "source |", "|---|---|---|---:|---|---:|---|---|"]
         lines += [
-            f"| {r.workload} | {r.metric} | {_num(r.measured)} | {_md_cell(r.limit)} | "
-            f"{_margin(r)} | {r.verdict} | {r.location} [{refs[r.source]}] |"
+            f"| {r.workload} | {r.metric} | {_md_cell(r.state or '-')} | {_num(r.measured)} | "
+            f"{_md_cell(r.limit)} | {_margin(r)} | {r.verdict} | {r.location} "
+            f"[{refs[r.source]}] |"
             for r in s.limits
         ]
+        if any(r.verdict == PASS_AS_FOUND for r in s.limits):
+            lines += ["", AS_FOUND_NOTE]
         lines += ["", "Sources:", ""]
         lines += [f"{n}. {_md_cell(src)}" for src, n in refs.items()]
     else:
@@ -327,16 +341,20 @@ def render_html(s: DriveSummary) -> str:
     if s.limits:
         refs = source_numbers(s.limits)
         parts.append(
-            "<table><tr><th>workload</th><th>metric</th><th>measured</th><th>limit</th>"
-            "<th>margin</th><th>verdict</th><th>source</th></tr>"
+            "<table><tr><th>workload</th><th>metric</th><th>drive state</th><th>measured</th>"
+            "<th>limit</th><th>margin</th><th>verdict</th><th>source</th></tr>"
             + "".join(
-                f"<tr><td>{e(r.workload)}</td><td>{e(r.metric)}</td>"
+                f"<tr><td>{e(r.workload)}</td><td>{e(r.metric)}</td><td>{e(r.state or '-')}</td>"
                 f"<td class='num'>{_num(r.measured)}</td><td>{e(r.limit)}</td>"
-                f"<td class='num'>{e(_margin(r))}</td><td class='{r.verdict}'>{r.verdict}</td>"
+                f"<td class='num'>{e(_margin(r))}</td>"
+                f"<td class='{r.verdict.split()[0]}'>{e(r.verdict)}</td>"
                 f"<td>{e(r.location)} <sup>[{refs[r.source]}]</sup></td></tr>"
                 for r in s.limits
             )
-            + "</table><p>Sources:</p><ol class='sources'>"
+            + "</table>"
+            + (f"<p>{e(AS_FOUND_NOTE)}</p>"
+               if any(r.verdict == PASS_AS_FOUND for r in s.limits) else "")
+            + "<p>Sources:</p><ol class='sources'>"
             + "".join(f"<li>{e(src)}</li>" for src in refs)
             + "</ol>"
         )

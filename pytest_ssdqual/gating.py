@@ -319,11 +319,9 @@ class ResultsGate:
     def wants_more_runs(self, ctx: DriveContext, workload_id: str,
                         repetitions: Sequence[Mapping[str, float]]) -> bool:
         """True when another run of the workload may decide it: with ``--baseline``, fewer than
-        ``repeat_max`` runs so far, a gated metric whose comparison with the baseline is
-        ``inconclusive`` on the ``repetitions`` (each run's metrics), and none that already
-        fails for good (regressed, or no figure on one side: the test fails whatever more runs
-        show, so the drive is not kept busy). False without a usable baseline (``check`` then
-        reports why)."""
+        ``repeat_max`` runs so far, and a gated metric whose comparison with the baseline is
+        ``inconclusive`` on the ``repetitions`` (each run's metrics). False without a usable
+        baseline (``check`` then reports why)."""
         if len(repetitions) >= self.options.repeat_max or not repetitions:
             return False
         try:
@@ -335,8 +333,7 @@ class ResultsGate:
         median, _ = aggregate_repeats(repetitions)
         comparisons = self._compare(ctx, workload_id, median, repetition_samples(repetitions),
                                     *found)[0]
-        unsure = any(c.status == INCONCLUSIVE for c in comparisons)
-        return unsure and not any(c.failed and c.status != INCONCLUSIVE for c in comparisons)
+        return any(c.status == INCONCLUSIVE for c in comparisons)
 
     def _compare(
         self, ctx: DriveContext, workload_id: str, metrics: Mapping[str, float],

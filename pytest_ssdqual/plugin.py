@@ -44,10 +44,10 @@ from .plugin_health import (
 )
 from .plugin_health import tracker as health_tracker
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
-from .plugin_workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 from .plugin_outcomes import OutcomeHooks
 from .plugin_outcomes import add_options as add_outcome_options
 from .plugin_power import idle_wake  # noqa: F401  (fixture: suites/test_idle_power.py)
+from .plugin_workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
 from .session_report import finish_session
 from .store import new_run_id
@@ -174,8 +174,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--repeat-max", default=None, type=_repeat, metavar="N",
         help="with --baseline: rerun a workload whose comparison is inconclusive until it is "
-        "decided or it ran N times (not when another metric already regressed); still "
-        "inconclusive then fails (INCONCLUSIVE). Default: twice --repeat.",
+        "decided or it ran N times; still inconclusive then fails (INCONCLUSIVE). "
+        "Default: twice --repeat.",
     )
     group.addoption(
         "--firmware", default=None, metavar="NAME",

@@ -55,6 +55,8 @@ class VerdictRecord:
         limit: the limit as text (``write.bw_mbps >= 140``), ``""`` when none.
         min, max: the limit's bounds (None when absent).
         file, line, profile, source: the limit's provenance (``""``/None when no limit).
+        state: the drive state the figure was taken in (``figure_state``: ``prefilled``,
+            ``as found ...``, ``FOB``, ``steady state``...), ``""`` when not recorded.
     """
 
     workload: str
@@ -70,9 +72,11 @@ class VerdictRecord:
     line: int | None = None
     profile: str = ""
     source: str = ""
+    state: str = ""
 
     @classmethod
-    def from_verdict(cls, v: Verdict) -> VerdictRecord:
+    def from_verdict(cls, v: Verdict, state: str = "") -> VerdictRecord:
+        """The record of verdict ``v``; ``state``: the drive state of its figure."""
         lim = v.limit
         return cls(
             workload=v.workload, metric=v.metric, measured=v.measured, status=v.status,
@@ -82,6 +86,7 @@ class VerdictRecord:
             line=lim.provenance.line if lim else None,
             profile=lim.provenance.profile if lim else "",
             source=lim.provenance.source if lim else "",
+            state=state,
         )
 
     @classmethod

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from .figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, figure_states, verdict_word
+
 if TYPE_CHECKING:
     from .session import DriveContext, WorkloadOutcome
     from .thresholds.verdict import Verdict
@@ -28,7 +30,8 @@ class SummaryRow:
         margin_pct: signed headroom in percent (positive = inside the limit), or None.
         source: provenance (file:line, profile) or the skip reason.
         state: the drive state the figure was taken in (``FOB``, ``preconditioned``,
-            ``steady state``...; methodology tests), empty when not recorded.
+            ``steady state``... for methodology tests; ``prefilled`` / ``as found ...`` for a
+            plain workload's reads, see ``figure_state``), empty when not recorded.
     """
 
     drive: str
@@ -59,8 +62,10 @@ _STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "
 
 
 def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
-    """Verdicts of one workload as rows (``not judged`` metrics included)."""
-    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts)
+    """Verdicts of one workload as rows (``not judged`` metrics included), each with the drive
+    state of its figure (``figure_state.figure_states``)."""
+    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts,
+                              figure_states(outcome))
 
 
 def rows_from_verdicts(
@@ -112,7 +117,7 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
             _num(r.measured),
             r.limit,
             f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
-            r.verdict,
+            verdict_word(r.verdict, r.state),
         )
         for r in shown
     ]
@@ -125,10 +130,15 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
         elif r.verdict == "BROKEN":
             lines.append(f"broken {r.drive} {r.workload}: {r.source}")
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("PASS", "FAIL", "MISSING")}
+    as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
     lines.append(
-        f"{counts['PASS']} limits passed, {counts['FAIL']} failed, {counts['MISSING']} missing; "
+        f"{counts['PASS']} limits passed"
+        + (f" ({as_found} only as found: not prefilled)" if as_found else "")
+        + f", {counts['FAIL']} failed, {counts['MISSING']} missing; "
         f"{sum(unjudged.values())} measured metrics had no limit (not judged)"
     )
+    if as_found:
+        lines.append(AS_FOUND_NOTE)
     return lines
 
 

@@ -93,9 +93,9 @@ def test_summary_lists_drive_every_judged_limit_and_passes(tmp_path: Path) -> No
     assert "**Overall: PASS**" in md
     assert "| Controller | PS5012-E12 |" in md and "| NAND | BiCS3 |" in md
     assert "| Run profile | quick |" in md and "1000.2 GB" in md
-    assert ("| rand_read_4k_qd32 | read.iops | 250000 | >= 200000 | +25.0 % | PASS | "
+    assert ("| rand_read_4k_qd32 | read.iops | - | 250000 | >= 200000 | +25.0 % | PASS | "
             "phison-e12.yaml:12 [1] |") in md
-    assert "| rand_read_4k_qd32 | read.lat_p99_us | 310 | <= 400 | +22.5 % | PASS |" in md
+    assert "| rand_read_4k_qd32 | read.lat_p99_us | - | 310 | <= 400 | +22.5 % | PASS |" in md
     assert ('1. profile "Phison E12 + BiCS3" in thresholds/phison-e12.yaml: review: 3,400 MB/s '
             "read; limit 10 % below") in md
     assert "1 measured metrics had no limit (not judged)" in md
@@ -170,3 +170,30 @@ def test_bad_results_folders_are_clear_errors(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="x-result.json: unreadable Allure result"):
         read_result(bad)
+
+
+AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
+
+
+def test_a_read_limit_passed_on_media_as_found_is_never_a_plain_pass(tmp_path: Path) -> None:
+    """Issue 9 item 4: the drive state of every figure is on the page; a read limit passed on
+    media as found (writes refused, no prefill: maybe never-written blocks) says so and the
+    drive is INCOMPLETE, not PASS (before: "PASS", "Overall: PASS")."""
+    def run(folder: Path, state: str) -> str:
+        verdict = dict(_verdict("rand_read_4k_qd32", "read.iops", 250_000.0, "pass", 25.0,
+                                "read.iops >= 200000", lo=200_000), state=state)
+        write_result(folder, name="4 KiB random read, QD32", workload="rand_read_4k_qd32",
+                     status="passed", metrics={"read.iops": 250_000.0}, verdicts=[verdict])
+        ((summary, _html, md),) = drive_summary.write_summaries(folder)
+        assert summary.limits[0].state == state
+        return md.read_text()
+
+    md = run(tmp_path / "as-found", AS_FOUND)
+    assert "**Overall: INCOMPLETE**" in md
+    assert (f"| rand_read_4k_qd32 | read.iops | {AS_FOUND} | 250000 | >= 200000 | +25.0 % | "
+            "PASS (as found) |") in md
+    assert "PASS (as found): read on the drive as found" in md
+    prefilled = "read after a prefill of 268435456 bytes"
+    md = run(tmp_path / "prefilled", prefilled)
+    assert "**Overall: PASS**" in md and f"| {prefilled} | 250000 |" in md
+    assert "PASS (as found)" not in md
