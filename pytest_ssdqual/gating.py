@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import __version__
 from .errors import ConfigError
 from .figure_state import figure_states
+from .figure_state import figure_states
 from .regression import (
     IMPROVED,
     INCONCLUSIVE,
@@ -319,9 +320,11 @@ class ResultsGate:
     def wants_more_runs(self, ctx: DriveContext, workload_id: str,
                         repetitions: Sequence[Mapping[str, float]]) -> bool:
         """True when another run of the workload may decide it: with ``--baseline``, fewer than
-        ``repeat_max`` runs so far, and a gated metric whose comparison with the baseline is
-        ``inconclusive`` on the ``repetitions`` (each run's metrics). False without a usable
-        baseline (``check`` then reports why)."""
+        ``repeat_max`` runs so far, a gated metric whose comparison with the baseline is
+        ``inconclusive`` on the ``repetitions`` (each run's metrics), and none that already
+        fails for good (regressed, or no figure on one side: the test fails whatever more runs
+        show, so the drive is not kept busy). False without a usable baseline (``check`` then
+        reports why)."""
         if len(repetitions) >= self.options.repeat_max or not repetitions:
             return False
         try:
@@ -333,7 +336,8 @@ class ResultsGate:
         median, _ = aggregate_repeats(repetitions)
         comparisons = self._compare(ctx, workload_id, median, repetition_samples(repetitions),
                                     *found)[0]
-        return any(c.status == INCONCLUSIVE for c in comparisons)
+        unsure = any(c.status == INCONCLUSIVE for c in comparisons)
+        return unsure and not any(c.failed and c.status != INCONCLUSIVE for c in comparisons)
 
     def _compare(
         self, ctx: DriveContext, workload_id: str, metrics: Mapping[str, float],
@@ -551,6 +555,7 @@ class ResultsGate:
                 for i, o in enumerate(repetitions, start=1)
             ],
             "verdicts": [verdict_dict(v) for v in outcome.verdicts],
+            "states": figure_states(outcome),  # drive state of each figure (figure_state)
             "states": figure_states(outcome),  # drive state of each figure (figure_state)
             "requirements": _requirements(outcome),
             "regression": regression,
