@@ -31,7 +31,16 @@ _NO_HEALTH = {
 
 
 class HealthUnavailable(SsdQualError):
-    """No health can be read from this target; the message is the reason (for a skip)."""
+    """No health can be read from this target; the message is the reason (for a skip).
+
+    Attributes:
+        applicable: False for a target that has no health at all (loop, zram, file, emulated
+            drive), True when a drive's health could not be read (tool missing or failing).
+    """
+
+    def __init__(self, message: str, *, applicable: bool = True) -> None:
+        super().__init__(message)
+        self.applicable = applicable
 
 
 def query_health(path: str, *, kind: str, transport: str, run: Runner | None = None
@@ -56,7 +65,7 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             each tool and what it said).
     """
     if kind in _NO_HEALTH:
-        raise HealthUnavailable(f"{path}: {_NO_HEALTH[kind]}")
+        raise HealthUnavailable(f"{path}: {_NO_HEALTH[kind]}", applicable=False)
     run = run or _default_run
     notes: list[str] = []
     health: DriveHealth | None = None

@@ -38,6 +38,7 @@ from .plugin_common import (
     allure_labels,
 )
 from .plugin_health import (
+    PROP_NOT_APPLICABLE,
     HealthHooks,
     drive_health,  # noqa: F401  (fixture: suites/test_health.py)
     health_failures,
@@ -575,7 +576,9 @@ class SsdQualReporter:
         self.deselected += len(items)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.skipped and not hasattr(report, "wasxfail"):
+        if report.skipped and not hasattr(report, "wasxfail") and not any(
+            key == PROP_NOT_APPLICABLE for key, _ in report.user_properties
+        ):  # a test that cannot apply to this target (no SMART, no power states) is not missed
             self.skipped += 1
         if report.failed:
             self.failed_tests.add(report.nodeid)

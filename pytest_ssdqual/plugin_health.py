@@ -39,6 +39,11 @@ from .workloads import get_workload
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 
+#: user_properties key of a test skipped because it cannot apply to the target (no SMART on a
+#: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
+#: for the results store (it can still be a firmware baseline).
+PROP_NOT_APPLICABLE = "ssdqual_not_applicable"
+
 START = "session start"
 END = "session end"
 
@@ -52,6 +57,7 @@ class HealthTracker:
     start: DriveHealth | None = None
     start_judgement: HealthJudgement | None = None
     unavailable: str | None = None
+    applicable: bool = True
     last: tuple[str, DriveHealth] | None = None
     reported: set[str] = field(default_factory=set)
 
@@ -68,7 +74,7 @@ class HealthTracker:
         try:
             self.start = self.read()
         except HealthUnavailable as exc:
-            self.unavailable = str(exc)
+            self.unavailable, self.applicable = str(exc), exc.applicable
             return
         self.last = (START, self.start)
         self.start_judgement = self.judge(START, health_metrics(self.start))
@@ -170,6 +176,8 @@ class DriveHealthTest:
                                  **allure_labels(self.node, self.session))
         found = tracker(self.node.config, self.session, self.ctx)
         if found.unavailable is not None:
+            if not found.applicable:
+                self.node.user_properties.append((PROP_NOT_APPLICABLE, found.unavailable))
             pytest.skip(f"no drive health: {found.unavailable}")
         return found
 

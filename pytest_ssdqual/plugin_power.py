@@ -22,6 +22,7 @@ from .fio.runner import TIMEOUT_MARGIN_S
 from .health_catalog import IDLE_WAKE_WORKLOAD_ID
 from .identity import _default_run, _run_tool
 from .plugin_common import PROP_DRIVE, PROP_ROWS, allure_labels
+from .plugin_health import PROP_NOT_APPLICABLE
 from .power_states import (
     PowerStateTable,
     apst_enabled,
@@ -38,7 +39,16 @@ from .workloads import get_workload
 
 
 class NoPowerStates(Exception):
-    """The target has no idle power state to wake from; the message is the skip reason."""
+    """The target has no idle power state to wake from; the message is the skip reason.
+
+    Attributes:
+        applicable: False when the target cannot have one (not NVMe, or an NVMe drive whose
+            table has no non-operational state); True when the table could not be read.
+    """
+
+    def __init__(self, message: str, *, applicable: bool = False) -> None:
+        super().__init__(message)
+        self.applicable = applicable
 
 
 def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
@@ -59,11 +69,13 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
     doc = _run_tool(_default_run, ["nvme", "id-ctrl", "-o", "json", ctx.target.device],
                     "nvme-cli", notes)
     if doc is None:
-        raise NoPowerStates(f"{drive}: no power-state table: {'; '.join(notes)}")
+        raise NoPowerStates(f"{drive}: no power-state table: {'; '.join(notes)}",
+                            applicable=True)
     try:
         table = power_state_table(doc)
     except ValueError as exc:
-        raise NoPowerStates(f"{drive}: unreadable power-state table: {exc}") from None
+        raise NoPowerStates(f"{drive}: unreadable power-state table: {exc}",
+                            applicable=True) from None
     if not table.idle_states:
         raise NoPowerStates(
             f"{drive} reports {len(table.states)} power state(s), none non-operational: "
@@ -98,6 +110,8 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
         try:
             table, apst = read_power_states(ssd_drive)
         except NoPowerStates as exc:
+            if not exc.applicable:
+                node.user_properties.append((PROP_NOT_APPLICABLE, str(exc)))
             pytest.skip(str(exc))
         allure.attach(
             "\n".join([f"APST supported: {table.apst_supported}; enabled: "
