@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import __version__
 from .errors import ConfigError
 from .figure_state import figure_states
-from .figure_state import figure_states
 from .regression import (
     IMPROVED,
     INCONCLUSIVE,
@@ -555,7 +554,6 @@ class ResultsGate:
                 for i, o in enumerate(repetitions, start=1)
             ],
             "verdicts": [verdict_dict(v) for v in outcome.verdicts],
-            "states": figure_states(outcome),  # drive state of each figure (figure_state)
             "states": figure_states(outcome),  # drive state of each figure (figure_state)
             "requirements": _requirements(outcome),
             "regression": regression,
