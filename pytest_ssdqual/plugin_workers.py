@@ -132,7 +132,8 @@ class TestHooks:
             self.journal.update(allure_report.snapshot_current_test(_params(item)))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> Generator[None, Any, Any]:
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any
+                                ) -> Generator[None, Any, Any]:
         try:
             return (yield)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``interrupt.Terminated``)
