@@ -3,8 +3,11 @@
 Drives are paired by model, controller and NAND (the same serial first); every metric both runs
 measured for a workload gets a row: A's figure, B's, the signed change, and whether it is better
 or worse (direction-aware, ``regression.is_higher_better``). Where B was gated on a baseline the
-row also shows the regression limit B was judged with and ``regressed`` when the worsening
-exceeds it. Output: Markdown (default), self-contained HTML, or JSON.
+row also shows the regression limit B was judged with. Where B was gated on A itself, a metric
+the gate found ``regressed`` or ``inconclusive`` (``regression_stats``: on every run of both)
+shows that decision, and no other metric is called regressed; against another run, ``regressed``
+marks a worsening of the figures beyond B's limit. Output: Markdown (default), self-contained
+HTML, or JSON.
 
 Plain Python (no pytest); reads run folders only (``store.StoredRun``).
 """
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .regression import format_figure, is_higher_better, signed_pct
+from .regression import INCONCLUSIVE, REGRESSED, format_figure, is_higher_better, signed_pct
 from .store import ResultsStore, StoredRun, StoreError
 from .thresholds.verdict import format_number
 
@@ -39,8 +42,9 @@ class Delta:
         a, b: figures (None when that run did not measure it).
         change_pct: ``(b - a) / a * 100``; None when not computable.
         higher_is_better: direction. limit_pct: B's regression limit for it, when B was gated.
-        status: ``better``, ``worse``, ``unchanged``, ``regressed`` (worse beyond B's limit),
-            ``only in A``, ``only in B``.
+        status: ``better``, ``worse``, ``unchanged``, ``regressed`` (the gate's decision when B
+            was gated on A, else worse beyond B's limit), ``inconclusive`` (the gate's decision
+            when B was gated on A), ``only in A``, ``only in B``.
     """
 
     model: str
@@ -94,18 +98,21 @@ def compare_runs(a: StoredRun, b: StoredRun) -> tuple[list[Delta], list[str]]:
                 notes.append(f"{workload} ran only in {side} on {db.get('model')}")
                 continue
             ma, mb = ra[workload].get("metrics") or {}, rb[workload].get("metrics") or {}
-            limits = {
-                c["metric"]: c["limit_pct"]
-                for c in ((rb[workload].get("regression") or {}).get("comparisons") or [])
-            }
+            gate = rb[workload].get("regression") or {}
+            comparisons = gate.get("comparisons") or []
+            limits = {c["metric"]: c["limit_pct"] for c in comparisons}
+            decided = ({c["metric"]: str(c.get("status")) for c in comparisons}
+                       if gate.get("baseline_run") == a.run_id else None)
             for metric in sorted(set(ma) | set(mb)):
                 deltas.append(_delta(db, da, workload, metric, ma.get(metric), mb.get(metric),
-                                     limits.get(metric)))
+                                     limits.get(metric), decided))
     return deltas, notes
 
 
 def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
-           va: float | None, vb: float | None, limit: float | None) -> Delta:
+           va: float | None, vb: float | None, limit: float | None,
+           decided: dict[str, str] | None = None) -> Delta:
+    """One row; ``decided``: the gate's status per metric when B was gated on A."""
     higher = is_higher_better(metric)
     change = None
     if va is None:
@@ -115,7 +122,9 @@ def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
     else:
         change = (vb - va) / abs(va) * 100 if va else None
         worsening = 0.0 if change is None else (-change if higher else change)
-        if limit is not None and worsening > limit:
+        if decided is not None and decided.get(metric) in (REGRESSED, INCONCLUSIVE):
+            status = decided[metric]
+        elif decided is None and limit is not None and worsening > limit:
             status = "regressed"
         elif worsening > 0:
             status = "worse"
@@ -166,7 +175,8 @@ def render(a: StoredRun, b: StoredRun, deltas: Sequence[Delta], notes: Sequence[
     if a.profile != b.profile:
         warn.append(f"profiles differ ({a.profile} vs {b.profile}): figures are not comparable")
     if fmt == "html":
-        colors = {"regressed": "#f8c9c9", "worse": "#fbe9d0", "better": "#d6f0d6"}
+        colors = {"regressed": "#f8c9c9", "inconclusive": "#f8c9c9", "worse": "#fbe9d0",
+                  "better": "#d6f0d6"}
         rows = "".join(
             f"<tr style='background:{colors.get(d.status, 'white')}'>"
             + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(d)) + "</tr>"

@@ -19,8 +19,10 @@ from pathlib import Path
 import matplotlib.pyplot  # noqa: F401  (see below)
 import pytest
 
-from pytest_ssdqual import cli
+from pytest_ssdqual import cli, rejudge
+from pytest_ssdqual.regression import Comparison
 from pytest_ssdqual.store import RUN_FILE, ResultsStore, StoredRun
+from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from .conftest import REPO, FakeFio
 
@@ -247,6 +249,11 @@ def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> 
     assert record["repeat"] == 3 and record["metrics"]["write.bw_mbps"] == 500.0
     assert sorted(r["metrics"]["write.bw_mbps"] for r in record["repetitions"]) == [485, 500, 515]
     assert record["regression"]["baseline_samples"]["write.bw_mbps"] == [1000.0] * 3
+    # ssdqual rejudge with the same limits compares the same runs the same way
+    [again] = rejudge.rejudge_run(run, ThresholdSet.load([gate.pytester.path / "limits.yaml"]))
+    stored = [Comparison.from_dict(c) for c in record["regression"]["comparisons"]]
+    assert [c.line() for c in again.comparisons] == [c.line() for c in stored]
+    assert [c.status for c in stored] == ["regressed", "within limit", "within limit"]
     folder = run.path / run.drives[0]["slug"] / "seq_write_128k_qd32"
     assert sorted(p.name for p in folder.glob("rep*")) == ["rep1", "rep2", "rep3"]
 
