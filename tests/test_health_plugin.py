@@ -32,10 +32,9 @@ B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
 SUITES = REPO / "suites"
 
 
-def test_b11_disk_failing_drive_never_passes(
-    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
+def _b11_shim_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Put B11's smartctl shim first on PATH; return the system disk (read only here: the
+    workloads go to the fio stand-in). Skips when the case or the disk node is missing."""
     if not B11.is_dir():
         pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
     root = _root_disk()
@@ -45,6 +44,14 @@ def test_b11_disk_failing_drive_never_passes(
     shutil.copytree(B11, shim)
     (shim / "smartctl").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    return root
+
+
+def test_b11_disk_failing_drive_never_passes(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    root = _b11_shim_on_path(tmp_path, monkeypatch)
     alluredir = tmp_path / "allure"
     result = pytester.runpytest(
         str(SUITES / "test_sequential.py"), "-k", "seq_read_128k_qd32", f"--drive={root}",
@@ -227,15 +234,7 @@ def test_b11_identify_says_disk_failing(
 ) -> None:
     # B11: `ssdqual identify` took model and serial from the shim and said nothing of its
     # DISK FAILING status
-    if not B11.is_dir():
-        pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
-    root = _root_disk()
-    if not Path(root).exists():
-        pytest.skip(f"root disk {root} has no device node here")
-    shim = tmp_path / "bin"
-    shutil.copytree(B11, shim)
-    (shim / "smartctl").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    root = _b11_shim_on_path(tmp_path, monkeypatch)
     from pytest_ssdqual.cli import main
 
     assert main(["identify", root]) == 0
