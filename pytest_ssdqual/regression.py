@@ -391,8 +391,9 @@ def compare_workload(
 
     Returns:
         one ``Comparison`` per gated metric measured on either side, sorted by metric; one
-        measured on one side only is ``no baseline value`` / ``not measured``, and fails; the
-        others are judged by ``regression_stats.judge_samples``.
+        measured on one side only (a NaN figure counts as not measured) is ``no baseline
+        value`` / ``not measured``, and fails; the others are judged by
+        ``regression_stats.judge_samples`` (on the finite samples).
     """
     chosen = gated_metrics(limits, workload_id) if gated is None else frozenset(gated)
     names: Iterable[str] = set(metrics) | set(baseline_metrics)
@@ -403,21 +404,30 @@ def compare_workload(
     for name in sorted(names):
         limit_pct, source = regression_limit(limits, workload_id, name)
         higher = is_higher_better(name)
-        value = metrics.get(name)
-        base = baseline_metrics.get(name)
+        value, base = _figure(metrics.get(name)), _figure(baseline_metrics.get(name))
         head = (workload_id, name)
         if value is None or base is None:
             status = NOT_MEASURED if value is None else NO_BASELINE
             out.append(Comparison(*head, value, base, baseline_firmware, limit_pct, source,
                                   higher, status, baseline_run))
             continue
-        j = judge_samples(samples.get(name) or [value], baseline_samples.get(name) or [base],
+        j = judge_samples(_finite(samples.get(name)) or [value],
+                          _finite(baseline_samples.get(name)) or [base],
                           limit_pct=limit_pct, higher_is_better=higher)
         out.append(Comparison(*head, j.value, j.baseline, baseline_firmware, limit_pct, source,
                               higher, j.status, baseline_run, j.n, j.baseline_n, j.rsd_pct,
                               j.baseline_rsd_pct, j.ci_low_pct, j.ci_high_pct, j.method,
                               j.reason))
     return out
+
+
+def _figure(value: float | None) -> float | None:
+    """A stored figure, None when absent or NaN (not measured: never compared as a number)."""
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _finite(values: Sequence[float] | None) -> list[float]:
+    return [float(v) for v in values or () if math.isfinite(v)]
 
 
 def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparison],

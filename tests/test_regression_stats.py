@@ -206,3 +206,9 @@ def test_a_latency_tail_named_in_per_metric_is_gated(tmp_path: Path) -> None:
     assert comparisons["write.lat_max_us"].status == REGRESSED  # +240 %, limit +50 %
     assert comparisons["write.lat_max_us"].limit_pct == 50
     assert "write.lat_p99_99_us" not in comparisons
+
+
+def test_a_nan_figure_is_not_measured_never_within_the_limit(tmp_path: Path) -> None:
+    [c] = compare_workload(WID, {BW: float("nan")}, {BW: 1000.0}, baseline_firmware="A",
+                           limits=_no_profile(tmp_path))
+    assert c.status == "not measured" and c.failed
