@@ -46,15 +46,18 @@ profiles:
 FAULTY = "seq_read_128k_qd32"
 
 
-def _run(pytester: pytest.Pytester, fio_bin: str, *extra: str) -> tuple[pytest.RunResult, Path]:
+def _run(
+    pytester: pytest.Pytester, fio_bin: str | None, *extra: str
+) -> tuple[pytest.RunResult, Path]:
+    """Run SUITE on a scratch file; ``fio_bin`` None: no --fio-bin (fio from PATH)."""
     pytester.makepyfile(test_suite=SUITE)
     th = pytester.path / "limits.yaml"
     th.write_text(THRESHOLDS)
     alluredir = pytester.path / "allure"
     result = pytester.runpytest(
         f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={th}",
-        f"--fio-bin={fio_bin}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
-        "-p", "no:cacheprovider", *extra,
+        *([f"--fio-bin={fio_bin}"] if fio_bin else []), "--ssd-profile=smoke",
+        f"--alluredir={alluredir}", "-p", "no:cacheprovider", *extra,
     )
     return result, alluredir
 
@@ -135,14 +138,7 @@ def test_fio_not_installed_breaks_every_test_with_the_fix(
     empty = pytester.path / "empty-path"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    pytester.makepyfile(test_suite=SUITE)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS)
-    alluredir = pytester.path / "allure"
-    result = pytester.runpytest(
-        f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={th}",
-        "--ssd-profile=smoke", f"--alluredir={alluredir}", "-p", "no:cacheprovider",
-    )
+    result, alluredir = _run(pytester, None)
     result.assert_outcomes(failed=2)
     for name in ("test_first", "test_second"):
         entry = _allure(alluredir)[name]

@@ -17,34 +17,12 @@ from pytest_ssdqual.drive import parse_drive_option
 from pytest_ssdqual.errors import ConfigError
 
 from .conftest import REPO, FakeFio
-
-SUITE = """
-import pytest
-
-def test_read(qualify):
-    qualify("seq_read_128k_qd32")
-
-@pytest.mark.destructive
-def test_write(qualify):
-    qualify("seq_write_128k_qd32")
-"""
-
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: 1}}
-      seq_write_128k_qd32: {bw_mbps: {min: 1}}
-"""
+from .test_plugin import _setup
 
 
 def _args(pytester: pytest.Pytester, fio: str, *extra: str) -> list[str]:
-    pytester.makepyfile(test_suite=SUITE)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS)
+    """The two-test suite of test_plugin (a read, a write) with floors every run meets."""
+    th = _setup(pytester, read_min=1, write_min=1)
     return [f"--thresholds={th}", f"--fio-bin={fio}", "--ssd-profile=smoke",
             "-p", "no:cacheprovider", *extra]
 
@@ -154,11 +132,8 @@ def test_unusable_drive_breaks_its_tests_in_one_line_each(
 
 def test_bug_in_a_test_keeps_its_traceback(pytester: pytest.Pytester, fake_fio: FakeFio) -> None:
     pytester.makepyfile(test_bug="def test_bug(ssd_drive):\n    {}['missing']\n")
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS)
-    result = pytester.runpytest(f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
-                                f"--drive=file:{pytester.path / 't.img'}", "test_bug.py",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(*_args(pytester, fake_fio.path), "test_bug.py",
+                                f"--drive=file:{pytester.path / 't.img'}")
     result.assert_outcomes(failed=1)
     assert "KeyError: 'missing'" in result.stdout.str()
     assert "{}['missing']" in result.stdout.str()  # the source line of the traceback
@@ -215,39 +190,37 @@ def test_other_skips_do_not_change_the_exit_status(
 # ------------------------------------------------------------------- the unconfirmed dry run
 
 
-def _assert_nothing_written(fake_fio: FakeFio) -> None:
+def _all_suites_unconfirmed(
+    pytester: pytest.Pytester, fake_fio: FakeFio, drive: str
+) -> pytest.RunResult:
+    """``pytest --drive=DRIVE suites/`` without --confirm-destroy, the default profile (quick
+    with a drive): every job fio got reads with --readonly, write tests skipped, exit 1."""
+    result = pytester.runpytest(
+        f"--drive={drive}", f"--fio-bin={fake_fio.path}", str(REPO / "suites"),
+        f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider")
+    assert "ssdqual: profile quick" in result.stdout.str()
+    assert result.parseoutcomes().get("skipped", 0) >= 7  # 4 write workloads + 3 dirty-state
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "INCOMPLETE: " in result.stdout.str()
     jobs = [c for c in fake_fio.calls() if c["job"]]
     assert jobs, "the read tests ran"
     for call in jobs:
         assert "--readonly" in call["argv"]
         assert call["rw"] in ("read", "randread"), call["rw"]
+    return result
 
 
 def test_every_suite_on_an_unconfirmed_file_writes_nothing(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
-    """``pytest --drive=X suites/`` without --confirm-destroy, the default profile (quick): no
-    write job, no purge (the file's bytes are unchanged), write tests skipped, exit 1."""
+    """No write job, no purge either: the file's bytes are unchanged."""
     target = _existing_file(pytester)
     before = hashlib.sha256(target.read_bytes()).hexdigest()
-    result = pytester.runpytest(
-        f"--drive={target}", f"--fio-bin={fake_fio.path}", str(REPO / "suites"),
-        f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider", "-rs")
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("skipped", 0) >= 7  # 4 write workloads + 3 methodology tests at least
-    assert "ssdqual: profile quick" in result.stdout.str()
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    _assert_nothing_written(fake_fio)
+    _all_suites_unconfirmed(pytester, fake_fio, str(target))
     assert hashlib.sha256(target.read_bytes()).hexdigest() == before
 
 
 def test_every_suite_on_an_unconfirmed_block_device_writes_nothing(
     pytester: pytest.Pytester, fake_fio: FakeFio, loop_device: str
 ) -> None:
-    result = pytester.runpytest(
-        f"--drive={loop_device}", f"--fio-bin={fake_fio.path}", str(REPO / "suites"),
-        f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider")
-    assert result.parseoutcomes().get("skipped", 0) >= 7
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "INCOMPLETE: " in result.stdout.str()
-    _assert_nothing_written(fake_fio)
+    _all_suites_unconfirmed(pytester, fake_fio, loop_device)
