@@ -168,11 +168,11 @@ def test_the_compressibility_ratio_is_the_median_of_back_to_back_rounds() -> Non
 
 
 @pytest.mark.parametrize(("runtime_s", "expected"), [
-    (3, (0.5, 0.1, 3.0)),     # smoke: six 100 ms bursts
-    (30, (5.0, 1.0, 30.0)),   # quick
+    (3, (1.0, 0.2, 3.0)),     # smoke: three 200 ms bursts, 800 ms idle
+    (30, (5.0, 1.0, 30.0)),   # quick: six 1 s bursts
     (300, (10.0, 2.0, 300.0)),  # full: thirty 2 s bursts
-    (1, (0.5, 0.1, 1.0)),
-    (0.2, (0.5, 0.1, 0.5)),   # at least one whole cycle
+    (7, (1.167, 0.233, 7.002)),  # whole milliseconds
+    (0.2, (1.0, 0.2, 1.0)),   # at least one whole cycle
 ])
 def test_burst_cycle_plan(runtime_s: float, expected: tuple[float, float, float]) -> None:
     assert burst.cycle_plan(runtime_s) == pytest.approx(expected)

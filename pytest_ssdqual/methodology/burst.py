@@ -12,9 +12,10 @@ IOPS and p99 latency; 128 KiB sequential write QD32: bandwidth and p99 latency):
 2. **continuous**: the same workload for ``n x cycle`` seconds without idle.
 
 ``n x cycle`` is the profile's ``runtime`` (``smoke``: 3 s, ``quick``: 30 s, ``full``: 300 s)
-rounded to whole cycles; ``cycle`` is ``runtime / 6`` within 0.5-10 s (``smoke``: 0.5 s =
-100 ms bursts, ``quick``: 5 s = 1 s bursts, ``full``: 10 s = 2 s bursts, 30 of them). The span
-is the profile's.
+rounded to whole cycles; ``cycle`` is ``runtime / 6`` within 1-10 s (``smoke``: 3 cycles of 1 s
+= 200 ms bursts and 800 ms idle, ``quick``: 6 of 5 s = 1 s bursts, ``full``: 30 of 10 s = 2 s
+bursts). The span is the profile's. The idle is never under 800 ms: shorter gaps are hardly
+idle to a drive's firmware (the emulated drives count idle from 0.5 s).
 
 Metrics (workload ``burst_vs_sustained``; names per ``data_tests_catalog``):
 ``burst_rand_write_4k_qd32.write.iops``, ``continuous_rand_write_4k_qd32.write.iops``,
@@ -23,8 +24,9 @@ ratio, and the same for ``seq_write_128k_qd32`` with ``bw_mbps``. A burst figure
 (bytes) of all bursts over the sum of their fio ``runtime``: a burst's runtime lasts until its
 last I/O completed, so the I/Os still in flight when it stops issuing count with the time they
 took (dividing the run's figure by the duty cycle would not: on a loop device capped flat at
-100 MiB/s by a blkio throttle that read 1.8x the continuous figure; this reads 1.16x, the
-throttle's own slack after idle). The burst p99 latency is the worst burst's (fio percentiles
+100 MiB/s by a blkio throttle that read 1.8x the continuous figure; this reads 1.15-1.2x, the
+throttle's own slack after idle, and 2.4-2.5x on an emulated drive whose SLC cache idle time
+empties). The burst p99 latency is the worst burst's (fio percentiles
 are never averaged).
 
 Sources: fio HOWTO, "Job file format" (job sections), "Time related parameters"
@@ -53,11 +55,11 @@ from .jobs import MethodJob
 
 WORKLOAD_ID = BURST_WORKLOAD_ID
 #: Cycle length bounds, seconds, and the number of cycles aimed at in a run.
-MIN_CYCLE_S, MAX_CYCLE_S, CYCLES = 0.5, 10.0, 6
+MIN_CYCLE_S, MAX_CYCLE_S, CYCLES = 1.0, 10.0, 6
 
 
 def cycle_plan(runtime_s: float) -> tuple[float, float, float]:
-    """``(cycle_s, burst_s, runtime_s)``: the cycle (``runtime / 6`` within 0.5-10 s, whole
+    """``(cycle_s, burst_s, runtime_s)``: the cycle (``runtime / 6`` within 1-10 s, whole
     milliseconds), its busy part (``BURST_DUTY_PCT`` %), and ``runtime_s`` rounded to whole
     cycles (at least one)."""
     cycle_ms = round(min(MAX_CYCLE_S, max(MIN_CYCLE_S, runtime_s / CYCLES)) * 1000)
