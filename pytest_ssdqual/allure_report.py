@@ -525,8 +525,6 @@ CATEGORIES: list[dict[str, Any]] = [
      "messageRegex": r"^REGRESSION:[\s\S]*"},
     {"name": "Drive health failing", "matchedStatuses": ["failed"],
      "messageRegex": r"^[^\n]*drive health fails[\s\S]*"},
-    {"name": "Drive health failing", "matchedStatuses": ["failed"],
-     "messageRegex": r"^[^\n]*drive health fails[\s\S]*"},
     {"name": "Limit violated", "matchedStatuses": ["failed"],
      "messageRegex": r"^[\s\S]*limit\(s\) violated[\s\S]*"},
     {"name": "Interrupted (SIGINT/SIGTERM)", "matchedStatuses": ["broken"],
