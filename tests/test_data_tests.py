@@ -10,6 +10,7 @@ Real fio on real block devices: tests/test_e2e_data_tests.py.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,14 @@ def test_verify_failure_lines_of_both_shapes() -> None:
     assert [(f.file, f.offset_bytes, f.length_bytes) for f in failures] == [
         ("/dev/loop7", 131072, 131072), ("/dev/sdb", 4096, 4096)]
     assert failures[0].what == "verify: bad magic header 0, wanted acca"
+
+
+def test_a_client_server_document_is_read_too() -> None:
+    doc = json.loads((DATA / "corrupt.json").read_text())
+    doc["client_stats"] = doc.pop("jobs")  # fio --client lists jobs under client_stats
+    report = read_verify_report(json.dumps(doc), (DATA / "corrupt.stderr").read_text(),
+                                job=JOB, source="x.json")
+    assert report.mismatches == 2 and report.first_failure.offset_bytes == 20480
 
 
 def test_a_missing_job_or_document_is_an_output_error() -> None:

@@ -121,7 +121,8 @@ def read_verify_report(output: str, stderr: str, *, job: str, source: str) -> Ve
             the message names ``source`` and the key.
     """
     _before, doc, _after = extract_json_document(output, source=source)
-    entries = [j for j in doc.get("jobs") or [] if isinstance(j, dict) and j.get("jobname") == job]
+    jobs = doc.get("jobs", doc.get("client_stats")) or []  # client_stats: fio --client
+    entries = [j for j in jobs if isinstance(j, dict) and j.get("jobname") == job]
     if not entries:
         raise FioOutputError(f"{source}: no job named {job!r} in fio's JSON document")
     entry = entries[0]

@@ -111,7 +111,8 @@ def burst_figures(job: BurstJob, output: str, *, direction: str, source: str
             message names ``source`` and the job.
     """
     _before, doc, _after = extract_json_document(output, source=source)
-    by_name = {j.get("jobname"): j for j in doc.get("jobs") or [] if isinstance(j, dict)}
+    jobs = doc.get("jobs", doc.get("client_stats")) or []  # client_stats: fio --client
+    by_name = {j.get("jobname"): j for j in jobs if isinstance(j, dict)}
     ios = moved = ms = 0.0
     for k in range(job.bursts):
         entry = by_name.get(job.section(k))
