@@ -212,3 +212,75 @@ def test_an_interrupted_test_is_broken_never_passed(
         assert not (tmp_path / drive).exists()  # the plugin's scratch files are removed
     names = [c["name"] for c in json.loads((alluredir / "categories.json").read_text())]
     assert names.index("Interrupted (SIGINT/SIGTERM)") < names.index("Device or fio error")
+
+
+def test_controller_writes_the_result_of_a_worker_stopped_without_unwinding(
+    tmp_path: Path
+) -> None:
+    """A worker killed while the run was being interrupted wrote no result: the controller
+    writes it from the worker's journal, broken INTERRUPTED, as the test's own result (uuid,
+    title, parent suite, history id); a test whose own result exists is left alone, and the
+    scratch file the worker created is removed."""
+    from types import SimpleNamespace
+
+    from pytest_ssdqual.plugin_workers import ControllerHooks
+    from pytest_ssdqual.stored_results import load_results
+    from pytest_ssdqual.worker_journal import WorkerJournal
+
+    alluredir, folder = tmp_path / "allure", tmp_path / "journal"
+    alluredir.mkdir()
+    folder.mkdir()
+    scratch = tmp_path / "a.img"
+    scratch.write_bytes(b"\0" * 4096)
+    facts = {"drive": f"file:{scratch}", "model": "Scratch file", "serial": str(scratch),
+             "firmware": "6.1"}
+    snapshot = {"uuid": "u-1", "name": "128 KiB sequential read, QD32", "historyId": "h-1",
+                "fullName": "suites.test_sequential#test_sequential_read", "start": 1000,
+                "labels": [{"name": "parentSuite", "value": "Scratch file (fw 6.1, S/N x)"},
+                           {"name": "story", "value": "seq_read_128k_qd32"}],
+                "parameters": [{"name": "drive identity", "value": repr(str(scratch))}],
+                "steps": [{"name": "measure: fio seq_read_128k_qd32", "start": 1000}]}
+    journal = WorkerJournal(folder, "gw0")
+    journal.created_file(str(scratch))
+    journal.start("suites/test_sequential.py::test_sequential_read[file-a.img]@file-a.img",
+                  drive=f"file:{scratch}", facts=facts, tmp_path=str(tmp_path))
+    journal.update(snapshot)
+    (tmp_path / "seq_read_128k_qd32.fio").write_text("[seq_read_128k_qd32]\nrw=read\n")
+    finished = WorkerJournal(folder, "gw1")  # its test wrote its own result: left alone
+    finished.start("t.py::test_other", drive="file:b", snapshot={"uuid": "u-2"})
+    (alluredir / "x-result.json").write_text(json.dumps({"uuid": "u-2", "status": "passed"}))
+
+    hooks = ControllerHooks(SimpleNamespace(option=SimpleNamespace(
+        allure_report_dir=str(alluredir))))  # type: ignore[arg-type]
+    hooks.folder = folder
+    assert hooks.finish_workers(int(pytest.ExitCode.INTERRUPTED)) == 1
+    assert not scratch.exists()
+    written = [r for r in _results(alluredir) if r["uuid"] == "u-1"]
+    assert len(written) == 1 and len(_results(alluredir)) == 2
+    (result,) = written
+    assert result["status"] == "broken" and result["historyId"] == "h-1"
+    assert result["statusDetails"]["message"].startswith("INTERRUPTED: the run was stopped "
+                                                         "while worker gw0 ran this test")
+    assert result["steps"][0]["status"] == "broken" and result["steps"][0]["stop"] >= 1000
+    assert json.loads(_attachment(alluredir, result, "drive"))["drive"] == f"file:{scratch}"
+    assert "[seq_read_128k_qd32]" in _attachment(
+        alluredir, result, "fio job (running when the test stopped)")
+    (test,) = [t for t in load_results(alluredir) if t.uuid == "u-1"]
+    assert test.drive["serial"] == str(scratch)
+
+
+def test_a_not_rerun_skip_never_replaces_the_crash_result(tmp_path: Path) -> None:
+    from pytest_ssdqual.drive_summary import build_summaries
+    from pytest_ssdqual.stored_results import load_results
+
+    for i, (status, message) in enumerate((
+            ("broken", "worker 'gw0' crashed while running 't.py::test_x'"),
+            ("skipped", "Skipped: NOT RERUN: a worker crashed in this test earlier")), start=1):
+        (tmp_path / f"{i}-result.json").write_text(json.dumps({
+            "uuid": f"u{i}", "name": "x", "historyId": "h", "status": status,
+            "statusDetails": {"message": message}, "start": i * 1000, "stop": i * 1000 + 1,
+            "parameters": [{"name": "ssd_drive", "value": "file:a.img"}]}))
+    (test,) = load_results(tmp_path)
+    assert test.status == "broken"
+    (summary,) = build_summaries([test], charts=False)
+    assert summary.overall == "FAIL"
