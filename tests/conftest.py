@@ -150,3 +150,21 @@ def zram_device() -> Iterator[str]:
             yield "/dev/zram0"
         finally:
             (zram / "reset").write_text("1")
+
+
+def emulated_models(folder: Path, models: dict[str, str]) -> Path:
+    """Skip unless emulated drives can be built here (fio, root, losetup, a cgroup-v1 blkio
+    hierarchy and the emulator's own host checks); then write ``models`` (name -> model YAML)
+    as ``folder/<name>.yaml`` and return ``folder`` (for ``--emu-models``)."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (./test.sh installs it)")
+    need_root("losetup")
+    if not Path("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device").exists():
+        pytest.skip("cgroup-v1 blkio throttling is not available here")
+    emulator = pytest.importorskip("pytest_ssdqual.emulator")
+    if emulator.host_problems():
+        pytest.skip("; ".join(emulator.host_problems()))
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in models.items():
+        (folder / f"{name}.yaml").write_text(text)
+    return folder

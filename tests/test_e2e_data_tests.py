@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, need_root
-from .test_e2e_methodology import MODEL_HEAD, _need_blkio, _results
+from .conftest import REPO, emulated_models
+from .test_e2e_methodology import MODEL_HEAD, _results
 
 pytestmark = pytest.mark.e2e
 
@@ -178,16 +178,7 @@ BURST_MODELS = {
 def test_burst_suite_tells_a_cache_refilled_by_idle_from_a_flat_drive(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    _need_fio()
-    need_root("losetup")
-    _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulator")
-    if emulator.host_problems():
-        pytest.skip("; ".join(emulator.host_problems()))
-    models = tmp_path / "models"
-    models.mkdir()
-    for name, text in BURST_MODELS.items():
-        (models / f"{name}.yaml").write_text(text)
+    models = emulated_models(tmp_path / "models", BURST_MODELS)
     alluredir = tmp_path / "allure"
     result = _run(pytester, SUITES["burst"], f"--emu-models={models}", "--drive=emu:flat",
                   "--drive=emu:cached", f"--alluredir={alluredir}", "-n", "2")
