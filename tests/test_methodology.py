@@ -386,3 +386,21 @@ def test_stalls_in_the_performance_tests_are_notes(
                          "completed for a whole 1 s window or more), 2 s in all, longest 2 s "
                          "from 3 s")
     assert stalls[-1].startswith("recovery round 3 performance test, write-bandwidth log: 1 stall")
+
+
+def test_a_purge_forgets_the_sessions_read_prefill(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """After a purge, the span the session prefilled for reads is deallocated: the next plain
+    read workload must prefill again, not claim "read after a prefill" on purged media."""
+    from types import SimpleNamespace
+
+    base = methodology_base
+    ctx = SimpleNamespace(target=object(), prefilled_bytes=268435456)
+    run = base.MethodRun(SimpleNamespace(), ctx, tmp_path, "sustained_write")  # type: ignore[arg-type]
+    monkeypatch.setattr(base, "purge", lambda target: PurgeRecord(None, ("none: no",), 0.0))
+    run.purge()
+    assert ctx.prefilled_bytes == 268435456  # nothing was purged: the prefill still stands
+    monkeypatch.setattr(base, "purge",
+                        lambda target: PurgeRecord("blkdiscard", ("blkdiscard: ok",), 0.1))
+    run.purge()
+    assert ctx.prefilled_bytes is None

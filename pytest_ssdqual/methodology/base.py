@@ -276,13 +276,17 @@ class MethodRun:
             self.test_id, phase, round, rounds, self.clock.eta_s(), figure, self.elapsed_s()))
 
     def purge(self) -> PurgeRecord:
-        """Purge the drive (see ``purge.purge``) inside a ``purge`` phase.
+        """Purge the drive (see ``purge.purge``) inside a ``purge`` phase. A purge that ran
+        erases the session's read prefill, so plain read workloads after it prefill again
+        (their figures are never reads of purged media called "read after a prefill").
 
         Raises:
             SafetyRefusal, DeviceError: as ``purge.purge``.
         """
         with self.observer.phase("purge"):
             record = purge(self.ctx.target)
+        if record.ran:  # the session's prefill is gone: the next read workload prefills again
+            self.ctx.prefilled_bytes = None
         self.report("purge", figure=record.method or "no method could run")
         return record
 
