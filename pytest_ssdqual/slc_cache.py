@@ -11,8 +11,9 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   from it on; a candidate needs ``S < CLIFF_FRACTION * B``, and each window is then classed as
   burst speed (``>= S / CLIFF_FRACTION``) or not. The cliff is the candidate with the fewest
   windows on the wrong side (burst speed after it, below burst speed before it); on a tie the
-  later one. The last 3 windows must be below burst speed (a write that ends fast has not left the
-  cache), and at most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log
+  later one. The median of the last 3 (non-stall) windows must be below burst speed (a write
+  that ends fast has not left the cache; one refill burst among the last windows does not hide
+  the cliff), and at most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log
   that merely wanders between two levels has no cliff). Medians and the count make it robust to
   what fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the
   burst level), a two-tier cache (a second, slower cache tier is still far above the post-cache
