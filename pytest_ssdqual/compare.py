@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .regression import INCONCLUSIVE, REGRESSED, format_figure, is_higher_better, signed_pct
+from .regression import (
+    INCONCLUSIVE,
+    REGRESSED,
+    format_figure,
+    has_direction,
+    is_higher_better,
+    signed_pct,
+)
 from .store import ResultsStore, StoredRun, StoreError
 from .thresholds.verdict import format_number
 
@@ -42,7 +49,8 @@ class Delta:
         a, b: figures (None when that run did not measure it).
         change_pct: ``(b - a) / a * 100``; None when not computable.
         higher_is_better: direction. limit_pct: B's regression limit for it, when B was gated.
-        status: ``better``, ``worse``, ``unchanged``, ``regressed`` (the gate's decision when B
+        status: ``better``, ``worse``, ``unchanged``, ``changed`` (a metric without a direction,
+            ``regression.has_direction``), ``regressed`` (the gate's decision when B
             was gated on A, else worse beyond B's limit), ``inconclusive`` (the gate's decision
             when B was gated on A), ``only in A``, ``only in B``.
     """
@@ -124,6 +132,8 @@ def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
         worsening = 0.0 if change is None else (-change if higher else change)
         if decided is not None and decided.get(metric) in (REGRESSED, INCONCLUSIVE):
             status = decided[metric]
+        elif worsening != 0 and not has_direction(metric):
+            status = "changed"  # a burst/continuous or zero/random ratio: neither better nor worse
         elif decided is None and limit is not None and worsening > limit:
             status = "regressed"
         elif worsening > 0:

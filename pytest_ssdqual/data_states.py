@@ -91,8 +91,15 @@ def ratio_name(state: str, test: PerfTest, figure: str) -> str:
 
 #: The lowest IOPS/bandwidth ratio of any test in any state (one limit for the whole suite).
 WORST_RATIO = "worst_ratio"
-#: Ratio figures where higher is better (for the regression gate); latency ratios are not.
+#: Ratio figures where higher is better (for the regression gate); latency ratios are not. A
+#: fill-state ratio (a state with data / empty, fragmented / clean) falls when the drive copes
+#: worse with data on it, so it has a direction; ``data_tests_catalog``'s burst and
+#: compressibility ratios, with the same bare names, have none (``NO_DIRECTION_METRICS``).
 HIGHER_IS_BETTER_RATIOS: frozenset[str] = frozenset({"iops_ratio", "bw_mbps_ratio", WORST_RATIO})
+#: Gated by default (``Workload.primary_figures``) in ``drive_with_data`` and
+#: ``seq_after_random``: the worst IOPS/bandwidth ratio only; every per-state figure and ratio
+#: only where a threshold profile names it in ``regression.per_metric``.
+DATA_STATE_GATED: tuple[str, ...] = (WORST_RATIO,)
 
 
 def _names(states: Sequence[str], tests: Sequence[PerfTest]) -> list[str]:

@@ -81,6 +81,23 @@ INTEGRITY_METRICS: tuple[str, ...] = (
 VERIFY_MISMATCHES = "verify_mismatches"
 VERIFIED_SHARE = "verified_share"
 
-#: Ratio figures where higher is better (for the regression gate).
-HIGHER_IS_BETTER_NAMES: frozenset[str] = frozenset({"iops_ratio", "bw_mbps_ratio",
-                                                    "verified_bytes"})
+#: Figures where higher is better (for the regression gate).
+HIGHER_IS_BETTER_NAMES: frozenset[str] = frozenset({"verified_bytes"})
+
+#: Ratios without a regression direction: burst / continuous falls when firmware improves the
+#: sustained speed (a better drive), zero / random says how much the drive compresses, not how
+#: good it is. Never gated unless a profile names one in ``regression.per_metric`` *and* gives it
+#: a one-sided absolute limit (``min``: higher is better, ``max``: lower is better).
+NO_DIRECTION_METRICS: frozenset[str] = frozenset(
+    ratio_name(mode, t, f)
+    for mode, tests in ((MODE_BURST, BURST_TESTS), (MODE_ZERO, COMPRESS_TESTS))
+    for t in tests for f in t.figures)
+
+#: Gated by default (``Workload.primary_figures``): the continuous (sustained) figures of the
+#: burst test and the incompressible (random-buffer) figures of the compressibility test.
+BURST_GATED: tuple[str, ...] = (
+    metric_name(MODE_CONTINUOUS, BURST_TESTS[0], "iops"),
+    metric_name(MODE_CONTINUOUS, BURST_TESTS[1], "bw_mbps"),
+)
+COMPRESS_GATED: tuple[str, ...] = tuple(
+    metric_name(MODE_RANDOM, t, t.figures[0]) for t in COMPRESS_TESTS)

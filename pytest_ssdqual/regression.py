@@ -8,8 +8,11 @@ latencies) against the allowed worsening in percent from the threshold files'
 when no matching profile gives one.
 
 Which metrics are gated: every workload's primary figures (``primary_metrics``: the
-primary-direction ``iops`` and ``bw_mbps`` of a plain workload, the higher-is-better metrics of a
-methodology workload), every metric the drive's threshold profiles give an absolute limit for,
+primary-direction ``iops`` and ``bw_mbps`` of a plain workload; a suite's few summary figures
+``Workload.primary_figures`` where its catalog defines them -- sweeps, presets, data states, burst
+and compressibility, whose ~40-90 per-point figures are each judged on a single run, so gating
+them all would fail every identical build; else the higher-is-better metrics of a methodology
+workload), every metric the drive's threshold profiles give an absolute limit for,
 plus every metric named in a ``regression.per_metric`` key (``workload.metric``, or ``workload``
 for all of its metrics) -- except the latency tails (``TAIL_METRICS``: p50, p99.9, p99.99 and
 maximum), which are gated only where a matching profile names that very metric in
@@ -17,6 +20,12 @@ maximum), which are gated only where a matching profile names that very metric i
 (generic.yaml's p99.99 <= 1 s) or a workload-wide ``per_metric`` key does not gate them. A
 3-second run's p99.99 or maximum latency is one or two I/Os: gating it would fail identical
 builds on noise. Ungated metrics are still compared by ``ssdqual compare``.
+
+Metrics without a direction (``workloads.NO_DIRECTION``: burst / continuous and zero / random
+ratios) are never gated by default, by an absolute limit or by a workload-wide ``per_metric``
+key. A ``per_metric`` key naming one gates it only when a matching profile also gives it a
+one-sided absolute limit, which sets the direction (``min``: higher is better, ``max``: lower);
+named without one, the comparison raises ``BaselineError`` saying so.
 
 A gated metric the baseline has no figure for (``no baseline value``: the baseline did not run
 the workload) or this run did not measure (``not measured``) fails like a regression: the gate
@@ -62,7 +71,7 @@ from .regression_stats import (
     judge_samples,
 )
 from .thresholds.verdict import format_number
-from .workloads import CATALOG, HIGHER_IS_BETTER
+from .workloads import CATALOG, HIGHER_IS_BETTER, NO_DIRECTION
 
 if TYPE_CHECKING:
     from .thresholds.loader import ResolvedLimits
@@ -76,6 +85,7 @@ __all__ = [
     "aggregate_repeats",
     "compare_workload",
     "gated_metrics",
+    "has_direction",
     "is_higher_better",
     "is_tail",
     "primary_metrics",
@@ -120,9 +130,27 @@ def is_higher_better(metric: str) -> bool:
 
     ``metric`` is canonical (``write.bw_mbps``) or bare (``bw_mbps``); the bare name is looked up
     in ``workloads.HIGHER_IS_BETTER`` (iops, bw_mbps, and whatever methodology metrics it lists);
-    everything else (latencies) is lower-is-better.
+    everything else (latencies) is lower-is-better. A metric without a direction
+    (``has_direction`` False) is False here; the gate never judges one by this.
     """
+    if not has_direction(metric):
+        return False
     return metric in HIGHER_IS_BETTER or metric.rpartition(".")[2] in HIGHER_IS_BETTER
+
+
+def has_direction(metric: str) -> bool:
+    """False for a canonical metric with no better direction (``workloads.NO_DIRECTION``: a
+    burst / continuous or zero / random ratio), True for every other."""
+    return metric not in NO_DIRECTION
+
+
+def limit_direction(limits: ResolvedLimits, workload_id: str, metric: str) -> bool | None:
+    """The direction a threshold profile gives a directionless metric: True (higher is better)
+    for an absolute limit with a ``min`` only, False for a ``max`` only, None for none or both."""
+    for lim in limits.for_workload(workload_id):
+        if lim.metric == metric and (lim.min is None) != (lim.max is None):
+            return lim.min is not None
+    return None
 
 
 def is_tail(metric: str) -> bool:
@@ -297,11 +325,14 @@ def regression_limit(limits: ResolvedLimits, workload_id: str, metric: str) -> t
 def primary_metrics(workload_id: str) -> frozenset[str]:
     """The figures of ``workload_id`` that are always gated: for a plain workload its
     primary-direction ``iops`` and ``bw_mbps`` (``write.bw_mbps``; ``total.*`` for a mixed
-    one), for a methodology workload every metric it produces whose bare name is in
-    ``HIGHER_IS_BETTER``; empty for a workload unknown to the catalog."""
+    one); for a methodology workload its catalog's ``primary_figures`` where given (a sweep's,
+    data state's or data test's few summary figures), else every metric it produces whose bare
+    name is in ``HIGHER_IS_BETTER``; empty for a workload unknown to the catalog."""
     workload = CATALOG.get(workload_id)
     if workload is None:
         return frozenset()
+    if workload.primary_figures:
+        return frozenset(workload.primary_figures)
     if workload.methodology_metrics:
         return frozenset(m for m in workload.methodology_metrics if is_higher_better(m))
     names = {f"{workload.primary_direction}.{m}" for m in ("iops", "bw_mbps")}
@@ -311,11 +342,13 @@ def primary_metrics(workload_id: str) -> frozenset[str]:
 
 def gated_metrics(limits: ResolvedLimits, workload_id: str) -> frozenset[str]:
     """Canonical metrics of ``workload_id`` the gate judges: its ``primary_metrics``, those with
-    an absolute limit that are no latency tail (``is_tail``), plus those named in a matching
-    profile's ``regression.per_metric`` (tails included; a bare ``workload`` key gates every
-    metric of it but the tails: returned as ``'*'``)."""
+    an absolute limit that are no latency tail (``is_tail``) and have a direction
+    (``has_direction``), plus those named in a matching profile's ``regression.per_metric``
+    (tails and directionless metrics included; a bare ``workload`` key gates every metric of it
+    but the tails and the directionless: returned as ``'*'``)."""
     names = set(primary_metrics(workload_id))
-    names |= {lim.metric for lim in limits.for_workload(workload_id) if not is_tail(lim.metric)}
+    names |= {lim.metric for lim in limits.for_workload(workload_id)
+              if not is_tail(lim.metric) and has_direction(lim.metric)}
     for profile in limits.profiles:
         for key in profile.regression_per_metric:
             wid, _, metric = key.partition(".")
@@ -386,24 +419,32 @@ def compare_workload(
         samples, baseline_samples: every repetition's figure per metric (``repetition_samples``);
             a metric without samples is judged on its single figure from ``metrics``.
         gated: metrics to judge; default ``gated_metrics(limits, workload_id)`` (``'*'`` = all
-            but the latency tails not named on their own).
+            but the latency tails and directionless metrics not named on their own).
         baseline_run: the baseline run id, named in the line of a missing baseline figure.
 
     Returns:
         one ``Comparison`` per gated metric measured on either side, sorted by metric; one
         measured on one side only (a NaN figure counts as not measured) is ``no baseline
         value`` / ``not measured``, and fails; the others are judged by
-        ``regression_stats.judge_samples`` (on the finite samples).
+        ``regression_stats.judge_samples`` (on the finite samples). A directionless metric
+        (``has_direction``) is judged in the direction of its one-sided absolute limit
+        (``limit_direction``).
+
+    Raises:
+        BaselineError: a directionless metric is named to be gated but no matching profile
+            gives it a one-sided absolute limit (no direction to judge it in).
     """
     chosen = gated_metrics(limits, workload_id) if gated is None else frozenset(gated)
     names: Iterable[str] = set(metrics) | set(baseline_metrics)
-    names = [n for n in names if n in chosen or ("*" in chosen and not is_tail(n))]
+    names = [n for n in names if n in chosen
+             or ("*" in chosen and not is_tail(n) and has_direction(n))]
+    directions = {n: _direction(limits, workload_id, n) for n in names}
     samples = samples or {}
     baseline_samples = baseline_samples or {}
     out: list[Comparison] = []
     for name in sorted(names):
         limit_pct, source = regression_limit(limits, workload_id, name)
-        higher = is_higher_better(name)
+        higher = directions[name]
         value, base = _figure(metrics.get(name)), _figure(baseline_metrics.get(name))
         head = (workload_id, name)
         if value is None or base is None:
@@ -419,6 +460,21 @@ def compare_workload(
                               j.baseline_rsd_pct, j.ci_low_pct, j.ci_high_pct, j.method,
                               j.reason))
     return out
+
+
+def _direction(limits: ResolvedLimits, workload_id: str, metric: str) -> bool:
+    """Whether ``metric`` is judged higher-is-better; for a directionless one, its profile's."""
+    if has_direction(metric):
+        return is_higher_better(metric)
+    higher = limit_direction(limits, workload_id, metric)
+    if higher is None:
+        raise BaselineError(
+            f"threshold files: regression.per_metric names {workload_id}.{metric}, which has no "
+            "better direction (a burst/continuous or zero/random ratio: a better drive can "
+            "raise or lower it); fix: give it a one-sided absolute limit in the same profile "
+            f"(limits: {{{workload_id}: {{{metric}: {{min: ...}}}}}} if higher is better, max "
+            "if lower), or remove the per_metric key")
+    return higher
 
 
 def _figure(value: float | None) -> float | None:

@@ -72,6 +72,11 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     | data_tests.HIGHER_IS_BETTER_NAMES
 )
 
+#: Canonical metrics with no regression direction (burst / continuous and zero / random ratios:
+#: ``data_tests_catalog.NO_DIRECTION_METRICS``): never in ``HIGHER_IS_BETTER``'s sense, even
+#: though their bare names (``iops_ratio``) are higher-is-better fill-state ratios elsewhere.
+NO_DIRECTION: frozenset[str] = data_tests.NO_DIRECTION_METRICS
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -91,6 +96,10 @@ class Workload:
             (``sustained_bw_mbps``); empty for a plain fio workload.
         per_direction: False when the workload has no per-direction fio metrics of its own (a
             multi-phase methodology reports phase figures such as ``fresh_iops`` instead).
+        primary_figures: the methodology metrics the regression gate judges by default
+            (``regression.primary_metrics``), for suites with many per-point figures (sweeps,
+            data states, data tests: their ``*_GATED`` catalog sets); empty: every
+            higher-is-better methodology metric, or a plain workload's iops and bw_mbps.
     """
 
     id: str
@@ -103,6 +112,7 @@ class Workload:
     family: str = "random"
     methodology_metrics: tuple[str, ...] = ()
     per_direction: bool = True
+    primary_figures: tuple[str, ...] = ()
 
     @property
     def is_methodology(self) -> bool:
@@ -283,26 +293,29 @@ CATALOG: dict[str, Workload] = {
         Workload("drive_with_data", "Performance with the drive 25/50/75 % full and empty but "
                  "dirty, as ratios to empty", "write", 128 * KIB, 32, family="data-state",
                  methodology_metrics=data_states.drive_with_data_metrics(),
-                 per_direction=False),
+                 per_direction=False, primary_figures=data_states.DATA_STATE_GATED),
         Workload("seq_after_random", "Sequential write and read after random writes "
                  "(fragmentation), as ratios to clean", "write", 128 * KIB, 32,
                  family="data-state", methodology_metrics=data_states.seq_after_random_metrics(),
-                 per_direction=False),
+                 per_direction=False, primary_figures=data_states.DATA_STATE_GATED),
         # Sweeps and presets (issue 10 items 3-5): methodology/qd_scaling.py, mixed.py,
         # transfer_size.py, client_presets.py; metric names in sweep_catalog.py
         Workload("qd_scaling", "Queue-depth scaling: 4 KiB random and 128 KiB sequential read "
                  "and write at QD 1-32", "randrw", 4 * KIB, 32, family="sweep",
-                 methodology_metrics=sweep_catalog.qd_scaling_metrics(), per_direction=False),
+                 methodology_metrics=sweep_catalog.qd_scaling_metrics(), per_direction=False,
+                 primary_figures=sweep_catalog.QD_SCALING_GATED),
         Workload("mixed_sweep", "Mixed sweeps (4 KiB random QD4, 128 KiB sequential QD1, 0-100 "
                  "% writes) and an in-drive copy", "randrw", 4 * KIB, 4, family="sweep",
-                 methodology_metrics=sweep_catalog.mixed_metrics(), per_direction=False),
+                 methodology_metrics=sweep_catalog.mixed_metrics(), per_direction=False,
+                 primary_figures=sweep_catalog.MIXED_GATED),
         Workload("transfer_size_sweep", "Sequential read and write at transfer sizes 512 B-8 "
                  "MiB, QD4 (ATTO-style)", "rw", 128 * KIB, 4, family="sweep",
-                 methodology_metrics=sweep_catalog.transfer_metrics(), per_direction=False),
+                 methodology_metrics=sweep_catalog.transfer_metrics(), per_direction=False,
+                 primary_figures=sweep_catalog.TRANSFER_GATED),
         Workload("client_presets", "CrystalDiskMark-style presets (SEQ1M Q8T1, SEQ1M Q1T1, "
                  "RND4K Q32T16, RND4K Q1T1) at two test sizes", "randrw", 4 * KIB, 32,
                  numjobs=16, family="sweep", methodology_metrics=sweep_catalog.preset_metrics(),
-                 per_direction=False),
+                 per_direction=False, primary_figures=sweep_catalog.PRESETS_GATED),
         # Drive health and idle wake-up (issue 10 items 9-10; health_catalog.py).
         Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",
                  0, 0, family="health", methodology_metrics=HEALTH_METRICS,
@@ -315,11 +328,13 @@ CATALOG: dict[str, Workload] = {
         Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "
                  "sequential write QD32 in bursts at a 20 % duty cycle and continuously",
                  "randwrite", 4 * KIB, 32, family="burst",
-                 methodology_metrics=data_tests.burst_metrics(), per_direction=False),
+                 methodology_metrics=data_tests.burst_metrics(), per_direction=False,
+                 primary_figures=data_tests.BURST_GATED),
         Workload(data_tests.COMPRESS_WORKLOAD_ID, "Compressible vs incompressible data: 128 KiB "
                  "sequential and 4 KiB random write QD32, zero-filled vs random buffers",
                  "write", 128 * KIB, 32, family="data-pattern",
-                 methodology_metrics=data_tests.compressibility_metrics(), per_direction=False),
+                 methodology_metrics=data_tests.compressibility_metrics(), per_direction=False,
+                 primary_figures=data_tests.COMPRESS_GATED),
         Workload(data_tests.INTEGRITY_WORKLOAD_ID, "Data integrity: writes with CRC32C "
                  "checksums, read back and verified (fio verify)", "write", 128 * KIB, 32,
                  family="integrity", methodology_metrics=data_tests.INTEGRITY_METRICS,

@@ -22,7 +22,9 @@ times (never less than 10 s).
 Metrics (workload ``mixed_sweep``): for each point ``rand_4k_qd4_w<P>`` and
 ``seq_128k_qd1_w<P>`` (P = write share): ``.read.iops``, ``.write.iops``, ``.total.iops``,
 ``.total.bw_mbps``, ``.read.lat_p99_us``, ``.write.lat_p99_us`` (a direction without I/O has
-none); the copy: ``copy.read.bw_mbps``, ``copy.write.bw_mbps`` (concurrent),
+none); per sweep its mean over the write shares ``rand_4k_qd4_avg.total.iops`` and
+``.total.bw_mbps`` (gated by default); the copy:
+``copy.read.bw_mbps``, ``copy.write.bw_mbps`` (concurrent),
 ``copy_read_only.read.bw_mbps``, ``copy_write_only.write.bw_mbps``, ``copy_time_s``,
 ``copy_read_time_s``, ``copy_write_time_s``, ``delay_ratio``.
 
@@ -31,11 +33,21 @@ Curves: per sweep, total IOPS and bandwidth by write share.
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import FioOutputError
 from ..fio.job import fio_time, global_lines
-from ..sweep_catalog import MIX_FIGURES, MIXES, WRITE_PCTS, mix_point
+from ..sweep_catalog import (
+    MIX_AVG_FIGURES,
+    MIX_FIGURES,
+    MIXES,
+    WRITE_PCTS,
+    mix_average,
+    mix_point,
+)
 from ..workloads import CATALOG, GIB, KIB, MIB
 from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
 from .curves import Curve
@@ -128,6 +140,7 @@ def run(mr: MethodRun) -> MethodologyResult:
         for figure in ("total.iops", "total.bw_mbps"):
             curves.append(curve(name, "write_pct", "%", figure,
                                 [(p, _total(s, figure)) for p, s in points]))
+        metrics.update(sweep_average(name, {p: s.metrics for p, s in points}))
         notes.append(f"{name}: " + ", ".join(f"{p} % writes {_total(s, 'total.iops'):,.0f}"
                                              for p, s in points) + " IOPS")
     copy_metrics, note = _copy(mr, copy_bytes, cap_s)
@@ -140,12 +153,41 @@ def run(mr: MethodRun) -> MethodologyResult:
     )
 
 
+def sweep_average(curve: str, points: Mapping[int, Mapping[str, float]]) -> dict[str, float]:
+    """``<curve>_avg.total.iops`` and ``.total.bw_mbps``: the mean over every write share of
+    ``WRITE_PCTS`` (the mixed sweep's summary figure, gated by default: ``MIXED_GATED``).
+
+    Args:
+        curve: the sweep's name (``rand_4k_qd4``).
+        points: write share in percent -> that point's fio figures (``read.iops``,
+            ``total.iops``...; at 0 or 100 % writes fio gives no total: the one direction's).
+
+    Returns:
+        the averages; a figure missing or NaN at any write share is left out (never averaged
+        over fewer points).
+    """
+    out: dict[str, float] = {}
+    for figure in MIX_AVG_FIGURES:
+        values = [_total_of(points.get(p, {}), figure) for p in WRITE_PCTS]
+        if all(v == v for v in values):
+            out[f"{mix_average(curve)}.{figure}"] = statistics.fmean(values)
+    return out
+
+
+def _total_of(metrics: Mapping[str, float], figure: str) -> float:
+    bare = figure.partition(".")[2]
+    if figure in metrics:
+        return metrics[figure]
+    values = [metrics.get(f"{d}.{bare}") for d in ("read", "write")]
+    present = [v for v in values if v is not None]
+    return sum(present) if present else math.nan
+
+
 def _total(step: Step, figure: str) -> float:
     """``total.iops``/``total.bw_mbps`` of a point, also at 0 or 100 % writes (one direction:
-    fio gives no total)."""
-    bare = figure.partition(".")[2]
-    values = [step.metrics.get(f"{d}.{bare}") for d in ("read", "write")]
-    return step.metrics.get(figure, sum(v for v in values if v is not None))
+    fio gives no total); 0 when neither direction has the figure."""
+    value = _total_of(step.metrics, figure)
+    return 0.0 if value != value else value
 
 
 @dataclass(frozen=True)
