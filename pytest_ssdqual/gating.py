@@ -464,6 +464,7 @@ class ResultsGate:
         *,
         strict: bool = False,
         files: Sequence[Mapping[str, Path | str]] | None = None,
+        health: Sequence[str] = (),
     ) -> GateResult:
         """Compare one workload with the baseline and store it (also when the baseline is
         refused: the measurement is kept, then ``BaselineError`` is raised).
@@ -475,6 +476,9 @@ class ResultsGate:
             spread_pct: run-to-run spread per metric (``combine``), empty for one run.
             files: per repetition, store name -> file or text; default: the fio job, output,
                 stderr and per-second logs of a ``WorkloadOutcome``'s run.
+            health: the test's drive-health failure lines (``plugin_health.health_failures``);
+                any makes the stored status ``failed`` and is stored as ``health_failures``,
+                so the record fails as the test did (``ssdqual rejudge``, compare, trend).
 
         Raises:
             BaselineError: the baseline cannot be used for this drive.
@@ -508,8 +512,9 @@ class ResultsGate:
                 "baseline_samples": base["samples"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
-        failed = bool(outcome.failed) or any(c.failed for c in comparisons)
+        failed = bool(outcome.failed) or any(c.failed for c in comparisons) or bool(health)
         record = self._record(ctx, outcome, repetitions, spread_pct, regression, failed, strict)
+        record["health_failures"] = [line.strip() for line in health]
         if files is None:
             files = [self._files(o) for o in repetitions]
         record_dir = self.store.write_workload(self.options.run_id, record, files)
@@ -556,6 +561,10 @@ class ResultsGate:
             "verdicts": [verdict_dict(v) for v in outcome.verdicts],
             "states": figure_states(outcome),  # drive state of each figure (figure_state)
             "requirements": _requirements(outcome),
+            # metric -> why the drive never got there (never recovered): a limit on it fails
+            # with that reason, in the run and in ``ssdqual rejudge``
+            "unreached": dict(getattr(getattr(outcome, "result", None), "unreached", None)
+                              or {}),
             "regression": regression,
             "status": "failed" if failed else "passed",
             "written_utc": utc_now(),

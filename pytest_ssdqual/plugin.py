@@ -41,13 +41,13 @@ from .plugin_health import (
     PROP_NOT_APPLICABLE,
     HealthHooks,
     drive_health,  # noqa: F401  (fixture: suites/test_health.py)
-    health_failures,
 )
 from .plugin_health import tracker as health_tracker
 from .plugin_methodology import run_methodology  # noqa: F401  (fixture: methodology tests)
 from .plugin_outcomes import OutcomeHooks
 from .plugin_outcomes import add_options as add_outcome_options
 from .plugin_power import idle_wake  # noqa: F401  (fixture: suites/test_idle_power.py)
+from .plugin_verdict import gate_and_fail
 from .plugin_workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 from .session import DriveContext, QualSession, SessionOptions, WorkloadOutcome, host_facts
 from .session_report import finish_session
@@ -521,26 +521,9 @@ def qualify(
         attach_runs()
         rows = rows_from_outcome(ssd_drive, outcome)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
-        checked = gate.check(ssd_drive, outcome, repetitions, spread, strict=strict)
-        node.user_properties.append((PROP_GATE, checked.rows()))
-        allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
-        regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
-        unhealthy = health_failures(node, health, workload_id=workload_id,
-                                    destructive=workload.writes)
-        if outcome.failed:
-            pytest.fail(
-                f"{ssd_drive.target.spec.raw} {workload_id}: "
-                f"{len(outcome.failed)} limit(s) violated\n"
-                + "\n".join("  " + v.line() for v in outcome.failed)
-                + (f"\n{regression}" if regression else "")
-                + "".join("\n" + line for line in unhealthy),
-                pytrace=False,
-            )
-        if unhealthy:
-            pytest.fail("\n".join(unhealthy) + (f"\n{regression}" if regression else ""),
-                        pytrace=False)
-        if regression:
-            pytest.fail(regression, pytrace=False)
+        # health first, so a test failed on drive health is stored as failed
+        gate_and_fail(request, ssd_drive, outcome, health, destructive=workload.writes,
+                      strict=strict, repetitions=repetitions, spread_pct=spread)
         return outcome
 
     return run

@@ -21,9 +21,9 @@ from . import allure_report, plugin_workers
 from .errors import FioError, SsdQualError
 from .methodology import MethodologyOutcome, judge_result
 from .methodology import run_methodology as _run
-from .plugin_common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
-from .plugin_health import health_failures
+from .plugin_common import PROP_DRIVE, PROP_ROWS, allure_labels
 from .plugin_health import tracker as health_tracker
+from .plugin_verdict import gate_and_fail
 from .progress import ProgressEvent
 from .session import DriveContext, QualSession
 from .summary import SummaryRow, rows_from_verdicts
@@ -116,34 +116,13 @@ def run_methodology(
         allure_report.attach_methodology(outcome)
         rows = rows_from_verdicts(drive, workload_id, outcome.verdicts, result.states)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
-        # Stored and compared with --baseline like any workload: the gate takes any judged
-        # outcome; the files are the methodology's job files, fio outputs and CSV logs.
-        checked = request.config.stash[GATE_KEY].check(
-            ssd_drive, outcome, [outcome], {}, strict=ssd_session.options.strict,
-            files=[_stored_files(tmp_path / workload_id)],
-        )
-        node.user_properties.append((PROP_GATE, checked.rows()))
-        allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
-        regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
-        unhealthy = health_failures(node, health, workload_id=workload_id, destructive=True)
-        if outcome.failed:
-            pytest.fail(
-                f"{drive} {workload_id}: {len(outcome.failed)} limit(s) violated\n"
-                + "\n".join(
-                    "  " + v.line() + (f" [{result.states[v.metric]}]"
-                                       if v.metric in result.states else "")
-                    for v in outcome.failed
-                )
-                + "\n" + "\n".join("  " + note for note in result.notes)
-                + (f"\n{regression}" if regression else "")
-                + "".join("\n" + line for line in unhealthy),
-                pytrace=False,
-            )
-        if unhealthy:
-            pytest.fail("\n".join(unhealthy) + (f"\n{regression}" if regression else ""),
-                        pytrace=False)
-        if regression:
-            pytest.fail(regression, pytrace=False)
+        # Stored and compared with --baseline like any workload (health first: a test failed
+        # on drive health is stored as failed); the files are the methodology's job files, fio
+        # outputs and CSV logs.
+        gate_and_fail(request, ssd_drive, outcome, health, destructive=True,
+                      strict=ssd_session.options.strict,
+                      files=[_stored_files(tmp_path / workload_id)], states=result.states,
+                      details=["  " + note for note in result.notes])
         return outcome
 
     return run

@@ -5,11 +5,14 @@ setting (``nvme get-feature -f 0x0c``), skips with the reason when the target ha
 non-operational power state (loop, zram, scratch file, SATA, an NVMe drive with only active
 states), runs the fio jobs of ``power_states`` (read-only, after the session's prefill so the
 reads touch written media), judges the metrics against the limits of workload
-``idle_wake_read_4k_qd1`` and records them like any test.
+``idle_wake_read_4k_qd1`` and ends like every other suite (``plugin_verdict.gate_and_fail``):
+drive health, stored in the results store (gated with ``--baseline``, re-judged by
+``ssdqual rejudge``), failed on a violated limit, the drive's health or a regression.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,9 +23,13 @@ from . import allure_report
 from .fio.job import aligned_span
 from .fio.runner import TIMEOUT_MARGIN_S
 from .health_catalog import IDLE_WAKE_WORKLOAD_ID
-from .identity import _default_run, _run_tool
+from .identity import TOOL_TIMEOUT_S, _default_run, _run_tool
+from .methodology import MethodologyResult, judge_result
 from .plugin_common import PROP_DRIVE, PROP_ROWS, allure_labels
 from .plugin_health import PROP_NOT_APPLICABLE
+from .plugin_health import tracker as health_tracker
+from .plugin_methodology import _stored_files
+from .plugin_verdict import gate_and_fail
 from .power_states import (
     PowerStateTable,
     apst_enabled,
@@ -34,7 +41,6 @@ from .power_states import (
 )
 from .session import DriveContext, QualSession
 from .summary import rows_from_verdicts
-from .thresholds.verdict import Verdict, judge
 from .workloads import get_workload
 
 
@@ -55,8 +61,8 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
     """The drive's power-state table and APST enable bit (``None``: unreadable).
 
     Raises:
-        NoPowerStates: not an NVMe block device, nvme-cli gave nothing, or no non-operational
-            state.
+        NoPowerStates: not an NVMe block device, nvme-cli gave nothing, no non-operational
+            state, or ``nvme get-feature`` (APST) did not answer within ``TOOL_TIMEOUT_S``.
     """
     ident = ctx.identity
     drive = ctx.target.spec.raw
@@ -81,19 +87,18 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
             f"{drive} reports {len(table.states)} power state(s), none non-operational: "
             "no idle state to wake from"
         )
+    argv = ["nvme", "get-feature", "-f", "0x0c", ctx.target.device]
     try:
-        _, text = _default_run(["nvme", "get-feature", "-f", "0x0c", ctx.target.device])
+        _, text = _default_run(argv)
+    except subprocess.TimeoutExpired:
+        raise NoPowerStates(
+            f"{drive}: `{' '.join(argv)}` (APST setting) gave no answer within "
+            f"{TOOL_TIMEOUT_S} s: nvme-cli or the drive's admin queue hangs; check the drive "
+            "(dmesg, `nvme list`) before measuring its wake-up latency", applicable=True,
+        ) from None
     except (OSError, ValueError):
         text = ""
     return table, apst_enabled(text)
-
-
-class _Outcome:
-    """What ``allure_report.attach_verdicts`` reads: metrics and verdicts."""
-
-    def __init__(self, metrics: dict[str, float], verdicts: list[Verdict]) -> None:
-        self.metrics = metrics
-        self.verdicts = verdicts
 
 
 @pytest.fixture
@@ -121,6 +126,7 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
                          f"entry {ps.entry_latency_us} us, exit {ps.exit_latency_us} us"
                          for ps in table.states]),
             name="NVMe power states", attachment_type=allure.attachment_type.TEXT)
+        health = health_tracker(request.config, ssd_session, ssd_drive)
         state = ssd_session.prefill(ssd_drive, tmp_path / "prefill")
         plan = idle_plan(ssd_session.options.profile.name)
         target = ssd_drive.target
@@ -138,15 +144,18 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
         metrics.update(table.metrics())
         if apst is not None:
             metrics["apst_enabled"] = float(apst)
-        verdicts = judge(workload, metrics, ssd_drive.limits, strict=ssd_session.options.strict)
-        allure_report.attach_verdicts(_Outcome(metrics, verdicts))  # type: ignore[arg-type]
-        rows = rows_from_verdicts(drive, workload.id, verdicts, dict.fromkeys(metrics, state))
+        states = dict.fromkeys(metrics, state)
+        outcome = judge_result(MethodologyResult(workload, metrics, states, notes, []),
+                               ssd_drive.limits, strict=ssd_session.options.strict)
+        allure_report.attach_verdicts(outcome)
+        rows = rows_from_verdicts(drive, workload.id, outcome.verdicts, states)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
-        failed = [v for v in verdicts if v.failed]
-        if failed:
-            pytest.fail(f"{drive} {workload.id}: {len(failed)} limit(s) violated\n"
-                        + "\n".join("  " + v.line() for v in failed)
-                        + "".join(f"\n  note: {n}" for n in notes), pytrace=False)
+        # stored, gated and re-judgeable like every suite; reads only: start health findings
+        gate_and_fail(request, ssd_drive, outcome, health, destructive=False,
+                      strict=ssd_session.options.strict,
+                      files=[{f"{point}__{name}": path for point in results
+                              for name, path in _stored_files(tmp_path / point).items()}],
+                      details=[f"  note: {n}" for n in notes])
         return metrics
 
     return run

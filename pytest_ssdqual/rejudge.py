@@ -13,7 +13,10 @@ line is the run's own (``summary.format_summary``: limits passed, failed, missin
 measured, fio is never started, and the stored run is not modified.
 
 Records written before the requirements were stored get them back from their stored verdicts
-whose provenance is an implicit requirement.
+whose provenance is an implicit requirement. A metric the drive never reached (``unreached``:
+never recovered) fails a limit with the run's reason, not as "not measured". A record whose
+test failed on drive health (``health_failures``) stays failed: drive health is read from the
+drive, not re-judged from threshold files.
 
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
 regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
@@ -55,6 +58,8 @@ class Rejudged:
         verdicts: under the new limits. comparisons: regression vs the stored baseline figures
             under the new regression limits (empty when the run was not gated).
         notes: why something could not be judged (a workload unknown to this version).
+        health: the run's drive-health failure lines (stored ``health_failures``): the record
+            fails whatever the thresholds.
     """
 
     drive: str
@@ -63,10 +68,12 @@ class Rejudged:
     verdicts: list[Verdict]
     comparisons: list[Comparison]
     notes: list[str] = field(default_factory=list)
+    health: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
-        return any(v.failed for v in self.verdicts) or any(c.failed for c in self.comparisons)
+        return (any(v.failed for v in self.verdicts) or any(c.failed for c in self.comparisons)
+                or bool(self.health))
 
     @property
     def new_status(self) -> str:
@@ -111,14 +118,17 @@ def judge_record(workload: Workload, record: dict[str, Any], limits: ResolvedLim
                  ) -> list[Verdict]:
     """The verdicts of one stored record under ``limits``, judged as the run judged them: a
     methodology workload with its implicit requirements (``methodology.judge_result``), any
-    other with ``thresholds.verdict.judge``; strict as the run was."""
+    other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
+    ``unreached`` reasons (a limit on a metric the drive never reached fails saying why)."""
     metrics = {k: float(v) for k, v in (record.get("metrics") or {}).items()}
     strict = bool(record.get("strict"))
+    unreached = {str(k): str(v) for k, v in (record.get("unreached") or {}).items()}
     if workload.is_methodology:
         result = MethodologyResult(workload, metrics, {}, [], [],
-                                   requirements=stored_requirements(record))
+                                   requirements=stored_requirements(record),
+                                   unreached=unreached)
         return judge_result(result, limits, strict=strict).verdicts
-    return judge(workload, metrics, limits, strict=strict)
+    return judge(workload, metrics, limits, strict=strict, unreached=unreached)
 
 
 def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
@@ -155,7 +165,7 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
         elif "error" in regression:
             notes.append(f"the stored run refused its baseline: {regression['error']}")
         out.append(Rejudged(str(record.get("drive")), workload.id, old, verdicts, comparisons,
-                            notes))
+                            notes, [str(h) for h in record.get("health_failures") or []]))
     return out
 
 
@@ -208,14 +218,21 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
                      f"{r.new_status.upper()}{change}")
         lines += [f"  {v.line()}" for v in r.verdicts if v.failed]
         lines += [f"  REGRESSION: {c.line()}" for c in r.comparisons if c.failed]
+        if r.health:
+            lines.append("  drive health failed in the run (kept: health is read from the "
+                         "drive, not re-judged from threshold files):")
+            lines += [f"    {h}" for h in r.health]
         lines += [f"  note: {n}" for n in r.notes]
     rows = [row for r in results for row in rows_from_verdicts(r.drive, r.workload, r.verdicts)]
     counts = format_summary(rows)[-1]  # the run's own count line
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
     incomplete = incomplete_reasons(run, results)
     lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
-    if any(r.failed for r in results):
+    if any(any(v.failed for v in r.verdicts) or any(c.failed for c in r.comparisons)
+           for r in results):
         verdict = "FAILS under the new thresholds"
+    elif any(r.health for r in results):
+        verdict = "FAILS: drive health failed in the run (see above)"
     elif incomplete:
         verdict = "is INCOMPLETE: it cannot pass a re-judgement (see INCOMPLETE above)"
     else:

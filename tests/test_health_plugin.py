@@ -12,6 +12,7 @@ runs of the real suites.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import plugin_health, plugin_power
+from pytest_ssdqual import plugin_health, plugin_power, rejudge
 from pytest_ssdqual.health import DriveHealth
 from pytest_ssdqual.power_states import PowerState, PowerStateTable
+from pytest_ssdqual.store import ResultsStore, StoredRun
 
 from .conftest import REPO, FakeFio, cases_dir
 from .test_plugin import _root_disk
@@ -116,6 +118,45 @@ def test_write(qualify):
     assert len(failed) == 1 and "::test_write" in failed[0]
 
 
+def test_a_test_failed_on_drive_health_is_stored_failed_and_rejudged_so(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the record was written before the health was judged, so a DISK FAILING drive's
+    read test was stored ``passed`` and ``ssdqual rejudge`` called the run incomplete ("failed
+    ... without a stored record"); compare and trend showed it passed."""
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        "test_read.py", f"--drive=file:{pytester.path / 'target.img'}",
+        f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", f"--results-dir={results}",
+        "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "seq_read_128k_qd32" and record["status"] == "failed"
+    health = record["health_failures"]
+    assert health[0].endswith("drive health fails (health read by smartctl 7.4, exit status "
+                              "8; smartctl: SMART status check returned DISK FAILING)"), health
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in health[1]
+    # rejudge counts it as the run did: failed for drive health, not incomplete
+    limits = pytester.path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "seq_read_128k_qd32: stored FAILED, now FAILED" in out
+    assert "    HEALTH (session start): smart_disk_failing 1 > max 0" in out
+    assert "INCOMPLETE" not in out and "without a stored record" not in out
+    assert out.rstrip().endswith("run FAILS: drive health failed in the run (see above)")
+
+
 def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
@@ -183,12 +224,22 @@ def test_idle_wake_runs_fio_with_thinktime(
                   "        idle_100ms.lat_p50_us: {max: 10000000}\n"
                   "        max_exit_latency_us: {max: 100000}\n")
     alluredir = pytester.path / "allure"
+    results = pytester.path / "results"
     result = pytester.runpytest(
         str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
         f"--thresholds={th}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
-        "-p", "no:cacheprovider",
+        f"--results-dir={results}", "-p", "no:cacheprovider",
     )
     result.assert_outcomes(passed=1)
+    # stored like every suite (before: never stored, gated or re-judged)
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "passed"
+    assert record["metrics"]["max_exit_latency_us"] == 10_000
+    assert record["states"]["wake_penalty_us"] == "prefilled"
+    [rep] = run.path.glob("*/idle_wake_read_4k_qd1/rep1")
+    stored = {p.name for p in rep.iterdir()}
+    assert {"idle_100ms__idle_100ms.fio", "busy__busy.json"} <= stored, stored
     [allure_result] = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
     [table_file] = [a["source"] for a in allure_result["attachments"]
                     if a["name"] == "NVMe power states"]
@@ -209,6 +260,32 @@ def test_idle_wake_runs_fio_with_thinktime(
     text = jobs[0].read_text()
     assert "thinktime=100000" in text and "thinktime_blocks=1" in text
     assert "number_ios=20" in text and "rw=randread" in text
+
+
+def test_failing_drive_fails_the_idle_wake_test_and_is_stored_failed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the idle wake-up test never consulted the drive's health nor stored its record:
+    on a DISK FAILING drive it passed and left nothing to gate or re-judge."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed")
+    table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
+                                                                         8000)), True)
+    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        "--ssd-profile=smoke", f"--results-dir={results}", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in result.stdout.str()
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "failed"
+    assert any("smart_disk_failing 1 > max 0" in h for h in record["health_failures"])
 
 
 def test_failing_drive_fails_a_methodology_test_too(

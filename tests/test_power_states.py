@@ -5,10 +5,13 @@ nvme-cli id-ctrl output in ``../shared/cases/real/nvme/`` and on recorded fio ru
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from pytest_ssdqual import plugin_power
 from pytest_ssdqual.fio.result import parse_fio_file
 from pytest_ssdqual.power_states import (
     BUSY,
@@ -116,3 +119,31 @@ def test_not_id_ctrl_output_names_the_key() -> None:
 )
 def test_apst_enable_bit(text: str, expected: bool | None) -> None:
     assert apst_enabled(text) is expected
+
+
+def test_a_hung_nvme_get_feature_is_a_clear_skip_reason(
+    real_cases: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: ``subprocess.TimeoutExpired`` from a hung ``nvme get-feature`` was not caught
+    and the idle wake-up test broke with a traceback."""
+    doc = json.loads((real_cases / PM983).read_text())
+    doc["npss"], doc["apsta"] = 1, 1  # PS1 non-operational, as in the client table above
+    doc["psds"] = [doc["psds"][0], dict(doc["psds"][0], flags=3, entry_lat=2000,
+                                          exit_lat=22000)]
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        if argv[1] == "id-ctrl":
+            return 0, json.dumps(doc)
+        raise subprocess.TimeoutExpired(argv, 30)
+
+    monkeypatch.setattr(plugin_power, "_default_run", run)
+    ctx = SimpleNamespace(identity=SimpleNamespace(kind="block", transport="NVMe"),
+                          target=SimpleNamespace(spec=SimpleNamespace(raw="/dev/nvme0n1"),
+                                                 device="/dev/nvme0n1"))
+    with pytest.raises(plugin_power.NoPowerStates) as caught:
+        plugin_power.read_power_states(ctx)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "/dev/nvme0n1: `nvme get-feature -f 0x0c /dev/nvme0n1` (APST setting) gave no answer "
+        "within 30 s: nvme-cli or the drive's admin queue hangs; check the drive (dmesg, "
+        "`nvme list`) before measuring its wake-up latency")
+    assert caught.value.applicable  # a skip that counts against the run: not measured

@@ -4,13 +4,15 @@ run never PASSES, and a rejudgement applies the run's implicit rules and counts 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_ssdqual import rejudge
+from pytest_ssdqual import plugin_methodology, rejudge
+from pytest_ssdqual.methodology import run_methodology
 from pytest_ssdqual.store import ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
@@ -212,3 +214,51 @@ def test_rejudging_a_stored_run_gives_the_runs_verdicts_and_counts(
     out = capsys.readouterr().out
     assert code == 1, out
     assert f"{counts.group(0)}; 0 regression(s); run FAILS under the new thresholds" in out
+
+
+RECOVERY_LIMITS = """
+version: 1
+profiles:
+  - name: lab
+    match: {kind: file}
+    source: "lab rule"
+    limits:
+      recovery_after_idle: {time_to_recover_s: {max: 60}}
+"""
+
+
+def test_a_stored_never_recovered_run_rejudges_with_the_runs_reason(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The recovery test on a drive that stays at 500 IOPS after a fresh 4,000 never
+    recovers: the run fails the ``time_to_recover_s`` limit saying so. Before, the record did
+    not keep ``unreached`` and ``ssdqual rejudge`` failed it as "not measured"."""
+    # no real idle: the methodology's idle periods are skipped
+    monkeypatch.setattr(plugin_methodology, "_run",
+                        functools.partial(run_methodology, sleep=lambda _s: None))
+    monkeypatch.setenv("FAKEFIO_IOPS", ",".join(["4000"] + ["500"] * 100))
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(RECOVERY_LIMITS)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(REPO / "suites" / "test_consistency.py"), f"--drive=file:{pytester.path / 't.img'}",
+        f"--thresholds={limits}", f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke",
+        "-p", "no:cacheprovider", f"--results-dir={results}")
+    result.assert_outcomes(failed=1)
+    [run_line] = [line for line in result.stdout.lines
+                  if line.startswith("  time_to_recover_s never recovered")]
+    assert run_line.startswith(
+        "  time_to_recover_s never recovered: no idle time up to 4 s kept it at >= 90% of fresh "
+        "(3,600); after idle 500 / 500: fails the limit time_to_recover_s <= 60")
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["unreached"]["time_to_recover_s"].startswith("never recovered: ")
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert run_line in out.splitlines(), out  # the run's line, word for word
+    assert "not measured" not in out
+    assert "0 limits passed, 1 failed, 0 missing" in out
