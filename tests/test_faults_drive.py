@@ -193,7 +193,9 @@ def test_drive_gone_mid_run_breaks_the_next_workload_and_the_other_drive_goes_on
             time.sleep(1.0)
             subprocess.run(["losetup", "-d", loop], check=True)
             done["detached"] = time.monotonic()
-            wait_for(lambda: bool(fio_pids(str(basetemp / "test_1_read_file"))), 60)
+            # the read's own fio, not the session's prefill of the file (which runs first)
+            wait_for(lambda: bool(fio_pids(
+                str(basetemp / "test_1_read_file_target_img_0" / "seq_read_128k_qd32"))), 60)
             time.sleep(1.0)
             target.unlink()
             done["deleted"] = time.monotonic()
