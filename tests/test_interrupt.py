@@ -175,8 +175,24 @@ CRASH_SUITE = """
 import os
 import threading
 
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:  # the process is gone
+        return b""
+
+def _crash_once_the_read_runs():
+    # the worker dies 1 s after the read's own fio started (not during the session's prefill)
+    import time
+    while not any(b"seq_read_128k_qd32.json" in _cmdline(p)
+                  for p in os.listdir("/proc") if p.isdigit()):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os._exit(3)
+
 def test_crashes_while_fio_runs(qualify):
-    threading.Timer(1.5, lambda: os._exit(3)).start()
+    threading.Thread(target=_crash_once_the_read_runs, daemon=True).start()
     qualify("seq_read_128k_qd32")
 """
 
@@ -196,8 +212,8 @@ def test_crashed_xdist_worker_leaves_a_broken_result_and_no_fio(tmp_path: Path) 
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
-        wait_for(lambda: bool(fio_pids(str(basetemp))), timeout_s=60)
-        wait_for(lambda: not fio_pids(str(basetemp)), timeout_s=1.5 + 2.0)
+        wait_for(lambda: bool(fio_pids("seq_read_128k_qd32.json")), timeout_s=60)
+        wait_for(lambda: not fio_pids(str(basetemp)), timeout_s=1.0 + 2.5)
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
