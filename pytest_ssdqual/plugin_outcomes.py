@@ -131,7 +131,7 @@ class OutcomeHooks:
             return (f"INCOMPLETE: {len(self.refused)} write test(s) skipped on {drives} "
                     f"(writes refused); exit status not changed ({ALLOW_SKIPPED_WRITES})")
         return (f"INCOMPLETE: {len(self.refused)} write test(s) skipped on {drives} (writes "
-                "refused, reasons above): the drive is not qualified, so the run exits 1; add "
+                "refused, reasons in the verdict table): the drive is not qualified, so the run exits 1; add "
                 f"{ALLOW_SKIPPED_WRITES} to accept a read-only run")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
