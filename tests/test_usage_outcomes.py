@@ -150,7 +150,7 @@ def test_skipped_writes_exit_1_with_the_reason(
     result.assert_outcomes(passed=1, skipped=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert (f"INCOMPLETE: 1 write test(s) skipped on {target} (writes refused, reasons "
-            "above): the drive is not qualified, so the run exits 1; add "
+            "in the verdict table): the drive is not qualified, so the run exits 1; add "
             "--allow-skipped-writes to accept a read-only run") in result.stdout.str()
 
 
