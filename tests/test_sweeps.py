@@ -21,6 +21,7 @@ from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
 from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
+from pytest_ssdqual.progress import RecordingObserver
 from pytest_ssdqual.regression import is_higher_better
 from pytest_ssdqual.session import QualSession, SessionOptions
 from pytest_ssdqual.thresholds.loader import ThresholdSet
@@ -187,16 +188,20 @@ def _sections(fake_fio: FakeFio) -> list[str]:
             if line.startswith("[") and line != "[global]"]
 
 
-def _run(session: QualSession, tmp_path: Path, workload_id: str):
+def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None):
     ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
-    return run_methodology(workload_id, session, ctx, tmp_path / "work")
+    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer)
 
 
 def test_qd_scaling_runs_every_pattern_at_every_qd_and_derives_the_curve_figures(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKEFIO_IOPS", QD_IOPS)
-    result = _run(session, tmp_path, "qd_scaling")
+    observer = RecordingObserver()
+    result = _run(session, tmp_path, "qd_scaling", observer)
+    # each progress line names its point, not only the curve
+    assert [e.phase for e in observer.events][1:4] == [
+        "rand_read_4k QD1", "rand_read_4k QD2", "rand_read_4k QD4"]
     names = [f"{p}_qd{q}" for p in ("rand_read_4k", "seq_read_128k", "rand_write_4k",
                                     "seq_write_128k") for q in (1, 2, 4, 8, 16, 32)]
     assert _sections(fake_fio) == ["prefill", *names]

@@ -67,6 +67,8 @@ class Step:
         bw, iops, lat: per-second series (decimal MB/s, IOPS, µs of total latency) of the job's
             direction, ``None`` when fio wrote no such log.
         idle_before_s: cumulative idle seconds before this step (recovery rounds), else ``None``.
+        label: what the progress line calls the step when the phase alone does not tell the
+            steps apart (a sweep point: ``rand_read_4k QD8``), else ``None``.
     """
 
     phase: str
@@ -80,6 +82,7 @@ class Step:
     iops: Series | None = None
     lat: Series | None = None
     idle_before_s: float | None = None
+    label: str | None = None
 
     @property
     def direction(self) -> str:
@@ -328,7 +331,7 @@ class MethodRun:
         step = Step(
             phase, round, state, job, job_run, start, job_run.result.metrics(),
             bw=_series(folder, "bw", direction), iops=_series(folder, "iops", direction),
-            lat=_series(folder, "lat", direction), idle_before_s=idle_before_s,
+            lat=_series(folder, "lat", direction), idle_before_s=idle_before_s, label=label,
         )
         self.steps.append(step)
         bw = step.figure("bw_mbps")
@@ -340,7 +343,8 @@ class MethodRun:
 
     def report_step(self, step: Step, rounds: int | None = None) -> None:
         """Report a finished fio step (phase, round, its figures, ETA)."""
-        self.report(step.phase, step.round, rounds, _figure(step))
+        name = step.label if step.round is None and step.label else step.phase  # a sweep point
+        self.report(name, step.round, rounds, _figure(step))
 
     def idle(self, seconds: float, *, phase: str) -> None:
         """Leave the drive idle (no I/O from this test) for ``seconds``, inside a phase named
