@@ -169,6 +169,28 @@ def overall_verdict(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> str
     return "PASS"
 
 
+def overall_reasons(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> list[str]:
+    """Why the overall verdict is not ``PASS``: one short phrase per cause, in the order
+    :func:`overall_verdict` weighs them (``[]`` for a ``PASS``)."""
+    reasons = []
+    counts: dict[str, int] = {}
+    for t in tests:
+        if t.status != "PASS":
+            counts[t.status] = counts.get(t.status, 0) + 1
+    reasons += [f"{n} test(s) {status}" for status, n in sorted(counts.items())]
+    bad = sum(1 for r in limits if r.verdict in ("FAIL", "MISSING"))
+    if bad:
+        reasons.append(f"{bad} limit(s) violated or not measured")
+    as_found = sum(1 for r in limits if r.verdict == PASS_AS_FOUND)
+    if as_found:
+        reasons.append(f"{as_found} limit(s) passed only on media as found")
+    if not tests:
+        reasons.append("no test ran")
+    elif not limits:
+        reasons.append("no limit was judged")
+    return reasons
+
+
 def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveSummary:
     """The summary of one drive's tests (all of ``tests`` belong to one drive).
 
@@ -285,7 +307,9 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(s: DriveSummary) -> str:
     """The summary as Markdown (tables; no images)."""
-    lines = [f"# Qualification summary: {s.title}", "", f"**Overall: {s.overall}**", ""]
+    why = overall_reasons(s.tests, s.limits) if s.overall != "PASS" else []
+    lines = [f"# Qualification summary: {s.title}", "",
+             f"**Overall: {s.overall}**" + (f" ({'; '.join(why)})" if why else ""), ""]
     lines += ["| | |", "|---|---|"]
     lines += [f"| {k} | {_md_cell(v)} |" for k, v in fact_rows(s)]
     lines += ["", "## Limits", ""]
@@ -334,6 +358,8 @@ def render_html(s: DriveSummary) -> str:
         f"<title>Qualification summary: {e(s.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>Qualification summary: {e(s.title)}</h1>",
         f"<div class='overall {s.overall}'>Overall: {s.overall}</div>",
+        "".join(f"<p class='why'>{e(r)}</p>" for r in (
+            overall_reasons(s.tests, s.limits) if s.overall != "PASS" else [])),
         "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in fact_rows(s))
         + "</table>",
         "<h2>Limits</h2>",

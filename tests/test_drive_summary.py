@@ -132,6 +132,9 @@ def test_refused_write_tests_make_the_qualification_incomplete(tmp_path: Path) -
     assert s.overall == "INCOMPLETE"
     md = drive_summary.render_markdown(s)
     assert "| seq_write_128k_qd32 | SKIPPED | Skipped: write to /dev/nvme0n1 refused" in md
+    # the page says why it is not a PASS (newcomer trial: "INCOMPLETE" with no reason)
+    assert "**Overall: INCOMPLETE** (1 test(s) SKIPPED)" in md
+    assert "<p class='why'>1 test(s) SKIPPED</p>" in drive_summary.render_html(s)
 
 
 def test_two_drives_get_two_pages(tmp_path: Path) -> None:
@@ -189,7 +192,7 @@ def test_a_read_limit_passed_on_media_as_found_is_never_a_plain_pass(tmp_path: P
         return md.read_text()
 
     md = run(tmp_path / "as-found", AS_FOUND)
-    assert "**Overall: INCOMPLETE**" in md
+    assert "**Overall: INCOMPLETE** (1 limit(s) passed only on media as found)" in md
     assert (f"| rand_read_4k_qd32 | read.iops | {AS_FOUND} | 250000 | >= 200000 | +25.0 % | "
             "PASS (as found) |") in md
     assert "PASS (as found): read on the drive as found" in md
