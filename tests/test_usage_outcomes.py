@@ -62,14 +62,14 @@ def test_bare_device_name_suggests_the_dev_path(tmp_path: Path) -> None:
     dev.mkdir()
     (dev / "sdb").touch()  # stands in for the device node /dev/sdb
     with pytest.raises(ConfigError) as info:
-        parse_drive_option("sdb", cwd=str(tmp_path / "work"), dev_dir=str(dev))
+        parse_drive_option("sdb", cwd=str(tmp_path / "cwd"), dev_dir=str(dev))
     assert info.value.key == "--drive"
     assert str(info.value) == (
-        f"--drive: 'sdb' is not a file here ({tmp_path}/work/sdb does not exist); did you mean "
+        f"--drive: 'sdb' is not a file here ({tmp_path}/cwd/sdb does not exist); did you mean "
         f"--drive={dev}/sdb? (fix: write --drive={dev}/sdb (device paths start with {dev}/))")
     # a name that is not in /dev either keeps the scratch-file hint
     with pytest.raises(ConfigError, match="to use a scratch file write --drive=file:"):
-        parse_drive_option("sdq", cwd=str(tmp_path / "work"), dev_dir=str(dev))
+        parse_drive_option("sdq", cwd=str(tmp_path / "cwd"), dev_dir=str(dev))
 
 
 def test_bare_name_of_a_real_disk_is_a_usage_error_suggesting_dev(
