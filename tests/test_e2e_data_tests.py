@@ -78,12 +78,14 @@ def test_smoke_on_a_loop_device_and_compressibility_on_zram(
     assert "3 x 200 ms of I/O every 1 s" in result.stdout.str()
 
     # compressibility: zram compresses (zero pages cost nothing), a loop device over a file
-    # does not (measured on the development VM: zram 4.4-6.3, loop 0.8-1.7 per round)
+    # does not (measured on the development VM: zram 4.4-16.4, loop 0.8-1.7 per round; the
+    # VM's own disk gains a little from zero writes, so the loop bound leaves room for that)
     loop = runs[(serial, "compressibility")]["metrics"]
     zram = runs[("zram0", "compressibility")]["metrics"]
     ratio = "zero_seq_write_128k_qd32.write.bw_mbps_ratio"
     assert zram[ratio] > 2.5, zram
-    assert loop[ratio] < 1.6, loop
+    assert loop[ratio] < 2.2, loop
+    assert zram[ratio] > 1.5 * loop[ratio], (zram, loop)
     for m in (loop, zram):
         assert m["random_seq_write_128k_qd32.write.bw_mbps"] > 20, m
         assert m["zero_rand_write_4k_qd32.write.iops"] > 1000, m
