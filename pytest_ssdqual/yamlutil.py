@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .errors import ConfigError
+from pytest_ssdqual.errors import ConfigError
 
 __all__ = ["json_path", "line_of", "load_yaml_with_lines", "parse_yaml_with_lines"]
 

@@ -2,7 +2,7 @@
 before the drive's first test and after its last, judged against the limits of workload
 ``health`` (findings as 0/1 flags, values, and changes such as
 ``health: {media_errors: {max_delta: 0}}``), on top of the built-in limits
-(``pytest_ssdqual/health_checks.py``: DISK FAILING always fails). Read-only: it never writes.
+(``pytest_ssdqual/drive/health_checks.py``: DISK FAILING always fails). Read-only: it never writes.
 Skipped with the reason on targets without SMART (loop, zram, scratch file)."""
 
 import pytest

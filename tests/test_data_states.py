@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import data_states as ds
+from pytest_ssdqual.catalog import data_states as ds
+from pytest_ssdqual.catalog.workloads import CATALOG, HIGHER_IS_BETTER, MIB
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology import base as methodology_base
-from pytest_ssdqual.methodology import judge_result
+from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.area_jobs import AreaJob, sequential_write_once
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.drive_with_data import layout
 from pytest_ssdqual.methodology.purge import PurgeRecord
-from pytest_ssdqual.session import QualSession
+from pytest_ssdqual.qualify.session import QualSession
 from pytest_ssdqual.thresholds.loader import ThresholdSet
-from pytest_ssdqual.workloads import CATALOG, HIGHER_IS_BETTER, MIB
 
 from .conftest import FakeFio
 from .test_methodology import _run, jobs_run, session  # noqa: F401  (session: fixture)
@@ -180,7 +180,7 @@ def test_ratios_leave_out_what_was_not_measured() -> None:
 
 
 def test_ratio_names_gate_in_the_right_direction() -> None:
-    from pytest_ssdqual.regression import is_higher_better as higher_is_better
+    from pytest_ssdqual.results.regression import is_higher_better as higher_is_better
 
     assert higher_is_better("full75_rand_write_4k_qd32.write.iops_ratio")
     assert higher_is_better("fragmented_seq_read_128k_qd32.read.bw_mbps_ratio")

@@ -15,25 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.data_states import ratios
-from pytest_ssdqual.data_tests_catalog import (
+from pytest_ssdqual.catalog.data_states import ratios
+from pytest_ssdqual.catalog.data_tests import (
     BURST_TESTS,
     COMPRESS_TESTS,
     VERIFIED_SHARE,
     VERIFY_MISMATCHES,
 )
+from pytest_ssdqual.catalog.workloads import CATALOG, HIGHER_IS_BETTER, MIB
 from pytest_ssdqual.errors import ConfigError, FioOutputError
 from pytest_ssdqual.fio.verify import parse_verify_failures, read_verify_report
-from pytest_ssdqual.methodology import (
-    METHODOLOGIES,
-    MethodologyResult,
-    burst,
-    compressibility,
-    integrity,
-    judge_result,
-)
+from pytest_ssdqual.methodology import burst, compressibility, integrity
+from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
+from pytest_ssdqual.methodology.registry import METHODOLOGIES
 from pytest_ssdqual.thresholds.loader import ResolvedLimits, ThresholdSet
-from pytest_ssdqual.workloads import CATALOG, HIGHER_IS_BETTER, MIB
 
 DATA = Path(__file__).resolve().parent / "data" / "fio_verify"
 JOB = "verify_rand_write_4k_qd32"

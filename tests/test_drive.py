@@ -1,4 +1,4 @@
-"""Unit tests of ``pytest_ssdqual.drive`` and ``pytest_ssdqual.blockdev`` on a fake sysfs tree.
+"""Unit tests of ``pytest_ssdqual.drive.target`` and ``.drive.blockdev`` on a fake sysfs tree.
 
 The fake tree mirrors the kernel's layout (Linux ``Documentation/ABI/stable/sysfs-block``):
 ``sys/block/<disk>/{dev,size,ro,holders/,slaves/}``, ``sys/block/<disk>/<part>/{dev,partition}``
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.blockdev import read_mountinfo, read_swaps
-from pytest_ssdqual.drive import (
+from pytest_ssdqual.drive.blockdev import read_mountinfo, read_swaps
+from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.drive.target import (
     BlockDeviceState,
     DriveLock,
     DriveSpec,
@@ -37,7 +38,6 @@ from pytest_ssdqual.drive import (
     write_refusal_reasons,
 )
 from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
-from pytest_ssdqual.identity import DriveIdentity
 
 SERIAL = "S3Z9NB0K123456"
 MIB = 1024 * 1024
@@ -754,7 +754,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pytest_ssdqual.drive import DriveLock
+    from pytest_ssdqual.drive.target import DriveLock
     lock = DriveLock(sys.argv[1], lock_dir=Path(sys.argv[2]))
     lock.acquire()
     print("locked", flush=True)
@@ -965,7 +965,7 @@ def test_existing_file_opens_with_size_zero_for_identify(tmp_path: Path) -> None
 def test_cli_identify_an_existing_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_ssdqual.cli import main
+    from pytest_ssdqual.cli.main import main
 
     path = tmp_path / "existing.img"
     path.write_bytes(b"\0" * 8192)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual import drive_summary
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.stored_results import load_results, read_result
+from pytest_ssdqual.report import drive_summary
+from pytest_ssdqual.results.stored import load_results, read_result
 
 E12 = {"drive": "/dev/nvme0n1", "model": "Phison E12 NVMe 1TB", "serial": "S3Z9NB0K123456",
        "firmware": "ECFM11.0", "capacity_bytes": "1000204886016", "transport": "nvme",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB
 from pytest_ssdqual.methodology.curves import curves_from_json
-from pytest_ssdqual.workloads import CATALOG, MIB
 
 from .conftest import REPO, need_root
 from .test_e2e_methodology import MODEL_HEAD, _need_blkio, _need_fio, _results, _run
@@ -147,7 +147,7 @@ def test_drive_with_data_catches_an_emulated_drive_that_slows_down_as_it_fills(
     _need_fio()
     need_root("losetup")
     _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulator")
+    emulator = pytest.importorskip("pytest_ssdqual.emulate.emulator")
     if emulator.host_problems():
         pytest.skip("; ".join(emulator.host_problems()))
     models = tmp_path / "models"

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.methodology.curves import curves_from_json
-from pytest_ssdqual.workloads import CATALOG
 
 from .conftest import REPO, detach_loop_device, make_loop_device, need_root
 from .test_e2e_methodology import BLKIO, _need_blkio, _need_fio, _results, _rule

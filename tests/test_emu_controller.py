@@ -1,4 +1,4 @@
-"""Tests of ``pytest_ssdqual.emu_controller`` with a fake clock and a fake blkio folder.
+"""Tests of ``pytest_ssdqual.emulate.controller`` with a fake clock and a fake blkio folder.
 
 The fake folder holds the same files as a cgroup-v1 blkio folder. A simulated drive reads the
 caps the controller wrote to the throttle files and "writes" at the lower of the host speed and
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.emu_controller import (
+from pytest_ssdqual.emulate.controller import (
     LOG_HEADER,
     THROTTLE_FILES,
     BlkioThrottle,
@@ -25,7 +25,7 @@ from pytest_ssdqual.emu_controller import (
     run_loop,
     throttle_values,
 )
-from pytest_ssdqual.emu_model import Caps, DriveModel, load_model
+from pytest_ssdqual.emulate.model import Caps, DriveModel, load_model
 
 from .conftest import REPO
 
@@ -239,7 +239,7 @@ def test_daemon_starts_reports_ready_and_clears_its_caps_on_sigterm(tmp_path: Pa
     and every rule removed on SIGTERM. No root needed."""
     fake = FakeBlkio(tmp_path / "g")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_ssdqual.emu_controller",
+        [sys.executable, "-m", "pytest_ssdqual.emulate.controller",
          "--model", str(REPO / "emulated" / "jmf667h-l85c-128g.yaml"), "--speed", "0.8",
          "--cgroup", str(fake.folder), "--device", "7:3", "--parent", str(os.getpid()),
          "--log", str(tmp_path / "log.csv"), "--interval", "0.05"],
@@ -260,7 +260,7 @@ def test_daemon_starts_reports_ready_and_clears_its_caps_on_sigterm(tmp_path: Pa
 
 def test_daemon_rejects_a_bad_device_argument(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_ssdqual.emu_controller", "--model", "x.yaml",
+        [sys.executable, "-m", "pytest_ssdqual.emulate.controller", "--model", "x.yaml",
          "--cgroup", str(tmp_path), "--device", "loop3"],
         capture_output=True, text=True, timeout=30,
     )

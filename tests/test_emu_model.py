@@ -1,4 +1,4 @@
-"""Tests of ``pytest_ssdqual.emu_model``: the emulated drive model files, their errors, the
+"""Tests of ``pytest_ssdqual.emulate.model``: the emulated drive model files, their errors, the
 ``emu:MODEL[@SPEED]`` syntax, and the shipped seed models against their threshold profiles."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.emu_model import (
+from pytest_ssdqual.emulate.model import (
     Caps,
     available_models,
     find_model,

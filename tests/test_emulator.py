@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive import DriveSpec
-from pytest_ssdqual.emu_model import DriveModel, load_model
-from pytest_ssdqual.emulator import drive_id, host_problems, resolve_spec
+from pytest_ssdqual.drive.inventory import Entry, resolve_assignment
+from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.emulate.emulator import drive_id, host_problems, resolve_spec
+from pytest_ssdqual.emulate.model import DriveModel, load_model
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.inventory import Entry, resolve_assignment
 
 from .conftest import REPO, FakeFio
 
@@ -50,7 +50,7 @@ def test_resolve_spec_finds_the_model_file(tmp_path: Path) -> None:
 
 def test_the_model_supplies_controller_and_nand_the_options_override() -> None:
     """What ``EmulatedTarget.assignment_entries`` gives ``resolve_assignment``."""
-    from pytest_ssdqual.identity import DriveIdentity
+    from pytest_ssdqual.drive.identity import DriveIdentity
 
     model: DriveModel = load_model(MODELS / "jmf667h-l85c-128g.yaml")
     identity = DriveIdentity(model.model, model.serial, model.firmware, model.capacity_bytes,
@@ -135,7 +135,7 @@ def test_model_found_in_the_rootdir_emulated_folder(tmp_path: Path) -> None:
     folder = tmp_path / "emulated"
     folder.mkdir()
     (folder / "mine.yaml").write_text((MODELS / "jmf612-43nm-64g.yaml").read_text())
-    from pytest_ssdqual.emulator import model_folders
+    from pytest_ssdqual.emulate.emulator import model_folders
 
     spec = resolve_spec(DriveSpec("emu:mine", "emu", "mine"), model_folders(tmp_path),
                         check_host=False)
@@ -148,7 +148,7 @@ def test_model_found_in_the_rootdir_emulated_folder(tmp_path: Path) -> None:
 def test_cli_lists_checks_and_identifies_models_without_building_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_ssdqual.cli import main
+    from pytest_ssdqual.cli.main import main
 
     monkeypatch.chdir(REPO)
     assert main(["emulated", "list"]) == 0

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.emu_model import load_model
-from pytest_ssdqual.emulator import EmulatedDrive, host_problems
+from pytest_ssdqual.emulate.emulator import EmulatedDrive, host_problems
+from pytest_ssdqual.emulate.model import load_model
 from pytest_ssdqual.fio.logs import bandwidth_series
 from pytest_ssdqual.fio.runner import FioRunner, check_run
-from pytest_ssdqual.slc_cache import detect_slc_cliff
+from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
 from .conftest import REPO
 
@@ -193,7 +193,7 @@ def daemons_under(folder: str) -> list[Footprint]:
             argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if "pytest_ssdqual.emu_controller" not in argv:
+        if "pytest_ssdqual.emulate.controller" not in argv:
             continue
         args = dict(zip(argv, argv[1:], strict=False))
         if args.get("--workdir", "").startswith(folder):

@@ -37,10 +37,10 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB, RunProfile
 from pytest_ssdqual.errors import FioJobError
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.fio.runner import FioRunner, check_run
-from pytest_ssdqual.workloads import CATALOG, MIB, RunProfile
 
 from .conftest import need_root
 from .test_interrupt import fio_pids, wait_for

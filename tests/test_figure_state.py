@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.figure_state import STATE_WRITES_AS_FOUND
-from pytest_ssdqual.session import STATE_AS_FOUND
+from pytest_ssdqual.methodology.figure_state import STATE_WRITES_AS_FOUND
+from pytest_ssdqual.qualify.session import STATE_AS_FOUND
 
 from .conftest import FakeFio
 

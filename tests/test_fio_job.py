@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG, GIB, MIB, PROFILES
 from pytest_ssdqual.fio.job import render_job, span_for
-from pytest_ssdqual.workloads import CATALOG, GIB, MIB, PROFILES
 
 
 def _opts(text: str) -> dict[str, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import DIRECTION_METRICS, TOTAL_METRICS
 from pytest_ssdqual.errors import FioError, FioJobError, FioOutputError
 from pytest_ssdqual.fio.result import (
     DirectionResult,
@@ -26,7 +27,6 @@ from pytest_ssdqual.fio.result import (
     parse_fio_file,
     parse_fio_output,
 )
-from pytest_ssdqual.workloads import DIRECTION_METRICS, TOTAL_METRICS
 
 DATA = Path(__file__).resolve().parent / "data" / "fio"
 

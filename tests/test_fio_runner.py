@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB, RunProfile
 from pytest_ssdqual.errors import FioError, FioJobError, FioNotFound, FioOutputError, FioTimeout
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.fio.runner import FioRunner, check_run, parse_fio_version
-from pytest_ssdqual.workloads import CATALOG, MIB, RunProfile
 
 from .conftest import FakeFio
 

@@ -27,16 +27,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_ssdqual.errors import ConfigError, DeviceError, FioError, SsdQualError
-from pytest_ssdqual.fio.result import parse_fio_output, parse_io_errors
-from pytest_ssdqual.fio.runner import FioRun, check_run
-from pytest_ssdqual.health import health_from_nvme_smart_log, health_from_smartctl
-from pytest_ssdqual.identity import (
+from pytest_ssdqual.drive.health import health_from_nvme_smart_log, health_from_smartctl
+from pytest_ssdqual.drive.identity import (
     coerce_int,
     identity_from_nvme_id_ctrl,
     identity_from_smartctl,
 )
-from pytest_ssdqual.inventory import Inventory
+from pytest_ssdqual.drive.inventory import Inventory
+from pytest_ssdqual.errors import ConfigError, DeviceError, FioError, SsdQualError
+from pytest_ssdqual.fio.result import parse_fio_output, parse_io_errors
+from pytest_ssdqual.fio.runner import FioRun, check_run
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from .conftest import REPO, cases_dir

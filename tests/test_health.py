@@ -1,4 +1,4 @@
-"""Tool output of other versions (issue 6, item 6): ``pytest_ssdqual.health`` on the real
+"""Tool output of other versions (issue 6, item 6): ``pytest_ssdqual.drive.health`` on the real
 smartctl and nvme-cli files in ``../shared/cases/real/``.
 
 Where no real file shows a spelling (nvme-cli 2.3's comma-grouped strings, quoted numbers,
@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.errors import DeviceError
-from pytest_ssdqual.health import (
+from pytest_ssdqual.drive.health import (
     DATA_UNIT_BYTES,
     DriveHealth,
     health_from_nvme_smart_log,
     health_from_smartctl,
 )
+from pytest_ssdqual.errors import DeviceError
 
 
 def load(real_cases: Path, name: str) -> dict[str, Any]:

@@ -16,22 +16,22 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.errors import ConfigErrors
-from pytest_ssdqual.health import (
+from pytest_ssdqual.drive.health import (
     health_from_nvme_smart_log,
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
-from pytest_ssdqual.health_checks import (
+from pytest_ssdqual.drive.health_checks import (
     MIN_WAF_HOST_BYTES,
     health_deltas,
     health_limits,
     health_metrics,
     judge_health,
 )
-from pytest_ssdqual.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.identity import _default_run
-from pytest_ssdqual.summary import format_summary, rows_from_verdicts
+from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
+from pytest_ssdqual.drive.identity import _default_run
+from pytest_ssdqual.errors import ConfigErrors
+from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
 
 from .conftest import cases_dir

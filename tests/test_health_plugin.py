@@ -22,10 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import plugin_health, plugin_power, rejudge
-from pytest_ssdqual.health import DriveHealth
-from pytest_ssdqual.power_states import PowerState, PowerStateTable
-from pytest_ssdqual.store import ResultsStore, StoredRun
+from pytest_ssdqual.drive.health import DriveHealth
+from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
+from pytest_ssdqual.plugin import health as plugin_health
+from pytest_ssdqual.plugin import power as plugin_power
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
 
 from .conftest import REPO, FakeFio, cases_dir
 from .test_plugin import _root_disk
@@ -312,7 +314,7 @@ def test_b11_identify_says_disk_failing(
     # B11: `ssdqual identify` took model and serial from the shim and said nothing of its
     # DISK FAILING status
     root = _b11_shim_on_path(tmp_path, monkeypatch)
-    from pytest_ssdqual.cli import main
+    from pytest_ssdqual.cli.main import main
 
     assert main(["identify", root]) == 0
     out = capsys.readouterr().out

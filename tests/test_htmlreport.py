@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import htmlreport
-from pytest_ssdqual.cli import main
+from pytest_ssdqual.cli.main import main
 from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.report import html as htmlreport
 
 from .test_drive_summary import _e12_run, write_result
 

@@ -1,4 +1,5 @@
-"""Tests of ``pytest_ssdqual.identity`` on real smartctl / nvme-cli outputs, fake and real sysfs.
+"""Tests of ``pytest_ssdqual.drive.identity`` on real smartctl / nvme-cli outputs, fake and real
+sysfs.
 
 Every file in the real cases' ``smartctl/`` and ``nvme/`` folders goes through the parsers, with
 the exact values read from the file asserted. sysfs is tested on fake trees laid out as the kernel
@@ -16,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import identity as identity_mod
-from pytest_ssdqual.errors import DeviceError
-from pytest_ssdqual.identity import (
+from pytest_ssdqual.drive import identity as identity_mod
+from pytest_ssdqual.drive.identity import (
     DriveIdentity,
     coerce_int,
     identify,
@@ -26,6 +26,7 @@ from pytest_ssdqual.identity import (
     identity_from_smartctl,
     identity_from_sysfs,
 )
+from pytest_ssdqual.errors import DeviceError
 
 KERNEL = os.uname().release
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import htmlreport
-from pytest_ssdqual.store import ResultsStore, StoredRun
+from pytest_ssdqual.report import html as htmlreport
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
 
 pytestmark = pytest.mark.e2e
 

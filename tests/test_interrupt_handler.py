@@ -1,4 +1,4 @@
-"""``pytest_ssdqual.interrupt``: SIGTERM becomes a ``KeyboardInterrupt`` (unit level; the
+"""``pytest_ssdqual.plugin.interrupt``: SIGTERM becomes a ``KeyboardInterrupt`` (unit level; the
 end-to-end behaviour with a real fio is in ``test_interrupt.py``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_ssdqual.interrupt import Terminated, install_sigterm_handler
+from pytest_ssdqual.plugin.interrupt import Terminated, install_sigterm_handler
 
 
 @pytest.fixture

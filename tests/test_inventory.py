@@ -1,4 +1,4 @@
-"""Tests of ``pytest_ssdqual.inventory``: loading, validation errors, lookup and precedence."""
+"""Tests of ``pytest_ssdqual.drive.inventory``: loading, validation errors, lookup, precedence."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.drive.identity import DriveIdentity, identity_from_smartctl
+from pytest_ssdqual.drive.inventory import Assignment, Inventory, load_schema, resolve_assignment
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
-from pytest_ssdqual.identity import DriveIdentity, identity_from_smartctl
-from pytest_ssdqual.inventory import Assignment, Inventory, load_schema, resolve_assignment
 
 REPO = Path(__file__).resolve().parents[1]
 

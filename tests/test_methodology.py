@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive import parse_drive_option
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
+from pytest_ssdqual.drive.target import parse_drive_option
 from pytest_ssdqual.errors import FioOutputError, SafetyRefusal
-from pytest_ssdqual.methodology import MethodologyResult, judge_result, run_methodology
 from pytest_ssdqual.methodology import base as methodology_base
+from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.methodology.jobs import (
     MethodJob,
     aligned_span,
@@ -23,11 +24,11 @@ from pytest_ssdqual.methodology.jobs import (
     sustained_write_job,
 )
 from pytest_ssdqual.methodology.purge import PurgeRecord
-from pytest_ssdqual.progress import RecordingObserver
-from pytest_ssdqual.session import DriveContext, QualSession, SessionOptions
+from pytest_ssdqual.methodology.registry import run_methodology
+from pytest_ssdqual.qualify.progress import RecordingObserver
+from pytest_ssdqual.qualify.session import DriveContext, QualSession, SessionOptions
 from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
-from pytest_ssdqual.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
 
 from .conftest import FakeFio, cases_dir
 

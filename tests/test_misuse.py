@@ -28,12 +28,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive import DriveLock
+from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
+from pytest_ssdqual.drive.inventory import resolve_assignment
+from pytest_ssdqual.drive.target import DriveLock
 from pytest_ssdqual.errors import DeviceError, SafetyRefusal
-from pytest_ssdqual.inventory import resolve_assignment
-from pytest_ssdqual.session import DriveContext, QualSession, SessionOptions, drive_facts
+from pytest_ssdqual.qualify.session import DriveContext, QualSession, SessionOptions, drive_facts
 from pytest_ssdqual.thresholds.loader import ThresholdSet
-from pytest_ssdqual.workloads import CATALOG, PROFILES
 
 from .conftest import FakeFio, need_root
 from .test_drive import SERIAL, FakeIdentify, FakeTree, open_block

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from pytest_ssdqual import chart_data, plots
-from pytest_ssdqual.stored_results import LOG_CSV_HEADER, VerdictRecord
+from pytest_ssdqual.report import chart_data, plots
+from pytest_ssdqual.results.stored import LOG_CSV_HEADER, VerdictRecord
 
 #: The colour limits are drawn in (matplotlib's "crimson").
 CRIMSON = (220 / 255, 20 / 255, 60 / 255)

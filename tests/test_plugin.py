@@ -279,7 +279,7 @@ def test_default_scratch_file_is_in_a_private_folder_removed_when_empty() -> Non
     import stat
     import tempfile
 
-    from pytest_ssdqual.plugin import _scratch_path
+    from pytest_ssdqual.plugin.hooks import _scratch_path
 
     class Config:
         def __init__(self) -> None:

@@ -137,9 +137,9 @@ def test_unconfirmed_block_device_skips_every_methodology_suite(
 
 
 def test_methodology_workloads_validate_in_threshold_files(tmp_path: Path) -> None:
+    from pytest_ssdqual.catalog.workloads import HIGHER_IS_BETTER
     from pytest_ssdqual.errors import ConfigError
     from pytest_ssdqual.thresholds.loader import ThresholdSet
-    from pytest_ssdqual.workloads import HIGHER_IS_BETTER
 
     good = tmp_path / "good.yaml"
     good.write_text("""

@@ -11,9 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_ssdqual import plugin_power
-from pytest_ssdqual.fio.result import parse_fio_file
-from pytest_ssdqual.power_states import (
+from pytest_ssdqual.drive.power_states import (
     BUSY,
     apst_enabled,
     idle_plan,
@@ -22,6 +20,8 @@ from pytest_ssdqual.power_states import (
     render_idle_job,
     wake_metrics,
 )
+from pytest_ssdqual.fio.result import parse_fio_file
+from pytest_ssdqual.plugin import power as plugin_power
 
 DATA = Path(__file__).parent / "data" / "idle_wake"
 PM983 = "nvme/nvme-cli-1.x_id-ctrl_samsung_pm983_MZ1LB960HAJQ-000FB.json"

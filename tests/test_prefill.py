@@ -13,13 +13,18 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.drive import parse_drive_option
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES
+from pytest_ssdqual.drive.target import parse_drive_option
 from pytest_ssdqual.fio import runner as fio_runner
 from pytest_ssdqual.fio.job import fio_time, render_job, render_prefill
 from pytest_ssdqual.methodology.jobs import precondition_job, rand_write_4k_job
-from pytest_ssdqual.session import STATE_AS_FOUND, STATE_PREFILLED, QualSession, SessionOptions
+from pytest_ssdqual.qualify.session import (
+    STATE_AS_FOUND,
+    STATE_PREFILLED,
+    QualSession,
+    SessionOptions,
+)
 from pytest_ssdqual.thresholds.loader import ThresholdSet
-from pytest_ssdqual.workloads import CATALOG, MIB, PROFILES
 
 from .conftest import FakeFio
 

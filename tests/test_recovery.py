@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.recovery import recovery_metrics
+from pytest_ssdqual.methodology.recovery import recovery_metrics
 from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
 from pytest_ssdqual.thresholds.verdict import FAIL, MISSING, PASS, judge
-from pytest_ssdqual.workloads import CATALOG
 
 
 def test_drive_recovering_in_steps() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.regression import (
+from pytest_ssdqual.results.regression import (
     DEFAULT_REGRESSION_LIMIT_PCT,
     IMPROVED,
     INCONCLUSIVE,
@@ -27,7 +27,7 @@ from pytest_ssdqual.regression import (
     regression_limit,
     signed_pct,
 )
-from pytest_ssdqual.regression_stats import judge_samples
+from pytest_ssdqual.results.regression_stats import judge_samples
 from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
 
 SINGLE = " [single runs: no noise estimate, judged on the figures alone]"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
 
 from .conftest import REPO
 

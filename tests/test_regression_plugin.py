@@ -19,9 +19,10 @@ from pathlib import Path
 import matplotlib.pyplot  # noqa: F401  (see below)
 import pytest
 
-from pytest_ssdqual import cli, rejudge
-from pytest_ssdqual.regression import Comparison
-from pytest_ssdqual.store import RUN_FILE, ResultsStore, StoredRun
+from pytest_ssdqual.cli import main as cli
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.regression import Comparison
+from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from .conftest import REPO, FakeFio

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.regression import (
+from pytest_ssdqual.results.regression import (
     FAILING,
     IMPROVED,
     INCONCLUSIVE,
@@ -23,7 +23,7 @@ from pytest_ssdqual.regression import (
     compare_workload,
     gated_metrics,
 )
-from pytest_ssdqual.regression_stats import judge_samples, rsd_pct
+from pytest_ssdqual.results.regression_stats import judge_samples, rsd_pct
 from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
 
 from .conftest import REPO

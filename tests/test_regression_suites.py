@@ -20,9 +20,18 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.sweeps import (
+    MIX_FIGURES,
+    MIXES,
+    QD_PATTERNS,
+    QUEUE_DEPTHS,
+    WRITE_PCTS,
+    mix_point,
+)
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.methodology.mixed import copy_timing, sweep_average
 from pytest_ssdqual.methodology.qd_scaling import _pattern
-from pytest_ssdqual.regression import (
+from pytest_ssdqual.results.regression import (
     IMPROVED,
     REGRESSED,
     BaselineError,
@@ -31,16 +40,7 @@ from pytest_ssdqual.regression import (
     has_direction,
     is_higher_better,
 )
-from pytest_ssdqual.sweep_catalog import (
-    MIX_FIGURES,
-    MIXES,
-    QD_PATTERNS,
-    QUEUE_DEPTHS,
-    WRITE_PCTS,
-    mix_point,
-)
 from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
-from pytest_ssdqual.workloads import CATALOG
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
                    capacity_bytes=128 * 10**9, kind="block")

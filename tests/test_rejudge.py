@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual import plugin_methodology, rejudge
-from pytest_ssdqual.methodology import run_methodology
-from pytest_ssdqual.store import ResultsStore, StoredRun
+from pytest_ssdqual.methodology.registry import run_methodology
+from pytest_ssdqual.plugin import methodology as plugin_methodology
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from .conftest import REPO, FakeFio

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual import htmlreport
+from pytest_ssdqual.report import html as htmlreport
 
 from .conftest import REPO, need_root
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
 from pytest_ssdqual.thresholds.verdict import judge
-from pytest_ssdqual.workloads import CATALOG
 
 SEED_DIR = Path(__file__).resolve().parents[1] / "thresholds"
 GB = 10**9

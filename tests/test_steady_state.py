@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.steady_state import (
+from pytest_ssdqual.methodology.steady_state import (
     MAX_ROUNDS,
     SteadyStateTracker,
     evaluate,

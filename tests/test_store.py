@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.store import (
+from pytest_ssdqual.results.store import (
     INDEX_NAME,
     RUN_FILE,
     ResultsStore,
@@ -77,7 +77,7 @@ def _worker(root: str, run_id: str, drive: str) -> None:  # an xdist worker: wor
 def _killed_before(root: str, run_id: str, what: str, ready: Any) -> None:
     """Write a run, but stop forever just before the rename of ``what`` (a workload folder or
     run.json); the parent SIGKILLs this process there."""
-    import pytest_ssdqual.store as store_module
+    import pytest_ssdqual.results.store as store_module
 
     name = "replace" if what == RUN_FILE else "rename"
     real = getattr(os, name)

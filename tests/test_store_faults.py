@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.store import RUN_FILE, ResultsStore, StoredRun, StoreError
+from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun, StoreError
 
 from .conftest import need_root
 from .test_store import _record, _run_ids, _write_run

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_ssdqual.summary import SummaryRow, format_drives, format_summary
+from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
 
 FACTS = {
     "drive": "/dev/sdb", "kind": "block", "model": "SanDisk SDSSDA240G", "serial": "S1",

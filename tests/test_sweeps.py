@@ -13,19 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive import parse_drive_option
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB, PROFILES
+from pytest_ssdqual.drive.target import parse_drive_option
 from pytest_ssdqual.errors import ConfigErrors, FioOutputError
-from pytest_ssdqual.methodology import run_methodology
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
-from pytest_ssdqual.progress import RecordingObserver
-from pytest_ssdqual.regression import is_higher_better
-from pytest_ssdqual.session import QualSession, SessionOptions
+from pytest_ssdqual.qualify.progress import RecordingObserver
+from pytest_ssdqual.qualify.session import QualSession, SessionOptions
+from pytest_ssdqual.results.regression import is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
-from pytest_ssdqual.workloads import CATALOG, KIB, MIB, PROFILES
 
 from .conftest import FakeFio
 
@@ -286,8 +286,8 @@ def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
 
 
 def test_curve_charts_one_per_axis_and_figure() -> None:
-    from pytest_ssdqual.chart_data import curve_charts
     from pytest_ssdqual.methodology.curves import Curve
+    from pytest_ssdqual.report.chart_data import curve_charts
 
     curves = [
         Curve("rand_read_4k", "qd", "", "read.iops", "IOPS", ((1, 9000), (2, 17000), (4, 30000))),

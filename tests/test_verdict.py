@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.thresholds.loader import ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, format_number, judge
-from pytest_ssdqual.workloads import CATALOG
 
 PROV = Provenance(
     file="thresholds/jmicron.yaml",

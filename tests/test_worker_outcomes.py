@@ -223,9 +223,9 @@ def test_controller_writes_the_result_of_a_worker_stopped_without_unwinding(
     scratch file the worker created is removed."""
     from types import SimpleNamespace
 
-    from pytest_ssdqual.plugin_workers import ControllerHooks
-    from pytest_ssdqual.stored_results import load_results
-    from pytest_ssdqual.worker_journal import WorkerJournal
+    from pytest_ssdqual.plugin.worker_journal import WorkerJournal
+    from pytest_ssdqual.plugin.workers import ControllerHooks
+    from pytest_ssdqual.results.stored import load_results
 
     alluredir, folder = tmp_path / "allure", tmp_path / "journal"
     alluredir.mkdir()
@@ -270,8 +270,8 @@ def test_controller_writes_the_result_of_a_worker_stopped_without_unwinding(
 
 
 def test_a_not_rerun_skip_never_replaces_the_crash_result(tmp_path: Path) -> None:
-    from pytest_ssdqual.drive_summary import build_summaries
-    from pytest_ssdqual.stored_results import load_results
+    from pytest_ssdqual.report.drive_summary import build_summaries
+    from pytest_ssdqual.results.stored import load_results
 
     for i, (status, message) in enumerate((
             ("broken", "worker 'gw0' crashed while running 't.py::test_x'"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..workloads import RunProfile, Workload
+from pytest_ssdqual.catalog.workloads import RunProfile, Workload
 
 #: Percentiles fio reports (fio ``percentile_list``); p50/p99/p99.9/p99.99 are the QoS figures.
 PERCENTILE_LIST = "1:5:10:50:90:95:99:99.5:99.9:99.95:99.99"

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import FioOutputError
+from pytest_ssdqual.errors import FioOutputError
 
 #: fio's data-direction column.
 DIRECTIONS: dict[str, int] = {"read": 0, "write": 1, "trim": 2}

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import FioJobError, FioOutputError
-from ..workloads import DIRECTION_METRICS, TOTAL_METRICS
+from pytest_ssdqual.catalog.workloads import DIRECTION_METRICS, TOTAL_METRICS
+from pytest_ssdqual.errors import FioJobError, FioOutputError
 
 #: fio's I/O directions as JSON keys, in report order. ``mixed`` replaces read/write/trim when the
 #: job sets ``unified_rw_reporting``; ``sync`` (fsync latencies) is not an I/O direction.

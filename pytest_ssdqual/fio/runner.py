@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from ..errors import FioError, FioJobError, FioNotFound, FioTimeout
-from .result import WorkloadResult, parse_fio_output, parse_io_errors
+from pytest_ssdqual.errors import FioError, FioJobError, FioNotFound, FioTimeout
+from pytest_ssdqual.fio.result import WorkloadResult, parse_fio_output, parse_io_errors
 
 #: Oldest fio whose JSON this project reads for its own runs (``clat_ns``, ``bw_bytes``,
 #: ``percentile_list`` with p99.99, io_uring engine).

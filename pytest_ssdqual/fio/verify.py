@@ -26,8 +26,8 @@ import errno
 import re
 from dataclasses import dataclass
 
-from ..errors import FioOutputError
-from .result import extract_json_document
+from pytest_ssdqual.errors import FioOutputError
+from pytest_ssdqual.fio.result import extract_json_document
 
 #: fio's job error for a verification failure.
 VERIFY_ERRNO = errno.EILSEQ

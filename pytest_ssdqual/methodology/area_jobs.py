@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..workloads import CATALOG, KIB
-from .jobs import MethodJob
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB
+from pytest_ssdqual.methodology.jobs import MethodJob
 
 #: Sequential fills and test files: SNIA PTS preconditioning's pattern (128 KiB, QD32).
 FILL_BS = 128 * KIB

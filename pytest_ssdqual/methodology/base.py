@@ -19,19 +19,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fio.logs import Series, find_logs, read_series
-from ..fio.runner import TIMEOUT_MARGIN_S
-from ..progress import EtaClock, NullObserver, Observer, ProgressEvent
-from ..thresholds.verdict import Limit, Provenance, Verdict, judge
-from ..workloads import MethodologyPlan, Workload
-from .curves import Curve
-from .jobs import MethodJob, aligned_span
-from .purge import PurgeRecord, purge
+from pytest_ssdqual.catalog.workloads import MethodologyPlan, Workload
+from pytest_ssdqual.fio.logs import Series, find_logs, read_series
+from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
+from pytest_ssdqual.methodology.curves import Curve
+from pytest_ssdqual.methodology.jobs import MethodJob, aligned_span
+from pytest_ssdqual.methodology.purge import PurgeRecord, purge
+from pytest_ssdqual.qualify.progress import EtaClock, NullObserver, Observer, ProgressEvent
+from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 
 if TYPE_CHECKING:
-    from ..session import DriveContext, JobRun, QualSession
-    from ..steady_state import SteadyState
-    from ..thresholds.loader import ResolvedLimits
+    from pytest_ssdqual.methodology.steady_state import SteadyState
+    from pytest_ssdqual.qualify.session import DriveContext, JobRun, QualSession
+    from pytest_ssdqual.thresholds.loader import ResolvedLimits
 
 #: Drive states a figure can be taken in (SNIA PTS: FOB = fresh out of box, after a purge).
 STATE_FOB = "FOB"

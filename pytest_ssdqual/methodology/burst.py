@@ -38,20 +38,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..data_states import metric_name, ratio_name, ratios
-from ..data_tests_catalog import (
+from pytest_ssdqual.catalog.data_states import metric_name, ratio_name, ratios
+from pytest_ssdqual.catalog.data_tests import (
     BURST_DUTY_PCT,
     BURST_TESTS,
     BURST_WORKLOAD_ID,
     MODE_BURST,
     MODE_CONTINUOUS,
 )
-from ..errors import FioOutputError
-from ..fio.job import fio_time
-from ..fio.result import extract_json_document
-from ..workloads import CATALOG
-from .base import FIO_OVERHEAD_S, STATE_AS_FOUND, MethodologyResult, MethodRun, Step
-from .jobs import MethodJob
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.errors import FioOutputError
+from pytest_ssdqual.fio.job import fio_time
+from pytest_ssdqual.fio.result import extract_json_document
+from pytest_ssdqual.methodology.base import (
+    FIO_OVERHEAD_S,
+    STATE_AS_FOUND,
+    MethodologyResult,
+    MethodRun,
+    Step,
+)
+from pytest_ssdqual.methodology.jobs import MethodJob
 
 WORKLOAD_ID = BURST_WORKLOAD_ID
 #: Cycle length bounds, seconds, and the number of cycles aimed at in a run.

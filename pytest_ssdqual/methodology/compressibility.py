@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import statistics
 
-from ..data_states import PerfTest, metric_name, ratio_name
-from ..data_tests_catalog import (
+from pytest_ssdqual.catalog.data_states import PerfTest, metric_name, ratio_name
+from pytest_ssdqual.catalog.data_tests import (
     COMPRESS_TESTS,
     COMPRESS_WORKLOAD_ID,
     COMPRESSION_EVIDENCE_RATIO,
@@ -42,9 +42,15 @@ from ..data_tests_catalog import (
     MODE_ZERO,
     NO_COMPRESSION_BELOW,
 )
-from ..workloads import CATALOG
-from .base import FIO_OVERHEAD_S, STATE_AS_FOUND, MethodologyResult, MethodRun, Step
-from .job_options import catalog_job
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.methodology.base import (
+    FIO_OVERHEAD_S,
+    STATE_AS_FOUND,
+    MethodologyResult,
+    MethodRun,
+    Step,
+)
+from pytest_ssdqual.methodology.job_options import catalog_job
 
 WORKLOAD_ID = COMPRESS_WORKLOAD_ID
 #: Random and zero runs per test (alternating).

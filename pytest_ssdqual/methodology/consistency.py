@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import statistics
 
-from ..recovery import recovery_metrics
-from ..steady_state import evaluate
-from ..workloads import CATALOG, MIB
-from . import precondition as wipc
-from .base import (
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.methodology import precondition as wipc
+from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     STATE_DEGRADED,
     STATE_STEADY,
@@ -44,8 +42,10 @@ from .base import (
     purge_state,
     state_after_idle,
 )
-from .jobs import rand_write_4k_job, random_size_write_job
-from .purge import PurgeRecord
+from pytest_ssdqual.methodology.jobs import rand_write_4k_job, random_size_write_job
+from pytest_ssdqual.methodology.purge import PurgeRecord
+from pytest_ssdqual.methodology.recovery import recovery_metrics
+from pytest_ssdqual.methodology.steady_state import evaluate
 
 WORKLOAD_ID = "recovery_after_idle"
 #: Where the implicit requirements come from (their provenance).

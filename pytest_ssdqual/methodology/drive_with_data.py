@@ -42,12 +42,18 @@ and a one-point curve ``<test>.dirty`` at ``fill_pct`` 0 (the host's view of the
 
 from __future__ import annotations
 
-from .. import data_states as ds
-from ..errors import ConfigError
-from ..workloads import CATALOG, MIB
-from .area_jobs import AreaJob, sequential_write_once, workload_on_area
-from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, purge_requirement, purge_state
-from .curves import Curve
+from pytest_ssdqual.catalog import data_states as ds
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.methodology.area_jobs import AreaJob, sequential_write_once, workload_on_area
+from pytest_ssdqual.methodology.base import (
+    FIO_OVERHEAD_S,
+    MethodologyResult,
+    MethodRun,
+    purge_requirement,
+    purge_state,
+)
+from pytest_ssdqual.methodology.curves import Curve
 
 WORKLOAD_ID = "drive_with_data"
 _SOURCE_FILE = "pytest_ssdqual/methodology/drive_with_data.py"

@@ -29,19 +29,25 @@ the whole drive, written and read back twice).
 
 from __future__ import annotations
 
-from ..data_tests_catalog import (
+from pytest_ssdqual.catalog.data_tests import (
     INTEGRITY_TESTS,
     INTEGRITY_WORKLOAD_ID,
     VERIFIED_SHARE,
     VERIFY_MISMATCHES,
 )
-from ..errors import FioJobError
-from ..fio.runner import TIMEOUT_MARGIN_S, FioRun
-from ..fio.verify import VERIFY_ERRNO, VerifyReport, read_verify_report
-from ..thresholds.verdict import Limit, Provenance
-from ..workloads import CATALOG
-from .base import FIO_OVERHEAD_S, STATE_AS_FOUND, MethodologyResult, MethodRun, Step
-from .job_options import OptionJob, catalog_job
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.errors import FioJobError
+from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun
+from pytest_ssdqual.fio.verify import VERIFY_ERRNO, VerifyReport, read_verify_report
+from pytest_ssdqual.methodology.base import (
+    FIO_OVERHEAD_S,
+    STATE_AS_FOUND,
+    MethodologyResult,
+    MethodRun,
+    Step,
+)
+from pytest_ssdqual.methodology.job_options import OptionJob, catalog_job
+from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 WORKLOAD_ID = INTEGRITY_WORKLOAD_ID
 #: The checksum fio writes in every block header and checks on read-back.

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..workloads import CATALOG
-from .jobs import MethodJob
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.methodology.jobs import MethodJob
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..fio.job import aligned_span, fio_time, global_lines
-from ..workloads import KIB, MIB
+from pytest_ssdqual.catalog.workloads import KIB, MIB
+from pytest_ssdqual.fio.job import aligned_span, fio_time, global_lines
 
 #: Bandwidth assumed for the timeout of a size-based job before anything was measured: the
 #: generic floor for sequential writes (thresholds/generic.yaml), decimal MB/s.

@@ -38,9 +38,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import FioOutputError
-from ..fio.job import fio_time, global_lines
-from ..sweep_catalog import (
+from pytest_ssdqual.catalog.sweeps import (
     MIX_AVG_FIGURES,
     MIX_FIGURES,
     MIXES,
@@ -48,12 +46,14 @@ from ..sweep_catalog import (
     mix_average,
     mix_point,
 )
-from ..workloads import CATALOG, GIB, KIB, MIB
-from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
-from .curves import Curve
-from .jobs import MethodJob
-from .params import FioParams
-from .sweep import (
+from pytest_ssdqual.catalog.workloads import CATALOG, GIB, KIB, MIB
+from pytest_ssdqual.errors import FioOutputError
+from pytest_ssdqual.fio.job import fio_time, global_lines
+from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
+from pytest_ssdqual.methodology.curves import Curve
+from pytest_ssdqual.methodology.jobs import MethodJob
+from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.sweep import (
     STATE_PREFILLED,
     curve,
     point_figures,

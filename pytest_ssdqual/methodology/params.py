@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..sweep_catalog import size_label
-from .jobs import MethodJob
+from pytest_ssdqual.catalog.sweeps import size_label
+from pytest_ssdqual.methodology.jobs import MethodJob
 
 #: fio ``rw=`` values a parametric job may use, and its id prefix.
 RW_PREFIX: dict[str, str] = {

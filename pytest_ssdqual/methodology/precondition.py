@@ -8,8 +8,8 @@ capacity with SEQ 128KiB writes").
 
 from __future__ import annotations
 
-from .base import STATE_PRECONDITIONED, MethodRun, Step
-from .jobs import precondition_job
+from pytest_ssdqual.methodology.base import STATE_PRECONDITIONED, MethodRun, Step
+from pytest_ssdqual.methodology.jobs import precondition_job
 
 
 def precondition(run: MethodRun, span_bytes: int) -> Step:

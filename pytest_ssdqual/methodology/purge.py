@@ -65,10 +65,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import DeviceError
+from pytest_ssdqual.errors import DeviceError
 
 if TYPE_CHECKING:
-    from ..drive import DriveTarget
+    from pytest_ssdqual.drive.target import DriveTarget
 
 #: ``(argv, timeout_s) -> (returncode, stdout + stderr)``; replaced in tests.
 CommandRunner = Callable[[Sequence[str], float], tuple[int, str]]

@@ -23,12 +23,18 @@ from __future__ import annotations
 
 import statistics
 
-from ..sweep_catalog import LOW_QDS, QD_PATTERNS, QUEUE_DEPTHS, SATURATION_SHARE, Pattern
-from ..workloads import CATALOG, KIB
-from .base import MethodologyResult, MethodRun, Step
-from .curves import Curve
-from .params import FioParams
-from .sweep import (
+from pytest_ssdqual.catalog.sweeps import (
+    LOW_QDS,
+    QD_PATTERNS,
+    QUEUE_DEPTHS,
+    SATURATION_SHARE,
+    Pattern,
+)
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB
+from pytest_ssdqual.methodology.base import MethodologyResult, MethodRun, Step
+from pytest_ssdqual.methodology.curves import Curve
+from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.sweep import (
     STATE_PREFILLED,
     curve,
     point_figures,

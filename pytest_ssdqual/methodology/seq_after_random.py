@@ -35,10 +35,10 @@ Metrics (workload ``seq_after_random``): ``clean_seq_write_128k_qd32.write.bw_mb
 
 from __future__ import annotations
 
-from .. import data_states as ds
-from ..workloads import CATALOG, KIB, MIB
-from .area_jobs import AreaJob, sequential_write_once, workload_on_area
-from .base import (
+from pytest_ssdqual.catalog import data_states as ds
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB
+from pytest_ssdqual.methodology.area_jobs import AreaJob, sequential_write_once, workload_on_area
+from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,
     MethodRun,

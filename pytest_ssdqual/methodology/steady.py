@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import statistics
 
-from ..steady_state import SteadyStateTracker
-from ..thresholds.verdict import Limit, Provenance
-from ..workloads import CATALOG, MIB
-from . import precondition as wipc
-from .base import (
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.methodology import precondition as wipc
+from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     STATE_NOT_STEADY,
     STATE_PRECONDITIONED,
@@ -36,7 +34,9 @@ from .base import (
     MethodRun,
     Step,
 )
-from .jobs import rand_write_4k_job
+from pytest_ssdqual.methodology.jobs import rand_write_4k_job
+from pytest_ssdqual.methodology.steady_state import SteadyStateTracker
+from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 WORKLOAD_ID = "steady_state_rand_write_4k"
 

@@ -13,18 +13,18 @@ as reviewers' whole-drive fills).
 
 from __future__ import annotations
 
-from ..errors import FioOutputError
-from ..fio.logs import BandwidthSeries
-from ..slc_cache import detect_slc_cliff
-from ..workloads import CATALOG, KIB
-from .base import (
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB
+from pytest_ssdqual.errors import FioOutputError
+from pytest_ssdqual.fio.logs import BandwidthSeries
+from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,
     MethodRun,
     purge_requirement,
     purge_state,
 )
-from .jobs import sustained_write_job
+from pytest_ssdqual.methodology.jobs import sustained_write_job
+from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
 WORKLOAD_ID = "sustained_write"
 #: Where the implicit requirements come from (their provenance).

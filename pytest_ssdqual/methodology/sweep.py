@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .base import FIO_OVERHEAD_S, MethodRun, Step
-from .curves import Curve
-from .jobs import precondition_job
+from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodRun, Step
+from pytest_ssdqual.methodology.curves import Curve
+from pytest_ssdqual.methodology.jobs import precondition_job
 
 #: The state of every sweep figure: not purged, span written once before the first point.
 STATE_PREFILLED = "as found, span prefilled (not purged)"

@@ -17,13 +17,13 @@ direction.
 
 from __future__ import annotations
 
-from ..sweep_catalog import TRANSFER_QD, TRANSFER_SIZES, size_label, transfer_point
-from ..workloads import CATALOG, GIB, MIB
-from .base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
-from .curves import Curve
-from .jobs import aligned_span
-from .params import FioParams
-from .sweep import (
+from pytest_ssdqual.catalog.sweeps import TRANSFER_QD, TRANSFER_SIZES, size_label, transfer_point
+from pytest_ssdqual.catalog.workloads import CATALOG, GIB, MIB
+from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
+from pytest_ssdqual.methodology.curves import Curve
+from pytest_ssdqual.methodology.jobs import aligned_span
+from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.sweep import (
     STATE_PREFILLED,
     curve,
     point_figures,

@@ -42,10 +42,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
-from ..errors import ConfigError, ConfigErrors
-from ..workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
-from ..yamlutil import json_path, line_of, load_yaml_with_lines
-from .verdict import FAIL, Limit, Provenance, format_number
+from pytest_ssdqual.catalog.workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
+from pytest_ssdqual.errors import ConfigError, ConfigErrors
+from pytest_ssdqual.thresholds.verdict import FAIL, Limit, Provenance, format_number
+from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
 __all__ = [
     "DriveFacts",

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..workloads import Workload
-    from .loader import ResolvedLimits
+    from pytest_ssdqual.catalog.workloads import Workload
+    from pytest_ssdqual.thresholds.loader import ResolvedLimits
 
 __all__ = ["Limit", "Provenance", "Verdict", "judge", "format_number"]
 

@@ -1,0 +1,103 @@
+"""``ssdqual emulated``: list and check emulated drive models; ``ssdqual identify emu:MODEL``.
+
+Offline and without root: nothing here builds a drive (``emulator`` does that in a pytest run).
+
+    ssdqual emulated list [--emu-models DIR]     every model: identity, controller/NAND, caps
+    ssdqual emulated check FILE|DIR ...          validate model files (exit 4 on an error)
+    ssdqual identify emu:MODEL[@SPEED]           what a run would see, without building it
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.emulate.emulator import model_folders
+from pytest_ssdqual.emulate.model import (
+    DriveModel,
+    available_models,
+    find_model,
+    load_model,
+    parse_emu_ref,
+)
+
+__all__ = ["add_parser", "describe_model", "identify", "run_command"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``emulated`` on the ``ssdqual`` subcommand parser."""
+    p = sub.add_parser("emulated", help="list or check emulated drive models (--drive=emu:MODEL)")
+    actions = p.add_subparsers(dest="emu_action", required=True)
+    p_list = actions.add_parser("list", help="the models emu:NAME finds")
+    p_list.add_argument("--emu-models", action="append", default=[], metavar="DIR",
+                        help="model folder, searched before ./emulated (repeatable)")
+    p_check = actions.add_parser("check", help="validate model files")
+    p_check.add_argument("paths", nargs="*", default=["emulated"],
+                         help="model files or folders (default: emulated)")
+    p.set_defaults(ssdqual_handler=run_command)
+
+
+def describe_model(model: DriveModel) -> list[str]:
+    """A few lines about a model: identity, what the thresholds match, caps and behaviours."""
+    lines = [
+        f"{model.name}: {model.model}, firmware {model.firmware}, S/N {model.serial}, "
+        f"{model.capacity_bytes / 1e9:.1f} GB ({model.file})",
+        f"  controller {model.controller} / NAND {model.nand}",
+        f"  fresh caps: {model.caps.describe()}",
+    ]
+    if model.slc_cache is not None:
+        slc = model.slc_cache
+        lines.append(f"  SLC cache {slc.size_bytes:,} bytes, then {slc.caps.describe()}; "
+                     f"emptied at {slc.idle_flush_mbps:g} MB/s while idle")
+    if model.dirty is not None:
+        lines.append(f"  dirty after {model.dirty.after_write_bytes:,} bytes written: "
+                     f"{model.dirty.caps.describe()}")
+    if model.recovery:
+        lines.append("  recovery: " + ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle"
+                                                for s in model.recovery))
+    return lines
+
+
+def _files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files += sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
+        else:
+            files.append(path)
+    return files
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``ssdqual emulated list|check``. Raises ConfigError (exit 4) for a bad model file."""
+    if args.emu_action == "check":
+        files = _files(args.paths)
+        for path in files:
+            load_model(path)
+        print(f"ok: {len(files)} model file(s)")
+        return 0
+    folders = model_folders(Path.cwd(), [Path(d) for d in args.emu_models])
+    models = available_models(folders)
+    if not models:
+        print(f"no models in {', '.join(str(f) for f in folders)}")
+    for path in models.values():
+        for line in describe_model(load_model(path)):
+            print(line)
+    return 0
+
+
+def identify(spec: DriveSpec, *, folders: list[Path] | None = None) -> int:
+    """``ssdqual identify emu:MODEL[@SPEED]``: the identity a run would give the drive."""
+    ref = parse_emu_ref(spec.raw.split(":", 1)[1])
+    path = find_model(ref.model, folders if folders is not None else model_folders(Path.cwd()))
+    model = load_model(path).with_speed(ref.speed)
+    print(f"{'drive':15} {spec.raw}" + (f" (every cap x{ref.speed:g})" if ref.speed != 1 else ""))
+    for line in describe_model(model):
+        print(line)
+    print("  kind emu, transport emulated; the image is scaled down to the run profile's scratch "
+          "size (or emulated_capacity_bytes); writes allowed (the plugin creates the drive); "
+          "needs root")
+    return 0

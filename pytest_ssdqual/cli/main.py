@@ -1,0 +1,160 @@
+"""The ``ssdqual`` command: helpers around the pytest plugin that need no pytest session.
+
+    ssdqual identify /dev/sdb             identity, controller/NAND assignment, write refusals
+    ssdqual thresholds check [PATH ...]   validate threshold files (exit 4 on errors, like pytest)
+    ssdqual thresholds show --controller JMF667H --nand L85C --firmware SVN417w --capacity-gb 128
+    ssdqual workloads [--profile smoke]   the workload catalog and the fio job of each
+    ssdqual compare A B [--format md|html|json]     metric deltas between two stored runs
+    ssdqual rejudge RUN --thresholds DIR            re-judge a stored run, no I/O (exit 1: fails)
+    ssdqual trend --model M --workload W --metric X [-o PNG]   a metric across firmware
+    ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
+    ssdqual summary RESULTS [-o DIR]                 one-page summary per drive (HTML + Markdown)
+    ssdqual emulated list|check                      emulated drive models (--drive=emu:MODEL)
+
+Exit codes follow pytest's: 0 fine, 4 usage error (bad file or option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
+from pytest_ssdqual.cli import emu as emu_commands
+from pytest_ssdqual.cli import report as report_commands
+from pytest_ssdqual.drive.health_checks import health_lines
+from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
+from pytest_ssdqual.drive.inventory import Inventory, resolve_assignment
+from pytest_ssdqual.drive.target import DriveTarget, parse_drive_option
+from pytest_ssdqual.errors import ConfigError, SsdQualError
+from pytest_ssdqual.fio.job import render_job
+from pytest_ssdqual.results import compare, rejudge, trend
+from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+
+EXIT_OK = 0
+EXIT_USAGE = 4
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ssdqual``; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="ssdqual", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_id = sub.add_parser("identify", help="show a drive's identity and whether writes are allowed")
+    p_id.add_argument("drive", help="block device or file:PATH")
+    p_id.add_argument("--inventory", help="lab inventory YAML")
+    p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
+
+    p_th = sub.add_parser("thresholds", help="check or show threshold files")
+    th_sub = p_th.add_subparsers(dest="action", required=True)
+    p_check = th_sub.add_parser("check", help="validate threshold files (default: thresholds/)")
+    p_check.add_argument("paths", nargs="*", default=["thresholds"])
+    p_show = th_sub.add_parser("show", help="the limits a drive would be judged against")
+    p_show.add_argument("paths", nargs="*", default=["thresholds"])
+    p_show.add_argument("--controller")
+    p_show.add_argument("--nand")
+    p_show.add_argument("--firmware", default="")
+    p_show.add_argument("--model", default="")
+    p_show.add_argument("--capacity-gb", type=float, default=0.0)
+    p_show.add_argument("--kind", default="block")
+
+    p_wl = sub.add_parser("workloads", help="list the workload catalog and show fio jobs")
+    p_wl.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
+    p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
+
+    for command in (compare, rejudge, trend, report_commands, emu_commands):  # ssdqual_handler
+        command.add_parser(sub)
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "identify":
+            return _identify(args)
+        if args.command == "thresholds":
+            return _thresholds(args)
+        if hasattr(args, "ssdqual_handler"):
+            return int(args.ssdqual_handler(args))
+        return _workloads(args)
+    except ConfigError as exc:
+        print(f"ssdqual: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SsdQualError as exc:
+        print(f"ssdqual: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `ssdqual ... | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (no flush error at exit)
+        return EXIT_OK
+
+
+def _identify(args: argparse.Namespace) -> int:
+    spec = parse_drive_option(args.drive)
+    if spec.kind == "emu":  # described from its model, not built
+        return emu_commands.identify(spec)
+    if spec.kind == "file" and not Path(spec.path).exists():
+        print(f"{spec.path} does not exist yet (a file target is created by the run)")
+        return EXIT_OK
+    target = DriveTarget.open(spec, confirmed_serials=args.confirm_destroy, file_size_bytes=0)
+    inventory = Inventory.load(args.inventory) if args.inventory else None
+    assignment = resolve_assignment(target.identity, inventory)
+    ident = target.identity
+    for key, value in (
+        ("drive", spec.raw), ("model", ident.model), ("serial", ident.serial),
+        ("firmware", ident.firmware), ("capacity_bytes", ident.capacity_bytes),
+        ("sectors", f"{ident.logical_sector_bytes}/{ident.physical_sector_bytes}"),
+        ("transport", ident.transport), ("rotational", ident.rotational),
+        ("controller", assignment.controller or "unknown"), ("nand", assignment.nand or "unknown"),
+        ("assignment", assignment.source), ("sources", ", ".join(ident.sources)),
+    ):
+        print(f"{key:15} {value}")
+    if target.write_refusals:
+        print("writes         refused:")
+        for reason in target.write_refusals:
+            print(f"  - {reason}")
+    else:
+        print("writes         allowed")
+    try:
+        health = query_health(target.device, kind=ident.kind, transport=ident.transport)
+    except HealthUnavailable as exc:
+        print(f"health         not read: {exc}")
+    else:
+        lines = health_lines(health)
+        print(f"health         {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {line.strip()}")
+    return EXIT_OK
+
+
+def _thresholds(args: argparse.Namespace) -> int:
+    tset = ThresholdSet.load([Path(p) for p in args.paths])
+    if args.action == "check":
+        print(f"ok: {len(tset.profiles)} profiles in {', '.join(args.paths)}")
+        return EXIT_OK
+    facts = DriveFacts(
+        controller=args.controller, nand=args.nand, firmware=args.firmware, model=args.model,
+        serial="", capacity_bytes=int(args.capacity_gb * 1e9), transport="", kind=args.kind,
+    )
+    resolved = tset.resolve(facts)
+    print(resolved.describe())
+    for (_workload, _metric), limit in sorted(resolved.limits.items()):
+        print(f"{limit.workload:22} {limit!s:40} {limit.provenance}")
+    return EXIT_OK
+
+
+def _workloads(args: argparse.Namespace) -> int:
+    profile = PROFILES[args.profile]
+    print(f"profile {profile.name}: {profile.description}")
+    for w in CATALOG.values():
+        print(f"{w.id:22} {w.title}{'  [writes]' if w.writes else ''}")
+        if args.jobs and w.is_methodology:
+            print("    (methodology test: several fio jobs, see README 'Dirty-state tests')")
+        elif args.jobs:
+            capacity = profile.span_bytes or profile.file_size_bytes
+            plan = render_job(w, profile, filename="/dev/DRIVE", capacity_bytes=capacity)
+            print("    " + plan.text.replace("\n", "\n    "))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

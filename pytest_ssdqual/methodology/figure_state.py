@@ -1,0 +1,83 @@
+"""The drive state every figure was taken in, and how a verdict on it is worded.
+
+A figure means little without the state of the media it was measured on: SNIA PTS (SSS PTS
+v2.0.2, sections 3-4) reports fresh-out-of-box (FOB), preconditioned and steady-state figures
+separately, and a read of blocks that were never written (a fallocated scratch file, a purged
+or trimmed drive) is answered by the controller from its mapping table without touching the
+NAND -- it measures the interface, not the drive.
+
+States (one per metric):
+
+* a methodology test records its own (``methodology.base``: ``FOB``, ``preconditioned``,
+  ``steady state``, ``after 300 s idle``, ``as found (not purged)``...);
+* a plain workload's reads: ``prefilled`` -- the session wrote the span once before the first
+  read (``QualSession.prefill``; the note gives the bytes) -- or, when the drive refuses
+  writes, ``session.STATE_AS_FOUND``: the media as found, possibly never written;
+* a plain workload's writes: ``as found (not purged, not preconditioned)`` -- the drive in
+  whatever state earlier tests and its past left it (no purge, no preconditioning).
+
+Policy: a read limit that passes on media as found is worded ``PASS (as found)`` everywhere a
+verdict is shown (terminal table, per-drive summary, Allure verdict table), and the drive's
+overall verdict is ``INCOMPLETE``, never ``PASS``: such a figure may come from never-written
+blocks. Confirming the drive for writes (``--confirm-destroy``) makes the session prefill the
+span before reading. Plain Python (no pytest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_ssdqual.qualify.session import STATE_AS_FOUND, STATE_PREFILLED
+
+#: State of a plain workload's write figures.
+STATE_WRITES_AS_FOUND = "as found (not purged, not preconditioned)"
+
+#: Verdict word of a limit that passed on media read as found.
+PASS_AS_FOUND = "PASS (as found)"
+
+#: The footnote every report prints under a ``PASS (as found)``.
+AS_FOUND_NOTE = (
+    "PASS (as found): read on the drive as found -- its writes were refused, so the span was "
+    "not prefilled and never-written blocks may have been answered without touching the NAND; "
+    "not a qualification figure (confirm the drive with --confirm-destroy to prefill before "
+    "reading)"
+)
+
+
+def read_as_found(state: str) -> bool:
+    """True when ``state`` is a read of media as found (not prefilled, maybe never written)."""
+    return state == STATE_AS_FOUND
+
+
+def verdict_word(word: str, state: str) -> str:
+    """``PASS`` -> ``PASS (as found)`` when the figure was read as found; else ``word``."""
+    return PASS_AS_FOUND if word == "PASS" and read_as_found(state) else word
+
+
+def figure_states(outcome: Any) -> dict[str, str]:
+    """Metric name -> the drive state it was taken in, for a judged outcome.
+
+    Args:
+        outcome: a ``MethodologyOutcome`` (its ``result.states``) or a ``WorkloadOutcome``
+            (``state``: the state of its reads, ``""`` for a write-only workload; ``note``).
+
+    Returns:
+        e.g. ``{"read.iops": "read after a prefill of 268435456 bytes",
+        "write.iops": "as found (not purged, not preconditioned)"}``; every measured metric.
+    """
+    result = getattr(outcome, "result", None)
+    states = getattr(result, "states", None)
+    if isinstance(states, Mapping):
+        return {str(k): str(v) for k, v in states.items()}
+    read_state = str(getattr(outcome, "state", "") or "")
+    if read_state == STATE_PREFILLED:
+        read_state = str(getattr(outcome, "note", "") or STATE_PREFILLED)
+    out: dict[str, str] = {}
+    for metric in getattr(outcome, "metrics", {}) or {}:
+        direction = str(metric).split(".", 1)[0]
+        if direction == "write" or not read_state:
+            out[metric] = STATE_WRITES_AS_FOUND
+        else:  # read.* and total.* (a mixed workload's totals include its reads)
+            out[metric] = read_state
+    return out

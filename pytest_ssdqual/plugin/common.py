@@ -1,0 +1,40 @@
+"""What the pytest glue modules (``plugin``, ``plugin_methodology``) share: stash keys for
+per-process state, the ``user_properties`` names that carry results from (xdist) workers to the
+controller's reporter, and the Allure label keywords read from a test's markers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.qualify.session import QualSession, SessionOptions
+from pytest_ssdqual.results.gate import ResultsGate
+
+OPTIONS_KEY = pytest.StashKey[SessionOptions]()
+SESSION_KEY = pytest.StashKey[QualSession]()
+GATE_KEY = pytest.StashKey[ResultsGate]()
+SCRATCH_KEY = pytest.StashKey[DriveSpec]()
+
+#: user_properties keys: verdict rows, drive facts, regression-gate rows.
+PROP_ROWS = "ssdqual_rows"
+PROP_DRIVE = "ssdqual_drive"
+PROP_GATE = "ssdqual_gate"
+
+#: xdist ``workerinput`` keys: the results-store run id and the default scratch file.
+RUN_ID_INPUT = "ssdqual_run_id"
+SCRATCH_INPUT = "ssdqual_scratch"
+
+
+def allure_labels(node: pytest.Item, session: QualSession) -> dict[str, Any]:
+    """``allure_report.label_test`` keywords: the ``ssdqual_family`` marker, labels the test
+    already sets with ``@allure`` decorators (never set twice), the run profile."""
+    family = node.get_closest_marker("ssdqual_family")
+    return {
+        "family": str(family.args[0]) if family and family.args else None,
+        "decorated": frozenset(
+            str(m.kwargs.get("label_type")) for m in node.iter_markers("allure_label")
+        ),
+        "profile": session.options.profile.name,
+    }

@@ -1,0 +1,239 @@
+"""pytest glue for drive health (issue 9 item 8, issue 10 item 9): thin, like ``plugin.py``.
+
+* Every drive's health is read once before its first test (``HealthTracker.begin``) and judged
+  (``health_checks``). A failing finding (DISK FAILING, a failing critical warning...) fails
+  every workload test on that drive (``health_failures``, called by ``qualify``) with a
+  ``HEALTH:`` line, and its rows go into the verdict table once, so a drive smartctl reports
+  failing never qualifies PASS, whichever tests were selected.
+* Around a destructive workload the health is read again and the change judged
+  (``media_errors: {max_delta: 0}``).
+* ``suites/test_health.py`` judges the start reading and, as the drive's last test
+  (``@pytest.mark.ssdqual_last``, moved to the end of the run), the session end and the change
+  over the session, through the ``drive_health`` fixture. On targets without SMART (loop, zram,
+  file) these tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import allure
+import pytest
+
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
+from pytest_ssdqual.catalog.workloads import get_workload
+from pytest_ssdqual.drive.health import DriveHealth
+from pytest_ssdqual.drive.health_checks import (
+    HealthJudgement,
+    describe,
+    health_deltas,
+    health_limits,
+    health_metrics,
+    judge_health,
+)
+from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
+from pytest_ssdqual.plugin.common import PROP_DRIVE, PROP_ROWS, allure_labels
+from pytest_ssdqual.qualify.session import DriveContext, QualSession
+from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report.summary import rows_from_verdicts
+
+_TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
+
+#: user_properties key of a test skipped because it cannot apply to the target (no SMART on a
+#: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
+#: for the results store (it can still be a firmware baseline).
+PROP_NOT_APPLICABLE = "ssdqual_not_applicable"
+
+START = "session start"
+END = "session end"
+
+
+@dataclass
+class HealthTracker:
+    """One drive's health readings in this process: the start, the latest, and judgements."""
+
+    ctx: DriveContext
+    strict: bool = False
+    start: DriveHealth | None = None
+    start_judgement: HealthJudgement | None = None
+    unavailable: str | None = None
+    applicable: bool = True
+    last: tuple[str, DriveHealth] | None = None
+    reported: set[str] = field(default_factory=set)
+
+    def read(self) -> DriveHealth:
+        """Read the health now (raises ``HealthUnavailable``)."""
+        target = self.ctx.target
+        ident = self.ctx.identity
+        return query_health(target.device, kind=ident.kind, transport=ident.transport)
+
+    def begin(self) -> None:
+        """Read and judge the start reading, once; a target without health is remembered."""
+        if self.start is not None or self.unavailable is not None:
+            return
+        try:
+            self.start = self.read()
+        except HealthUnavailable as exc:
+            self.unavailable, self.applicable = str(exc), exc.applicable
+            return
+        self.last = (START, self.start)
+        self.start_judgement = self.judge(START, health_metrics(self.start))
+
+    def judge(self, label: str, metrics: dict[str, float]) -> HealthJudgement:
+        return judge_health(label, metrics, health_limits(self.ctx.limits.limits.values()),
+                            strict=self.strict)
+
+    def after(self, label: str) -> tuple[HealthJudgement, HealthJudgement]:
+        """Read again: the reading's own judgement and the change since the previous reading
+        (``<previous> -> <label>``). Requires a successful :meth:`begin`."""
+        assert self.last is not None
+        previous_label, previous = self.last
+        now = self.read()
+        self.last = (label, now)
+        reading = self.judge(label, health_metrics(now))
+        change = self.judge(f"{previous_label} -> {label}", health_deltas(previous, now))
+        return reading, change
+
+    def since_start(self, label: str) -> tuple[HealthJudgement, HealthJudgement]:
+        """Read again: its judgement and the change since the session start."""
+        assert self.start is not None
+        now = self.read()
+        self.last = (label, now)
+        return (self.judge(label, health_metrics(now)),
+                self.judge(f"{START} -> {label}", health_deltas(self.start, now)))
+
+
+def tracker(config: pytest.Config, session: QualSession, ctx: DriveContext) -> HealthTracker:
+    """The drive's tracker (one per drive and process), its start reading taken."""
+    trackers = config.stash.setdefault(_TRACKERS, {})
+    found = trackers.get(ctx.target.spec.raw)
+    if found is None:
+        found = trackers[ctx.target.spec.raw] = HealthTracker(ctx, session.options.strict)
+    found.begin()
+    return found
+
+
+def record(node: pytest.Item, drive: str, judgement: HealthJudgement, health: DriveHealth,
+           *, once: HealthTracker | None = None) -> None:
+    """Verdict rows (workload ``health``, the reading as the state) and an Allure text
+    attachment; with ``once``, the rows of a judgement go into the table only once per drive."""
+    if once is None or judgement.label not in once.reported:
+        rows = rows_from_verdicts(drive, HEALTH_WORKLOAD_ID, judgement.verdicts,
+                                  dict.fromkeys(judgement.metrics, judgement.label))
+        node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
+        if once is not None:
+            once.reported.add(judgement.label)
+    text = "\n".join([*describe(health), f"judged: {judgement.label}",
+                      *("  " + v.line() for v in judgement.verdicts if v.limit is not None),
+                      *(f"  not reported: {m}" for m in judgement.not_reported)])
+    allure.attach(text, name=f"drive health ({judgement.label})",
+                  attachment_type=allure.attachment_type.TEXT)
+
+
+def _lines(judgement: HealthJudgement) -> list[str]:
+    return [f"  HEALTH ({judgement.label}): {v.line()}" for v in judgement.failed]
+
+
+def health_failures(node: pytest.Item, tracker_: HealthTracker, *, workload_id: str,
+                    destructive: bool) -> list[str]:
+    """For a workload test that has run: failure lines for the drive's failing start
+    findings (rows recorded once per drive), and, after a destructive workload, for the
+    health read now and its change since the previous reading."""
+    drive = tracker_.ctx.target.spec.raw
+    judgement = tracker_.start_judgement
+    if judgement is None or tracker_.start is None:
+        return []
+    lines = _lines(judgement)
+    if lines:
+        record(node, drive, judgement, tracker_.start, once=tracker_)
+    if destructive:
+        try:
+            reading, change = tracker_.after(f"after {workload_id}")
+        except HealthUnavailable as exc:
+            return [*lines, f"  HEALTH: could not read health after {workload_id}: {exc}"]
+        assert tracker_.last is not None
+        for j in (reading, change):
+            if j.failed or j.warnings:
+                record(node, drive, j, tracker_.last[1])
+            lines += _lines(j)
+    if lines:
+        said = "; ".join(line.strip() for line in describe(tracker_.start))
+        lines.insert(0, f"{drive}: drive health fails ({said})")
+    return lines
+
+
+@dataclass
+class DriveHealthTest:
+    """What ``suites/test_health.py`` calls: ``check_start()`` and ``check_session_end()``."""
+
+    node: pytest.Item
+    session: QualSession
+    ctx: DriveContext
+
+    def _prepare(self) -> HealthTracker:
+        self.node.user_properties.append((PROP_DRIVE, self.ctx.describe()))
+        allure_report.label_test(self.ctx, get_workload(HEALTH_WORKLOAD_ID),
+                                 **allure_labels(self.node, self.session))
+        found = tracker(self.node.config, self.session, self.ctx)
+        if found.unavailable is not None:
+            if not found.applicable:
+                self.node.user_properties.append((PROP_NOT_APPLICABLE, found.unavailable))
+            pytest.skip(f"no drive health: {found.unavailable}")
+        return found
+
+    def _finish(self, judgements: list[tuple[HealthJudgement, DriveHealth]],
+                once: HealthTracker | None = None) -> None:
+        drive = self.ctx.target.spec.raw
+        lines: list[str] = []
+        for judgement, health in judgements:
+            record(self.node, drive, judgement, health, once=once)
+            lines += _lines(judgement)
+        merged = HealthJudgement(
+            " + ".join(j.label for j, _ in judgements),
+            {f"{j.label}: {k}": v for j, _ in judgements for k, v in j.metrics.items()},
+            [v for j, _ in judgements for v in j.verdicts], (),
+        )
+        allure_report.attach_verdicts(merged)  # type: ignore[arg-type]
+        if lines:
+            said = "; ".join(line.strip() for line in describe(judgements[-1][1]))
+            pytest.fail(f"{drive}: drive health fails ({said})\n" + "\n".join(lines),
+                        pytrace=False)
+
+    def check_start(self) -> HealthJudgement:
+        """Judge the reading taken before the drive's first test."""
+        found = self._prepare()
+        assert found.start_judgement is not None and found.start is not None
+        self._finish([(found.start_judgement, found.start)], once=found)
+        return found.start_judgement
+
+    def check_session_end(self) -> tuple[HealthJudgement, HealthJudgement]:
+        """Read the health at the end of the drive's tests; judge it and the change since the
+        start (``max_delta`` limits, ``waf_session``)."""
+        found = self._prepare()
+        reading, change = found.since_start(END)
+        assert found.last is not None
+        self._finish([(reading, found.last[1]), (change, found.last[1])])
+        return reading, change
+
+
+@pytest.fixture
+def drive_health(request: pytest.FixtureRequest, ssd_session: QualSession,
+                 ssd_drive: DriveContext) -> DriveHealthTest:
+    """The health checks of the drive under test (``suites/test_health.py``)."""
+    return DriveHealthTest(request.node, ssd_session, ssd_drive)
+
+
+class HealthHooks:
+    """Registered by ``plugin.pytest_configure``: the ``ssdqual_last`` marker runs a test after
+    every other test (the session-end health reading)."""
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line(
+            "markers", "ssdqual_last: run after every other test (session-end health reading)"
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        last = [i for i in items if i.get_closest_marker("ssdqual_last") is not None]
+        if last:
+            items[:] = [i for i in items if i.get_closest_marker("ssdqual_last") is None] + last

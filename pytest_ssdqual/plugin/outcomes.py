@@ -1,0 +1,143 @@
+"""pytest glue for how a run ends: broken tests in short, and skipped writes in the exit code.
+
+* **Broken tests in short.** A test that raised one of the project's own errors -- fio failed
+  (``FioError``), the drive is gone or unusable (``DeviceError``, ``DriveUnusable``), a misused
+  fixture (``SsdQualError``) -- is reported with a one-line message (``FioJobError: /dev/sdb
+  seq_read_128k_qd32: ...``) instead of a traceback through the plugin's internals: the
+  message already names the drive, the workload, the cause and the fix, and fio's raw output is
+  attached to the Allure result. The test stays *failed* in pytest and *broken* in Allure (the
+  exception is unchanged), and it gets a ``BROKEN`` row in the verdict table. Any other exception
+  (a bug) keeps its traceback.
+* **Skipped writes are not a pass.** A write test skipped because the drive refuses writes (not
+  confirmed with ``--confirm-destroy``, mounted, the system disk...) leaves the drive
+  unqualified; unless ``--allow-skipped-writes`` is given, such a run exits 1 (pytest's "tests
+  failed") instead of 0, with an ``INCOMPLETE:`` line saying why. A run that failed anyway keeps
+  its own status.
+
+Source: pytest's hook reference (``pytest_runtest_makereport`` as a hook wrapper, ``longrepr``
+as a string, ``pytest_sessionfinish`` setting ``session.exitstatus``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+
+from pytest_ssdqual.errors import FioError, SsdQualError
+from pytest_ssdqual.plugin.common import PROP_ROWS
+from pytest_ssdqual.report.summary import SummaryRow
+
+#: The option that lets a run whose write tests were skipped exit 0.
+ALLOW_SKIPPED_WRITES = "--allow-skipped-writes"
+
+#: ``SummaryRow.verdict`` of a test that broke (fio or device error) before it was judged.
+BROKEN = "BROKEN"
+
+
+def add_options(group: Any) -> None:
+    """Add ``--allow-skipped-writes`` to the plugin's option group."""
+    group.addoption(
+        ALLOW_SKIPPED_WRITES, action="store_true", default=False,
+        help="exit 0 even when write tests were skipped because the drive refuses writes "
+        "(not confirmed, mounted, system disk). Default: such a run exits 1 (INCOMPLETE).",
+    )
+
+
+def short_message(exc: BaseException) -> str | None:
+    """The one-line report of a broken test, ``"<ErrorClass>: <message>"``, or ``None`` when
+    ``exc`` is not one of the project's own errors (then pytest's traceback is kept)."""
+    if not isinstance(exc, SsdQualError):
+        return None
+    text = str(exc).strip() or "(no message)"
+    notes = getattr(exc, "__notes__", None) or []
+    return "\n".join([f"{type(exc).__name__}: {text}", *map(str, notes)])
+
+
+def _drive_and_workload(item: pytest.Item, exc: BaseException) -> tuple[str, str]:
+    """The drive (``--drive`` value) and workload of a broken test: the workload the fio error
+    names (``FioError.drive`` is ``"<drive> <workload id>"``), else the test's ``workload_id``
+    parameter, else the test function's name."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    spec = params.get("ssd_drive")
+    drive = str(getattr(spec, "raw", spec) or "-")
+    named = getattr(exc, "drive", None) if isinstance(exc, FioError) else None
+    if named and named.startswith(drive + " "):
+        return drive, named[len(drive) + 1:]
+    workload = params.get("workload_id") or getattr(item, "originalname", item.name)
+    return drive, str(workload)
+
+
+class OutcomeHooks:
+    """Registered once per pytest process by the plugin (see the module docstring).
+
+    Args:
+        allow_skipped_writes: ``--allow-skipped-writes``.
+    """
+
+    def __init__(self, *, allow_skipped_writes: bool) -> None:
+        self.allow_skipped_writes = allow_skipped_writes
+        self.refused: dict[str, str] = {}  # nodeid -> drive, write tests skipped by a refusal
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Iterator[None]:
+        """Innermost wrapper: shorten the report of a broken test before other plugins
+        (Allure) read it, and give it a ``BROKEN`` verdict-table row."""
+        outcome = yield
+        report = cast(pytest.TestReport, cast(Any, outcome).get_result())
+        if call.excinfo is None or not report.failed or call.when == "teardown":
+            return
+        message = short_message(call.excinfo.value)
+        if message is None:
+            return
+        report.longrepr = message
+        drive, workload = _drive_and_workload(item, call.excinfo.value)
+        row = SummaryRow(drive, workload, "-", None, "-", BROKEN, None,
+                         message.splitlines()[0])
+        report.user_properties.append((PROP_ROWS, [row.as_dict()]))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Count write tests skipped because the drive refused writes (their ``SKIPPED`` rows;
+        on the xdist controller too, where the workers' reports arrive)."""
+        if not report.skipped or hasattr(report, "wasxfail"):
+            return
+        for key, value in report.user_properties:
+            if key != PROP_ROWS:
+                continue
+            for row in cast(Any, value):
+                if row.get("verdict") == "SKIPPED":
+                    self.refused[report.nodeid] = str(row.get("drive", "-"))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Exit 1 instead of 0 when write tests were skipped, unless allowed (before the
+        results store records the exit status)."""
+        if hasattr(session.config, "workerinput"):
+            return
+        if (self.refused and not self.allow_skipped_writes
+                and int(session.exitstatus) == int(pytest.ExitCode.OK)):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def incomplete_line(self) -> str | None:
+        """The ``INCOMPLETE:`` line for the terminal, or ``None`` when no write was skipped."""
+        if not self.refused:
+            return None
+        drives = ", ".join(sorted(set(self.refused.values())))
+        if self.allow_skipped_writes:
+            return (f"INCOMPLETE: {len(self.refused)} write test(s) skipped on {drives} "
+                    f"(writes refused); exit status not changed ({ALLOW_SKIPPED_WRITES})")
+        return (f"INCOMPLETE: {len(self.refused)} write test(s) skipped on {drives} (writes "
+                "refused, reasons in the verdict table): the drive is not qualified, so the run "
+                "exits 1; add "
+                f"{ALLOW_SKIPPED_WRITES} to accept a read-only run")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(terminalreporter.config, "workerinput"):
+            return
+        line = self.incomplete_line()
+        if line:
+            terminalreporter.write_line(line, yellow=True, bold=True)

@@ -1,0 +1,393 @@
+"""A qualification session: the drives, their limits, and running one workload end to end.
+
+Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process from its
+options and calls ``QualSession.drive(spec)`` / ``run_workload``. Everything a test needs to
+judge a drive -- target, identity, controller/NAND assignment, resolved limits, fio runner -- is
+reached from here.
+
+Data flow (DESIGN.md): DriveSpec -> DriveTarget (identity, safety) -> Assignment (inventory) ->
+DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> metrics ->
+Verdicts.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pytest_ssdqual.catalog.workloads import RunProfile, Workload
+from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
+from pytest_ssdqual.drive.target import DriveLock, DriveSpec, DriveTarget
+from pytest_ssdqual.errors import SafetyRefusal
+from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
+from pytest_ssdqual.fio.result import WorkloadResult
+from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner, check_run
+from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.verdict import Verdict, judge
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """Everything the session needs from the command line, as plain values.
+
+    Attributes:
+        specs: the drives (``--drive``), in the order given.
+        confirmed_serials: ``--confirm-destroy`` values.
+        profile: the run profile (``--ssd-profile``).
+        thresholds: the loaded, validated threshold files.
+        inventory: the lab inventory (``--inventory``), or None.
+        controller, nand: ``--controller`` / ``--nand`` overrides.
+        fio_bin: fio executable. strict: ``--strict-thresholds``.
+        file_size_bytes: size of a file target the plugin creates.
+        cgroup: blkio cgroup directory fio runs in (``--fio-cgroup``), or None.
+    """
+
+    specs: tuple[DriveSpec, ...]
+    confirmed_serials: tuple[str, ...]
+    profile: RunProfile
+    thresholds: ThresholdSet
+    inventory: Inventory | None = None
+    controller: str | None = None
+    nand: str | None = None
+    fio_bin: str = "fio"
+    strict: bool = False
+    file_size_bytes: int | None = None
+    cgroup: Path | None = None
+    #: ``--firmware``: the firmware label of every drive, overriding what the drive reports (a
+    #: lab's dev build); it feeds threshold matching, reports and the results store.
+    firmware: str | None = None
+
+
+@dataclass
+class DriveContext:
+    """One drive as this session sees it: target, identity, assignment, limits."""
+
+    target: DriveTarget
+    assignment: Assignment
+    facts: DriveFacts
+    limits: ResolvedLimits
+    lock: DriveLock
+    #: firmware as the drive reports it (``identity.firmware`` may be the ``--firmware`` label).
+    reported_firmware: str = ""
+    #: bytes the one-time prefill wrote before the first read workload (``None``: not run,
+    #: e.g. writes refused: reads then measure the drive as it was found).
+    prefilled_bytes: int | None = None
+
+    @property
+    def identity(self) -> DriveIdentity:
+        return self.target.identity
+
+    def describe(self) -> dict[str, str]:
+        """Flat string facts for reports (Allure environment, terminal summary, user props)."""
+        ident = self.identity
+        return {
+            "drive": self.target.spec.raw,
+            "kind": ident.kind,
+            "model": ident.model,
+            "serial": ident.serial,
+            "firmware": ident.firmware,
+            "capacity_bytes": str(ident.capacity_bytes),
+            "transport": ident.transport,
+            "controller": self.assignment.controller or "unknown",
+            "nand": self.assignment.nand or "unknown",
+            "assignment_source": self.assignment.source,
+            "writes": "allowed" if not self.target.write_refusals else "refused",
+            "threshold_profiles": "; ".join(
+                f"{p.name} ({Path(p.file).name})" for p in self.limits.profiles
+            ) or "none",
+            **dict(self.target.report_facts),
+        }
+
+
+@dataclass
+class WorkloadOutcome:
+    """The result of one workload on one drive.
+
+    Attributes:
+        metrics: canonical metric name -> value (``write.bw_mbps`` in MB/s, ``*_us`` in µs).
+        verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit.
+    """
+
+    workload: Workload
+    plan: JobPlan
+    run: FioRun
+    result: WorkloadResult
+    metrics: dict[str, float]
+    verdicts: list[Verdict]
+    #: the media a reading workload read: ``STATE_PREFILLED`` or ``STATE_AS_FOUND``; ``""``
+    #: for a write-only workload.
+    state: str = ""
+    #: bytes the session's prefill wrote before the reads (``None``: no prefill).
+    prefilled_bytes: int | None = None
+
+    @property
+    def failed(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.failed]
+
+    @property
+    def note(self) -> str:
+        """One line for reports on what the reads read, ``""`` for a write-only workload."""
+        if self.state == STATE_PREFILLED and self.prefilled_bytes is not None:
+            return f"read after a prefill of {self.prefilled_bytes} bytes"
+        return self.state
+
+
+#: A reading workload ran after the session's one-time sequential prefill of the span.
+STATE_PREFILLED = "prefilled"
+#: A reading workload ran on a drive whose writes are refused: never-written blocks may read
+#: as zeros without touching the media.
+STATE_AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One fio job run by :meth:`QualSession.run_job`: its text, folder, run and parsed result."""
+
+    name: str
+    job_text: str
+    workdir: Path
+    run: FioRun
+    result: WorkloadResult
+
+
+@dataclass
+class QualSession:
+    """Drives and their limits for one pytest process; opened lazily, closed once."""
+
+    options: SessionOptions
+    runner: FioRunner
+    scratch_dir: Path
+    _drives: dict[str, DriveContext] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, options: SessionOptions, scratch_dir: Path) -> QualSession:
+        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir)
+
+    def drive(self, spec: DriveSpec) -> DriveContext:
+        """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.
+
+        Raises:
+            DeviceError: device gone, unidentifiable, or locked by another run.
+            ConfigError: two equally specific threshold profiles disagree for this drive.
+        """
+        ctx = self._drives.get(spec.raw)
+        if ctx is not None:
+            return ctx
+        size = self.options.file_size_bytes or self.options.profile.file_size_bytes
+        target = DriveTarget.open(
+            spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
+        )
+        reported_firmware = target.identity.firmware
+        if self.options.firmware:
+            target.identity = relabel_firmware(target.identity, self.options.firmware)
+        lock = DriveLock(target.lock_key, label=target.device)
+        try:
+            lock.acquire()
+            assignment = resolve_assignment(
+                target.identity,
+                self.options.inventory,
+                controller=self.options.controller,
+                nand=self.options.nand,
+                extra_builtin=target.assignment_entries,
+            )
+            facts = drive_facts(target.identity, assignment)
+            limits = self.options.thresholds.resolve(facts)
+        except BaseException:
+            lock.release()
+            target.cleanup()
+            raise
+        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware)
+        self._drives[spec.raw] = ctx
+        return ctx
+
+    def run_workload(
+        self,
+        ctx: DriveContext,
+        workload: Workload,
+        workdir: Path,
+        *,
+        on_run: Callable[[JobPlan, FioRun | None], None] | None = None,
+    ) -> WorkloadOutcome:
+        """Run ``workload`` on the drive with fio and judge it against the drive's limits.
+
+        Args:
+            workdir: per-test folder for the job file, fio's JSON and per-second logs.
+            on_run: called with the plan and the run (None when fio did not finish) before the
+                output is judged -- the plugin attaches the files there, even when fio failed.
+
+        Raises:
+            SafetyRefusal: the workload writes and the drive refuses writes (checked again here,
+                whatever the test's markers say).
+            DeviceError: the drive is gone (loop device detached, file deleted) or its serial
+                changed since it was opened (checked before every workload, reads included).
+            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+        """
+        target = ctx.target
+        if workload.writes:
+            target.assert_write_allowed()
+        target.recheck_identity()  # every workload: the drive is still there, and the same one
+        state = ""
+        if "read" in workload.directions:
+            state = self.prefill(ctx, workdir / PREFILL_NAME)
+        plan = render_job(
+            workload,
+            self.options.profile,
+            filename=target.fio_filename,
+            capacity_bytes=target.size_bytes,
+            ioengine=self.runner.ioengine(self.scratch_dir / "engine-probe.bin"),
+        )
+        run: FioRun | None = None
+        try:
+            run = self.runner.run(
+                plan.text,
+                workdir=workdir,
+                name=workload.id,
+                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S,
+                readonly=not workload.writes,
+                cgroup=target.cgroup,
+            )
+        finally:
+            if on_run is not None:
+                on_run(plan, run)
+        result = check_run(run, expected_runtime_s=plan.expected_runtime_s)
+        metrics = result.metrics()
+        verdicts = judge(workload, metrics, ctx.limits, strict=self.options.strict)
+        return WorkloadOutcome(workload, plan, run, result, metrics, verdicts, state,
+                               ctx.prefilled_bytes if state == STATE_PREFILLED else None)
+
+    def prefill(self, ctx: DriveContext, workdir: Path) -> str:
+        """Write the workload span once (128 KiB sequential, QD32, size based) before the first
+        read on the drive, so reads measure written media: a scratch file's fallocated extents
+        and a purged drive's deallocated LBAs read as zeros without media access (SNIA PTS
+        measures reads on written media). Runs at most once per drive and session, through the
+        same safety checks as a write workload.
+
+        Returns:
+            ``STATE_PREFILLED``, or ``STATE_AS_FOUND`` when the drive refuses writes (an
+            unconfirmed block device: its reads are measured as found).
+
+        Raises:
+            SafetyRefusal, DeviceError, FioError: as :meth:`run_workload`.
+        """
+        if ctx.prefilled_bytes is not None:
+            return STATE_PREFILLED
+        target = ctx.target
+        if target.write_refusals:
+            return STATE_AS_FOUND
+        target.assert_write_allowed()
+        target.recheck_identity()
+        plan = render_prefill(self.options.profile, target.fio_filename, target.size_bytes,
+                              self.ioengine())
+        run = self.runner.run(
+            plan.text, workdir=workdir, name=plan.name,
+            timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
+            cgroup=target.cgroup,
+        )
+        check_run(run, expected_runtime_s=None)
+        ctx.prefilled_bytes = plan.span_bytes
+        return STATE_PREFILLED
+
+    def run_job(
+        self,
+        ctx: DriveContext,
+        name: str,
+        job_text: str,
+        workdir: Path,
+        *,
+        writes: bool,
+        expected_runtime_s: float | None,
+        timeout_s: float,
+        on_run: Callable[[str, FioRun | None], None] | None = None,
+    ) -> JobRun:
+        """Run an arbitrary fio job (a methodology step) on the drive, with the same safety
+        checks as :meth:`run_workload`: a writing job runs only after
+        ``target.assert_write_allowed()`` and ``target.recheck_identity()``; a reading one gets
+        fio's ``--readonly``. fio joins the drive's cgroup (an emulated drive's throttle).
+
+        Args:
+            name: file stem of the job in ``workdir`` (``<name>.fio``, ``<name>.json``).
+            job_text: the job file; its ``filename=`` must be ``ctx.target.fio_filename``.
+            expected_runtime_s: seconds fio must measure (time-based jobs), ``None`` for a
+                size-based job.
+            timeout_s: wall-clock limit, after which fio's process group is killed.
+            on_run: called with the job text and the run (None when fio did not finish) before
+                the output is judged.
+
+        Raises:
+            SafetyRefusal: ``writes`` and the drive refuses writes.
+            DeviceError: the drive's serial changed.
+            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+        """
+        target = ctx.target
+        if writes:
+            target.assert_write_allowed()
+        target.recheck_identity()  # every job: the drive is still there, and the same one
+        run: FioRun | None = None
+        try:
+            run = self.runner.run(
+                job_text, workdir=workdir, name=name, timeout_s=timeout_s,
+                readonly=not writes, cgroup=target.cgroup,
+            )
+        finally:
+            if on_run is not None:
+                on_run(job_text, run)
+        result = check_run(run, expected_runtime_s=expected_runtime_s)
+        return JobRun(name, job_text, workdir, run, result)
+
+    def ioengine(self) -> str:
+        """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""
+        return self.runner.ioengine(self.scratch_dir / "engine-probe.bin")
+
+    def refusal(self, ctx: DriveContext) -> SafetyRefusal | None:
+        """The refusal a write test on this drive would meet, or None when writes are allowed."""
+        if ctx.target.write_refusals:
+            return SafetyRefusal(ctx.target.spec.raw, list(ctx.target.write_refusals))
+        return None
+
+    def close(self) -> None:
+        """Release locks and remove file targets this session created. Idempotent."""
+        for ctx in self._drives.values():
+            try:
+                ctx.target.cleanup()
+            finally:
+                ctx.lock.release()
+        self._drives.clear()
+
+
+def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
+    """What threshold profiles match on, from the drive's identity and its assignment."""
+    return DriveFacts(
+        controller=assignment.controller,
+        nand=assignment.nand,
+        firmware=identity.firmware,
+        model=identity.model,
+        serial=identity.serial,
+        capacity_bytes=identity.capacity_bytes,
+        transport=identity.transport,
+        kind=identity.kind,
+    )
+
+
+def relabel_firmware(identity: DriveIdentity, firmware: str) -> DriveIdentity:
+    """``identity`` with ``firmware`` as its firmware (``--firmware``: a lab flashing dev builds
+    names the build; the drive may report a generic revision). ``sources`` records the label
+    and what the drive reported."""
+    if identity.firmware == firmware:
+        return identity
+    note = f"firmware {firmware!r} from --firmware (the drive reports {identity.firmware!r})"
+    return replace(identity, firmware=firmware, sources=(*identity.sources, note))
+
+
+def host_facts() -> dict[str, str]:
+    """Kernel, host name and machine for reports."""
+    return {
+        "kernel": platform.release(),
+        "host": socket.gethostname(),
+        "machine": platform.machine(),
+        "user": str(os.getuid()),
+    }

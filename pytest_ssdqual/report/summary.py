@@ -1,0 +1,173 @@
+"""The end-of-session verdict table: one row per drive, workload and metric.
+
+Rows are plain dicts on the wire (pytest ``user_properties`` travel from xdist workers to the
+controller) and ``SummaryRow`` objects here. Metrics with no limit are counted per workload, not
+listed one by one, so the table stays readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, figure_states, verdict_word
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
+    from pytest_ssdqual.thresholds.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One line of the verdict table.
+
+    Attributes:
+        drive: as given (``/dev/sdb``). workload: workload id. metric: canonical metric name.
+        measured: value in the metric's unit, or None. limit: the limit as text (``>= 140``).
+        verdict: ``PASS``, ``FAIL``, ``MISSING``, ``not judged``, ``SKIPPED`` or ``BROKEN``
+            (fio or device error before any verdict; ``source`` holds the one-line error).
+        margin_pct: signed headroom in percent (positive = inside the limit), or None.
+        source: provenance (file:line, profile) or the skip reason.
+        state: the drive state the figure was taken in (``FOB``, ``preconditioned``,
+            ``steady state``... for methodology tests; ``prefilled`` / ``as found ...`` for a
+            plain workload's reads, see ``figure_state``), empty when not recorded.
+    """
+
+    drive: str
+    workload: str
+    metric: str
+    measured: float | None
+    limit: str
+    verdict: str
+    margin_pct: float | None
+    source: str
+    state: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SummaryRow:
+        return cls(**data)
+
+    @classmethod
+    def refused(cls, drive: str, workload: str, reasons: Iterable[str]) -> SummaryRow:
+        """A write workload that did not run because the drive refuses writes."""
+        return cls(drive, workload, "-", None, "-", "SKIPPED", None, "; ".join(reasons))
+
+
+_STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged",
+           "warn": "WARN"}
+
+
+def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
+    """Verdicts of one workload as rows (``not judged`` metrics included), each with the drive
+    state of its figure (``figure_state.figure_states``)."""
+    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts,
+                              figure_states(outcome))
+
+
+def rows_from_verdicts(
+    drive: str,
+    workload_id: str,
+    verdicts: Iterable[Verdict],
+    states: Mapping[str, str] | None = None,
+) -> list[SummaryRow]:
+    """Verdicts as rows; ``states`` maps a metric to the drive state it was taken in."""
+    rows = []
+    for v in verdicts:
+        limit = v.limit
+        rows.append(
+            SummaryRow(
+                drive=drive,
+                workload=workload_id,
+                metric=v.metric,
+                measured=v.measured,
+                limit=_limit_text(str(limit), v.metric) if limit is not None else "-",
+                verdict=_STATUS.get(v.status, v.status),
+                margin_pct=v.margin_pct,
+                source=str(limit.provenance) if limit is not None else "",
+                state=(states or {}).get(v.metric, ""),
+            )
+        )
+    return rows
+
+
+def _limit_text(limit: str, metric: str) -> str:
+    return limit.replace(metric, "").strip() or limit
+
+
+def format_summary(rows: list[SummaryRow]) -> list[str]:
+    """The table as lines: judged metrics and skips in full, not-judged ones counted.
+
+    Example line: ``/dev/loop0  seq_write_128k_qd32  write.bw_mbps  19.9  >= 50  -60.2 %  FAIL``
+    """
+    shown = [r for r in rows if r.verdict != "not judged"]
+    unjudged: dict[tuple[str, str], int] = {}
+    for r in rows:
+        if r.verdict == "not judged":
+            unjudged[(r.drive, r.workload)] = unjudged.get((r.drive, r.workload), 0) + 1
+    header = ("drive", "workload", "metric", "measured", "limit", "margin", "verdict")
+    table = [header] + [
+        (
+            r.drive,
+            r.workload,
+            f"{r.metric} @ {r.state}" if r.state else r.metric,
+            _num(r.measured),
+            r.limit,
+            f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
+            verdict_word(r.verdict, r.state),
+        )
+        for r in shown
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in table]
+    for r in shown:
+        if r.verdict == "SKIPPED":
+            lines.append(f"skipped {r.drive} {r.workload}: {r.source}")
+        elif r.verdict == "BROKEN":
+            lines.append(f"broken {r.drive} {r.workload}: {r.source}")
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("PASS", "FAIL", "MISSING")}
+    as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
+    lines.append(
+        f"{counts['PASS']} limits passed"
+        + (f" ({as_found} only as found: not prefilled)" if as_found else "")
+        + f", {counts['FAIL']} failed, {counts['MISSING']} missing; "
+        f"{sum(unjudged.values())} measured metrics had no limit (not judged)"
+    )
+    if as_found:
+        lines.append(AS_FOUND_NOTE)
+    return lines
+
+
+def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
+    """One paragraph per drive: identity, controller/NAND and where they came from, the
+    threshold profiles that judged it -- and a warning when the controller is unknown."""
+    lines = []
+    for drive, f in sorted(drives.items()):
+        lines.append(
+            f"{drive}: {f['model']}, firmware {f['firmware']}, S/N {f['serial']}, "
+            f"{int(f['capacity_bytes']) / 1e9:.1f} GB, {f['transport']}"
+        )
+        lines.append(
+            f"  controller {f['controller']} / NAND {f['nand']} ({f['assignment_source']})"
+        )
+        lines.append(f"  limits from: {f['threshold_profiles']}")
+        if f.get("emulated"):
+            lines.append(f"  EMULATED drive: {f['emulated']}")
+        if f["controller"] == "unknown":
+            lines.append(
+                "  WARNING: controller unknown: judged by the generic limits only "
+                "(add the drive to the inventory or pass --controller/--nand)"
+            )
+    return lines
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"

@@ -1,0 +1,251 @@
+"""``ssdqual compare A B``: a table of metric deltas between two stored runs.
+
+Drives are paired by model, controller and NAND (the same serial first); every metric both runs
+measured for a workload gets a row: A's figure, B's, the signed change, and whether it is better
+or worse (direction-aware, ``regression.is_higher_better``). Where B was gated on a baseline the
+row also shows the regression limit B was judged with. Where B was gated on A itself, a metric
+the gate found ``regressed`` or ``inconclusive`` (``regression_stats``: on every run of both)
+shows that decision, and no other metric is called regressed; against another run, ``regressed``
+marks a worsening of the figures beyond B's limit. Output: Markdown (default), self-contained
+HTML, or JSON.
+
+Plain Python (no pytest); reads run folders only (``store.StoredRun``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.results.regression import (
+    INCONCLUSIVE,
+    REGRESSED,
+    format_figure,
+    has_direction,
+    is_higher_better,
+    signed_pct,
+)
+from pytest_ssdqual.results.store import ResultsStore, StoredRun, StoreError
+from pytest_ssdqual.thresholds.verdict import format_number
+
+__all__ = ["Delta", "compare_runs", "load_run", "render", "add_parser", "run_command"]
+
+FORMATS = ("md", "html", "json")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One metric of one workload in runs A and B.
+
+    Attributes:
+        model, workload, metric: the stable key (with the firmware of each side below).
+        drive_a, drive_b: the drives as given in each run; firmware_a, firmware_b.
+        a, b: figures (None when that run did not measure it).
+        change_pct: ``(b - a) / a * 100``; None when not computable.
+        higher_is_better: direction. limit_pct: B's regression limit for it, when B was gated.
+        status: ``better``, ``worse``, ``unchanged``, ``changed`` (a metric without a direction,
+            ``regression.has_direction``), ``regressed`` (the gate's decision when B
+            was gated on A, else worse beyond B's limit), ``inconclusive`` (the gate's decision
+            when B was gated on A), ``only in A``, ``only in B``.
+    """
+
+    model: str
+    workload: str
+    metric: str
+    drive_a: str
+    drive_b: str
+    firmware_a: str
+    firmware_b: str
+    a: float | None
+    b: float | None
+    change_pct: float | None
+    higher_is_better: bool
+    limit_pct: float | None
+    status: str
+
+
+def _pair_drives(
+    a: StoredRun, b: StoredRun
+) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], list[str]]:
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    notes: list[str] = []
+    for db in b.drives:
+        same = [
+            da for da in a.drives
+            if (da.get("model"), da.get("controller"), da.get("nand"))
+            == (db.get("model"), db.get("controller"), db.get("nand"))
+        ]
+        if not same:
+            notes.append(
+                f"{db.get('drive')} ({db.get('model')}, controller {db.get('controller') or '?'}, "
+                f"NAND {db.get('nand') or '?'}) of run {b.run_id} has no drive of that model, "
+                f"controller and NAND in run {a.run_id}: not compared"
+            )
+            continue
+        da = next((d for d in same if d.get("serial") == db.get("serial")), same[0])
+        pairs.append((da, db))
+    return pairs, notes
+
+
+def compare_runs(a: StoredRun, b: StoredRun) -> tuple[list[Delta], list[str]]:
+    """Deltas of every metric of every paired drive and workload, and notes on what could not
+    be compared (unpaired drives, workloads run on one side only)."""
+    pairs, notes = _pair_drives(a, b)
+    deltas: list[Delta] = []
+    for da, db in pairs:
+        ra, rb = a.records_of(str(da["drive"])), b.records_of(str(db["drive"]))
+        for workload in sorted(set(ra) | set(rb)):
+            if workload not in ra or workload not in rb:
+                side = "A" if workload in ra else "B"
+                notes.append(f"{workload} ran only in {side} on {db.get('model')}")
+                continue
+            ma, mb = ra[workload].get("metrics") or {}, rb[workload].get("metrics") or {}
+            gate = rb[workload].get("regression") or {}
+            comparisons = gate.get("comparisons") or []
+            limits = {c["metric"]: c["limit_pct"] for c in comparisons}
+            decided = ({c["metric"]: str(c.get("status")) for c in comparisons}
+                       if gate.get("baseline_run") == a.run_id else None)
+            for metric in sorted(set(ma) | set(mb)):
+                deltas.append(_delta(db, da, workload, metric, ma.get(metric), mb.get(metric),
+                                     limits.get(metric), decided))
+    return deltas, notes
+
+
+def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
+           va: float | None, vb: float | None, limit: float | None,
+           decided: dict[str, str] | None = None) -> Delta:
+    """One row; ``decided``: the gate's status per metric when B was gated on A."""
+    higher = is_higher_better(metric)
+    change = None
+    if va is None:
+        status = "only in B"
+    elif vb is None:
+        status = "only in A"
+    else:
+        change = (vb - va) / abs(va) * 100 if va else None
+        worsening = 0.0 if change is None else (-change if higher else change)
+        if decided is not None and decided.get(metric) in (REGRESSED, INCONCLUSIVE):
+            status = decided[metric]
+        elif worsening != 0 and not has_direction(metric):
+            status = "changed"  # a burst/continuous or zero/random ratio: neither better nor worse
+        elif decided is None and limit is not None and worsening > limit:
+            status = "regressed"
+        elif worsening > 0:
+            status = "worse"
+        elif worsening < 0:
+            status = "better"
+        else:
+            status = "unchanged"
+    return Delta(str(db.get("model", "")), workload, metric, str(da.get("drive")),
+                 str(db.get("drive")), str(da.get("firmware", "")), str(db.get("firmware", "")),
+                 va, vb, change, higher, limit, status)
+
+
+def _cells(d: Delta) -> list[str]:
+    return [
+        d.model, d.workload, d.metric,
+        "-" if d.a is None else format_figure(d.a),
+        "-" if d.b is None else format_figure(d.b),
+        "-" if d.change_pct is None else signed_pct(d.change_pct),
+        "-" if d.limit_pct is None else
+        ("\u2212" if d.higher_is_better else "+") + f"{format_number(d.limit_pct)} %",
+        d.status,
+    ]
+
+
+HEADER = ["model", "workload", "metric", "A", "B", "change", "limit", "status"]
+
+
+def _title(a: StoredRun, b: StoredRun) -> str:
+    def fw(run: StoredRun) -> str:
+        return ", ".join(sorted({str(d.get("firmware")) for d in run.drives})) or "?"
+
+    return (f"ssdqual compare: A = run {a.run_id} (firmware {fw(a)}, profile {a.profile}) vs "
+            f"B = run {b.run_id} (firmware {fw(b)}, profile {b.profile})")
+
+
+def render(a: StoredRun, b: StoredRun, deltas: Sequence[Delta], notes: Sequence[str],
+           fmt: str) -> str:
+    """The comparison as Markdown, HTML or JSON text."""
+    if fmt == "json":
+        return json.dumps({
+            "a": {"run_id": a.run_id, "profile": a.profile, "drives": a.drives},
+            "b": {"run_id": b.run_id, "profile": b.profile, "drives": b.drives},
+            "deltas": [asdict(d) for d in deltas],
+            "notes": list(notes),
+        }, indent=2, sort_keys=True) + "\n"
+    title = _title(a, b)
+    warn = []
+    if a.profile != b.profile:
+        warn.append(f"profiles differ ({a.profile} vs {b.profile}): figures are not comparable")
+    if fmt == "html":
+        colors = {"regressed": "#f8c9c9", "inconclusive": "#f8c9c9", "worse": "#fbe9d0",
+                  "better": "#d6f0d6"}
+        rows = "".join(
+            f"<tr style='background:{colors.get(d.status, 'white')}'>"
+            + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(d)) + "</tr>"
+            for d in deltas
+        )
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in [*warn, *notes])
+        return (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title></head><body>"
+            f"<h1 style='font-size:1.2em'>{html.escape(title)}</h1>"
+            + (f"<ul>{items}</ul>" if items else "")
+            + "<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>"
+            + "".join(f"<th>{h}</th>" for h in HEADER) + "</tr>" + rows
+            + "</table></body></html>\n"
+        )
+    lines = [f"# {title}", ""]
+    lines += [f"- {n}" for n in [*warn, *notes]]
+    if warn or notes:
+        lines.append("")
+    lines.append("| " + " | ".join(HEADER) + " |")
+    lines.append("|" + "---|" * len(HEADER))
+    lines += ["| " + " | ".join(_cells(d)) + " |" for d in deltas]
+    return "\n".join(lines) + "\n"
+
+
+def load_run(store: ResultsStore, ref: str) -> StoredRun:
+    """A stored run for a command: a run id of ``store`` or a run folder.
+
+    Raises:
+        ConfigError: no such run, or an incomplete one (exit 4, a usage error).
+    """
+    try:
+        return store.load(ref)
+    except StoreError as exc:
+        raise ConfigError(str(exc), key=ref,
+                          fix="give a run id of --results-dir or a run folder") from None
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``compare`` on the ``ssdqual`` subcommand parser."""
+    p = sub.add_parser("compare", help="table of metric deltas between two stored runs")
+    p.add_argument("a", metavar="A", help="baseline: run id (in --results-dir) or run folder")
+    p.add_argument("b", metavar="B", help="candidate: run id or run folder")
+    p.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.add_argument("--results-dir", default="ssdqual-results", metavar="DIR",
+                   help="results store holding the run ids (default ssdqual-results)")
+    p.set_defaults(ssdqual_handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``ssdqual compare``; exit 0 (a table is informational; the gate is the pytest run)."""
+    store = ResultsStore(args.results_dir)
+    a, b = load_run(store, args.a), load_run(store, args.b)
+    deltas, notes = compare_runs(a, b)
+    text = render(a, b, deltas, notes, args.format)
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"wrote {args.output} ({len(deltas)} metrics)")
+    else:
+        print(text, end="")
+    return 0

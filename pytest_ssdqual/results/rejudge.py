@@ -1,0 +1,265 @@
+"""``ssdqual rejudge RUN --thresholds DIR``: judge a stored run against new limits, with no I/O.
+
+Every workload record of the run keeps the drive's facts (controller, NAND, firmware, model,
+capacity, ...), the measured figures (medians of the repetitions) and every repetition's
+figures, a methodology test's implicit requirements, and -- when the run was gated -- the
+baseline's figures and repetitions. Re-judging resolves the new threshold files for those facts
+and judges the figures the way the run did: a methodology workload through
+``methodology.judge_result`` with its implicit requirements (steady state reached, purge done:
+``MethodologyResult.requirements``; a profile's own limit on the metric replaces one), a plain
+workload with ``thresholds.verdict.judge``; then it re-runs the regression comparison on the
+repetitions with the new ``regression`` limits (``regression.compare_workload``). The count
+line is the run's own (``summary.format_summary``: limits passed, failed, missing). Nothing is
+measured, fio is never started, and the stored run is not modified.
+
+Records written before the requirements were stored get them back from their stored verdicts
+whose provenance is an implicit requirement. A metric the drive never reached (``unreached``:
+never recovered) fails a limit with the run's reason, not as "not measured". A record whose
+test failed on drive health (``health_failures``) stays failed: drive health is read from the
+drive, not re-judged from threshold files.
+
+Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
+regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
+a test failed or broke without leaving a record, a workload this version does not know, a refused
+baseline, an interrupted session): what was never judged cannot pass; 4 bad input (unknown run,
+bad threshold file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ssdqual.catalog.workloads import CATALOG, Workload
+from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
+from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
+from pytest_ssdqual.results.compare import load_run
+from pytest_ssdqual.results.regression import Comparison, compare_workload, repetition_samples
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
+
+__all__ = ["Rejudged", "incomplete_reasons", "rejudge_run", "add_parser", "run_command"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+@dataclass
+class Rejudged:
+    """One workload of one drive, judged again.
+
+    Attributes:
+        drive, workload: as stored. old_status: the stored ``passed``/``failed``.
+        verdicts: under the new limits. comparisons: regression vs the stored baseline figures
+            under the new regression limits (empty when the run was not gated).
+        notes: why something could not be judged (a workload unknown to this version).
+        health: the run's drive-health failure lines (stored ``health_failures``): the record
+            fails whatever the thresholds.
+    """
+
+    drive: str
+    workload: str
+    old_status: str
+    verdicts: list[Verdict]
+    comparisons: list[Comparison]
+    notes: list[str] = field(default_factory=list)
+    health: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return (any(v.failed for v in self.verdicts) or any(c.failed for c in self.comparisons)
+                or bool(self.health))
+
+    @property
+    def new_status(self) -> str:
+        return "failed" if self.failed else "passed"
+
+
+def _facts(record: dict[str, Any]) -> DriveFacts:
+    facts = record.get("facts") or {}
+    return DriveFacts(**{k: facts[k] for k in DriveFacts.__dataclass_fields__ if k in facts})
+
+
+#: The provenance profile of a methodology test's implicit requirement (``methodology.base``).
+IMPLICIT = "implicit requirement"
+_PROVENANCE = re.compile(r'^(?P<file>.*?)(?::(?P<line>\d+))? profile "(?P<profile>[^"]*)" '
+                         r'\(source: (?P<source>.*)\)$', re.S)
+
+
+def stored_requirements(record: dict[str, Any]) -> list[Limit]:
+    """The implicit limits a record was judged with: its ``requirements`` list, or -- for a
+    record of an older version -- its stored verdicts whose provenance profile is ``implicit
+    requirement`` (their min/max and provenance text)."""
+    workload = str(record.get("workload"))
+    out: list[Limit] = []
+    for r in record.get("requirements") or []:
+        out.append(Limit(str(r.get("workload") or workload), str(r["metric"]), r.get("min"),
+                         r.get("max"), r.get("marginal_pct"),
+                         Provenance(str(r.get("file", "")), str(r.get("profile", IMPLICIT)),
+                                    str(r.get("source", "")), r.get("line"))))
+    if "requirements" in record:
+        return out
+    for v in record.get("verdicts") or []:
+        m = _PROVENANCE.match(str(v.get("provenance") or ""))
+        if m is None or m["profile"] != IMPLICIT or (v.get("min"), v.get("max")) == (None, None):
+            continue
+        out.append(Limit(workload, str(v["metric"]), v.get("min"), v.get("max"), None,
+                         Provenance(m["file"], IMPLICIT, m["source"],
+                                    int(m["line"]) if m["line"] else None)))
+    return out
+
+
+def judge_record(workload: Workload, record: dict[str, Any], limits: ResolvedLimits
+                 ) -> list[Verdict]:
+    """The verdicts of one stored record under ``limits``, judged as the run judged them: a
+    methodology workload with its implicit requirements (``methodology.judge_result``), any
+    other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
+    ``unreached`` reasons (a limit on a metric the drive never reached fails saying why)."""
+    metrics = {k: float(v) for k, v in (record.get("metrics") or {}).items()}
+    strict = bool(record.get("strict"))
+    unreached = {str(k): str(v) for k, v in (record.get("unreached") or {}).items()}
+    if workload.is_methodology:
+        result = MethodologyResult(workload, metrics, {}, [], [],
+                                   requirements=stored_requirements(record),
+                                   unreached=unreached)
+        return judge_result(result, limits, strict=strict).verdicts
+    return judge(workload, metrics, limits, strict=strict, unreached=unreached)
+
+
+def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
+    """Judge every workload record of ``run`` against ``thresholds``.
+
+    Raises:
+        ConfigErrors: equally specific profiles of ``thresholds`` disagree for a stored drive.
+    """
+    out: list[Rejudged] = []
+    for record in run.records:
+        workload = CATALOG.get(str(record.get("workload")))
+        old = str(record.get("status", "?"))
+        if workload is None:
+            out.append(Rejudged(str(record.get("drive")), str(record.get("workload")), old, [],
+                                [], [f"workload {record.get('workload')!r} is not in this "
+                                     "version's catalog: not judged"]))
+            continue
+        limits = thresholds.resolve(_facts(record))
+        metrics = record.get("metrics") or {}
+        verdicts = judge_record(workload, record, limits)
+        comparisons: list[Comparison] = []
+        regression = record.get("regression") or {}
+        notes = []
+        if "baseline_metrics" in regression:
+            comparisons = compare_workload(
+                workload.id, metrics, regression.get("baseline_metrics") or {},
+                baseline_firmware=str(regression.get("baseline_firmware") or ""),
+                limits=limits,
+                samples=repetition_samples(
+                    [r.get("metrics") or {} for r in record.get("repetitions") or []]),
+                baseline_samples=regression.get("baseline_samples") or {},
+                baseline_run=str(regression.get("baseline_run") or ""),
+            )
+        elif "error" in regression:
+            notes.append(f"the stored run refused its baseline: {regression['error']}")
+        out.append(Rejudged(str(record.get("drive")), workload.id, old, verdicts, comparisons,
+                            notes, [str(h) for h in record.get("health_failures") or []]))
+    return out
+
+
+def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]:
+    """Why ``run`` cannot pass a re-judgement whatever the thresholds: an interrupted session,
+    no stored workload, a workload unknown to this version's catalog, a baseline the run refused,
+    or tests that failed or broke without a stored record (``run.json`` ``tests.failed`` is more
+    than the failed records; for a ``run.json`` without counts: a non-zero exit status and no
+    failed record). Empty when every test's outcome is in the records."""
+    info = run.info
+    reasons: list[str] = []
+    if info.get("status") not in (None, "complete"):
+        reasons.append(f"the session did not complete (status {info.get('status')}, exit "
+                       f"status {info.get('exitstatus')})")
+    if not run.records:
+        reasons.append("the run stored no workload record")
+    for r in results:
+        if not r.verdicts and not r.comparisons and r.notes:
+            reasons.append(f"{r.drive} {r.workload}: {'; '.join(r.notes)}")
+        elif any(n.startswith("the stored run refused its baseline") for n in r.notes):
+            reasons.append(f"{r.drive} {r.workload}: the test was broken: "
+                           f"{'; '.join(r.notes)}")
+    failed_records = sum(1 for rec in run.records if rec.get("status") != "passed")
+    tests = info.get("tests")
+    if isinstance(tests, dict) and isinstance(tests.get("failed"), int):
+        missing = tests["failed"] - failed_records
+        if missing > 0:
+            reasons.append(
+                f"{missing} test(s) failed or broke without a stored record ({tests['failed']} "
+                f"failed in the session, {failed_records} failed record(s)): fio or the drive "
+                "broke before a figure was stored, which no threshold can re-judge"
+            )
+    elif info.get("exitstatus") not in (None, 0) and failed_records == 0:
+        reasons.append(
+            f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
+            "or broke without a stored record"
+        )
+    return reasons
+
+
+def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[str]) -> list[str]:
+    """Human lines: per workload the old and new status, each failed limit or regression, the
+    reasons the run is incomplete (``incomplete_reasons``), and the count line of the run's
+    verdict table (``N limits passed, N failed, N missing; N measured metrics had no limit``)
+    with the number of regressions."""
+    lines = [f"re-judging run {run.run_id} ({run.path}) against {', '.join(paths)} -- no I/O"]
+    for r in results:
+        change = "" if r.old_status == r.new_status else "  (changed)"
+        lines.append(f"{r.drive} {r.workload}: stored {r.old_status.upper()}, now "
+                     f"{r.new_status.upper()}{change}")
+        lines += [f"  {v.line()}" for v in r.verdicts if v.failed]
+        lines += [f"  REGRESSION: {c.line()}" for c in r.comparisons if c.failed]
+        if r.health:
+            lines.append("  drive health failed in the run (kept: health is read from the "
+                         "drive, not re-judged from threshold files):")
+            lines += [f"    {h}" for h in r.health]
+        lines += [f"  note: {n}" for n in r.notes]
+    rows = [row for r in results for row in rows_from_verdicts(r.drive, r.workload, r.verdicts)]
+    counts = format_summary(rows)[-1]  # the run's own count line
+    regressed = sum(1 for r in results for c in r.comparisons if c.failed)
+    incomplete = incomplete_reasons(run, results)
+    lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
+    if any(any(v.failed for v in r.verdicts) or any(c.failed for c in r.comparisons)
+           for r in results):
+        verdict = "FAILS under the new thresholds"
+    elif any(r.health for r in results):
+        verdict = "FAILS: drive health failed in the run (see above)"
+    elif incomplete:
+        verdict = "is INCOMPLETE: it cannot pass a re-judgement (see INCOMPLETE above)"
+    else:
+        verdict = "PASSES under the new thresholds"
+    lines.append(f"{counts}; {regressed} regression(s); run {verdict}")
+    return lines
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``rejudge`` on the ``ssdqual`` subcommand parser."""
+    p = sub.add_parser("rejudge", help="judge a stored run against new threshold files (no I/O)")
+    p.add_argument("run", metavar="RUN", help="run id (in --results-dir) or run folder")
+    p.add_argument("--thresholds", action="append", required=True, metavar="PATH",
+                   help="threshold YAML file or folder, repeatable")
+    p.add_argument("--results-dir", default="ssdqual-results", metavar="DIR",
+                   help="results store holding the run id (default ssdqual-results)")
+    p.set_defaults(ssdqual_handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``ssdqual rejudge``: exit 1 when the run fails under the new thresholds or is
+    incomplete."""
+    run = load_run(ResultsStore(args.results_dir), args.run)
+    thresholds = ThresholdSet.load([Path(p) for p in args.thresholds])
+    results = rejudge_run(run, thresholds)
+    for line in format_report(run, results, args.thresholds):
+        print(line)
+    if any(r.failed for r in results) or incomplete_reasons(run, results):
+        return EXIT_FAILED
+    return EXIT_OK

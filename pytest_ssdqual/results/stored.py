@@ -1,0 +1,289 @@
+"""Read a finished run back from its Allure results folder, with no I/O on any drive.
+
+What each qualification test stores there (written by ``allure_report``): the usual
+``<uuid>-result.json`` (name, status, message, labels, parameters, attachments) plus these
+attachments, whose names are the contract between the writer and this reader:
+
+* ``drive`` (JSON) -- the drive's facts: path, model, serial, firmware, capacity, controller,
+  NAND, threshold profiles, and the run profile (``DriveContext.describe()`` + ``profile``).
+* ``metrics`` (JSON) -- measured figures by canonical metric name (``read.iops``, ...).
+* ``verdicts (JSON)`` -- one ``VerdictRecord`` per judged or measured metric.
+* ``per-second log <file>`` (CSV) -- fio's per-second logs with a header line.
+
+Charts (``chart_data`` + ``plots``) and the one-page summary (``drive_summary``) are built from
+these alone, so they can be regenerated long after the run.
+
+A results folder may hold several runs (no ``--clean-alluredir``) or retries: for each drive and
+test (Allure ``historyId``, which holds the drive's identity) only the latest result is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.plugin.worker_journal import NOT_RERUN_PREFIX
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.thresholds.verdict import Verdict
+
+ATTACH_DRIVE = "drive"
+ATTACH_METRICS = "metrics"
+ATTACH_VERDICTS_HTML = "verdicts"
+ATTACH_VERDICTS_JSON = "verdicts (JSON)"
+ATTACH_LOG_PREFIX = "per-second log "
+
+#: Header line of the per-second log CSV attachments (fio's columns, fio HOWTO "Log File Formats").
+LOG_CSV_HEADER = "time_ms,value,direction,bs,offset"
+
+
+@dataclass(frozen=True)
+class VerdictRecord:
+    """One verdict as stored (JSON) and read back.
+
+    Attributes:
+        workload, metric: workload id and canonical metric (``write.bw_mbps``).
+        measured: value in the metric's unit, or None (not measured).
+        status: ``pass``, ``fail``, ``missing`` or ``not_judged`` (``thresholds.verdict``).
+        margin_pct: signed headroom in percent of the bound (positive = inside), or None.
+        marginal: passed inside the limit's marginal band.
+        limit: the limit as text (``write.bw_mbps >= 140``), ``""`` when none.
+        min, max: the limit's bounds (None when absent).
+        file, line, profile, source: the limit's provenance (``""``/None when no limit).
+        state: the drive state the figure was taken in (``figure_state``: ``prefilled``,
+            ``as found ...``, ``FOB``, ``steady state``...), ``""`` when not recorded.
+    """
+
+    workload: str
+    metric: str
+    measured: float | None
+    status: str
+    margin_pct: float | None
+    marginal: bool = False
+    limit: str = ""
+    min: float | None = None
+    max: float | None = None
+    file: str = ""
+    line: int | None = None
+    profile: str = ""
+    source: str = ""
+    state: str = ""
+
+    @classmethod
+    def from_verdict(cls, v: Verdict, state: str = "") -> VerdictRecord:
+        """The record of verdict ``v``; ``state``: the drive state of its figure."""
+        lim = v.limit
+        return cls(
+            workload=v.workload, metric=v.metric, measured=v.measured, status=v.status,
+            margin_pct=v.margin_pct, marginal=v.marginal,
+            limit=str(lim) if lim else "", min=lim.min if lim else None,
+            max=lim.max if lim else None, file=lim.provenance.file if lim else "",
+            line=lim.provenance.line if lim else None,
+            profile=lim.provenance.profile if lim else "",
+            source=lim.provenance.source if lim else "",
+            state=state,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerdictRecord:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def judged(self) -> bool:
+        """True when a limit applied (pass, fail or missing)."""
+        return bool(self.limit)
+
+    @property
+    def location(self) -> str:
+        """``file:line`` of the limit."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class StoredTest:
+    """One test result read from ``<uuid>-result.json``.
+
+    Attributes:
+        uuid, name, full_name, history_id: Allure's fields (name = the title shown).
+        status: ``passed``, ``failed``, ``broken``, ``skipped`` (or ``unknown``).
+        message: ``statusDetails.message`` (failure lines, error, skip reason), ``""`` if none.
+        start_ms, stop_ms: epoch milliseconds.
+        labels: label name -> values in order (``tag`` has several).
+        parameters: parameter name -> value as Allure stored it.
+        attachments: attachment name -> file in the results folder (top level and steps).
+        steps: (step name, duration in s) of the top-level steps, in order.
+    """
+
+    uuid: str
+    name: str
+    full_name: str
+    history_id: str
+    status: str
+    message: str
+    start_ms: int
+    stop_ms: int
+    labels: dict[str, list[str]]
+    parameters: dict[str, str]
+    attachments: dict[str, Path]
+    steps: list[tuple[str, float]] = field(default_factory=list)
+
+    def label(self, name: str) -> str:
+        """The first value of label ``name``, ``""`` when absent."""
+        values = self.labels.get(name)
+        return values[0] if values else ""
+
+    @property
+    def workload(self) -> str:
+        """The workload id (the ``story`` label)."""
+        return self.label("story")
+
+    def json_attachment(self, name: str) -> Any:
+        """The parsed JSON attachment ``name``, or None when the test has none.
+
+        Raises:
+            ConfigError: the attachment file is missing or not JSON (a damaged results folder).
+        """
+        path = self.attachments.get(name)
+        if path is None:
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"attachment {name!r} of {self.name!r} is unreadable: {exc}",
+                              file=str(path), fix="regenerate the results") from None
+
+    def text_attachment(self, name: str) -> str | None:
+        path = self.attachments.get(name)
+        return path.read_text(errors="replace") if path is not None and path.exists() else None
+
+    @cached_property
+    def drive(self) -> dict[str, str]:
+        """The drive's facts (``drive`` attachment); at least ``{"drive": ...}`` from the
+        parameters when the test broke before the drive was opened."""
+        facts = self.json_attachment(ATTACH_DRIVE)
+        if isinstance(facts, dict):
+            return {str(k): str(v) for k, v in facts.items()}
+        return {"drive": self.parameters.get("ssd_drive", "unknown drive")}
+
+    @property
+    def drive_key(self) -> str:
+        """What identifies the drive across results: path and serial."""
+        facts = self.drive
+        return f"{facts.get('drive', '')}|{facts.get('serial', '')}"
+
+    @cached_property
+    def metrics(self) -> dict[str, float]:
+        data = self.json_attachment(ATTACH_METRICS)
+        return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    @cached_property
+    def verdicts(self) -> list[VerdictRecord]:
+        data = self.json_attachment(ATTACH_VERDICTS_JSON)
+        return [VerdictRecord.from_dict(d) for d in data] if isinstance(data, list) else []
+
+    def logs(self) -> dict[str, str]:
+        """fio log file name -> CSV text (header included), e.g. ``{"log_bw.1.log": ...}``."""
+        out = {}
+        for name, path in self.attachments.items():
+            if name.startswith(ATTACH_LOG_PREFIX) and path.exists():
+                out[name[len(ATTACH_LOG_PREFIX):]] = path.read_text()
+        return out
+
+
+def _walk_attachments(node: dict[str, Any], folder: Path, out: dict[str, Path]) -> None:
+    for att in node.get("attachments") or []:
+        if isinstance(att, dict) and "name" in att and "source" in att:
+            out.setdefault(str(att["name"]), folder / str(att["source"]))
+    for step in node.get("steps") or []:
+        if isinstance(step, dict):
+            _walk_attachments(step, folder, out)
+
+
+def read_result(path: Path) -> StoredTest:
+    """Read one ``*-result.json``.
+
+    Raises:
+        ConfigError: unreadable or not an Allure result.
+    """
+    try:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict) or "uuid" not in doc:
+            raise ValueError("no 'uuid': not an Allure test result")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"unreadable Allure result: {exc}", file=str(path),
+                          fix="remove the damaged file or rerun the tests") from None
+    labels: dict[str, list[str]] = {}
+    for lab in doc.get("labels") or []:
+        labels.setdefault(str(lab.get("name")), []).append(str(lab.get("value")))
+    attachments: dict[str, Path] = {}
+    _walk_attachments(doc, path.parent, attachments)
+    steps = [
+        (str(s.get("name", "")), max(0, int(s.get("stop", 0)) - int(s.get("start", 0))) / 1000)
+        for s in doc.get("steps") or [] if isinstance(s, dict)
+    ]
+    details = doc.get("statusDetails") or {}
+    return StoredTest(
+        uuid=str(doc["uuid"]),
+        name=str(doc.get("name", "")),
+        full_name=str(doc.get("fullName", "")),
+        history_id=str(doc.get("historyId", "")),
+        status=str(doc.get("status", "unknown")),
+        message=str(details.get("message") or ""),
+        start_ms=int(doc.get("start") or 0),
+        stop_ms=int(doc.get("stop") or 0),
+        labels=labels,
+        parameters={str(p.get("name")): str(p.get("value")) for p in doc.get("parameters") or []},
+        attachments=attachments,
+        steps=steps,
+    )
+
+
+def load_results(folder: Path) -> list[StoredTest]:
+    """Every test in an Allure results folder: the latest result per drive and test, ordered by
+    start time.
+
+    Raises:
+        ConfigError: the folder does not exist or holds no ``*-result.json``.
+    """
+    if not folder.is_dir():
+        raise ConfigError(f"results folder {folder} does not exist",
+                          fix="give the folder passed to --alluredir")
+    paths = sorted(folder.glob("*-result.json"))
+    if not paths:
+        raise ConfigError(f"{folder} holds no Allure results (*-result.json)",
+                          fix="run the suites with --alluredir=FOLDER first")
+    return latest_per_test(read_result(p) for p in paths)
+
+
+def latest_per_test(tests: Iterable[StoredTest]) -> list[StoredTest]:
+    """Keep the latest (by stop time) result per (drive, history id); order by start time.
+
+    A ``NOT RERUN`` skip (a test a worker crashed in, not run again) never replaces the test's
+    other result (its broken crash result)."""
+    latest: dict[tuple[str, str], StoredTest] = {}
+    for t in tests:
+        key = (t.drive_key, t.history_id or t.uuid)
+        if key not in latest or (_rank(t), t.stop_ms) > (_rank(latest[key]), latest[key].stop_ms):
+            latest[key] = t
+    return sorted(latest.values(), key=lambda t: (t.start_ms, t.name))
+
+
+def _rank(t: StoredTest) -> int:
+    return 0 if t.status == "skipped" and NOT_RERUN_PREFIX in t.message else 1
+
+
+def group_by_drive(tests: Iterable[StoredTest]) -> dict[str, list[StoredTest]]:
+    """drive key -> its tests, in the order given."""
+    out: dict[str, list[StoredTest]] = {}
+    for t in tests:
+        out.setdefault(t.drive_key, []).append(t)
+    return out
