@@ -31,7 +31,8 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.plugin.interrupt import Terminated
-from pytest_ssdqual.plugin.worker_journal import (
+from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.results.journal import (
     INTERRUPTED_PREFIX,
     NOT_RERUN_PREFIX,
     WorkerJournal,
@@ -44,7 +45,6 @@ from pytest_ssdqual.plugin.worker_journal import (
     read_journal,
     remove_created_files,
 )
-from pytest_ssdqual.report import allure_results as allure_report
 
 #: xdist ``workerinput`` key: the controller's journal folder.
 JOURNAL_INPUT = "ssdqual_journal"

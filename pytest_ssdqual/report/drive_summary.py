@@ -34,7 +34,7 @@ from pytest_ssdqual.report import chart_data
 from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, verdict_word
 from pytest_ssdqual.results.stored import StoredTest, VerdictRecord, group_by_drive, load_results
 from pytest_ssdqual.thresholds.verdict import format_number
-from pytest_ssdqual.plugin.worker_journal import INTERRUPTED_PREFIX
+from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX
 
 #: Allure status -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED"}

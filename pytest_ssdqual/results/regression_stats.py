@@ -35,7 +35,7 @@ above puts the burden of proof on each side: a failure needs a significant worse
 estimate within the limit with gross regressions (3 L) excluded. At that noise it fails about
 1 % of identical builds and catches about 98 % of 10 % drops against a 5 % limit (with 2 L
 instead of 3 L, 5 % of identical builds were inconclusive: Welch's degrees of freedom are often
-near 2 with 3 + 3 runs); ``tests/test_regression_stats.py`` simulates 1,000 of each.
+near 2 with 3 + 3 runs); ``tests/unit/test_regression_stats.py`` simulates 1,000 of each.
 
 Fewer than two values on a side:
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.plugin.worker_journal import NOT_RERUN_PREFIX
+from pytest_ssdqual.results.journal import NOT_RERUN_PREFIX
 
 if TYPE_CHECKING:
     from pytest_ssdqual.thresholds.verdict import Verdict

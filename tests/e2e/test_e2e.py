@@ -1,0 +1,173 @@
+"""End to end with the real fio on real block devices: loop, zram, a file, a throttled loop.
+
+These run the shipped ``suites/`` with the shipped ``thresholds/`` under the ``smoke`` profile,
+exactly as ``./run.sh`` does. They need root and fio (CI has both); otherwise they skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO, need_root
+
+pytestmark = pytest.mark.e2e
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+def _need_fio() -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (./test.sh installs it)")
+
+
+def _run_suites(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        str(REPO / "suites" / "test_sequential.py"), str(REPO / "suites" / "test_random.py"),
+        "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs", *args,
+        timeout=600,
+    )
+
+
+def _metrics(alluredir: Path) -> dict[str, dict[str, float]]:
+    """workload id -> metrics, read back from the Allure ``metrics`` attachments."""
+    out: dict[str, dict[str, float]] = {}
+    for path in alluredir.glob("*-result.json"):
+        result = json.loads(path.read_text())
+        story = next(lab["value"] for lab in result["labels"] if lab["name"] == "story")
+        for att in result.get("attachments", []):
+            if att["name"] == "metrics":
+                out[story] = json.loads((alluredir / att["source"]).read_text())
+    return out
+
+
+def _assert_plausible(metrics: dict[str, dict[str, float]]) -> None:
+    """Every workload ran and produced sane, self-consistent figures."""
+    assert set(metrics) == {
+        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1", "rand_read_4k_qd1",
+        "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32", "rand_rw70_4k_qd32",
+    }
+    for workload, m in metrics.items():
+        direction = "write" if "write" in workload else "read"
+        assert m[f"{direction}.iops"] > 100, (workload, m)
+        # fio's percentiles are histogram bucket values (6 bits: within 1/64 of the truth), so
+        # p99.99 may sit a bucket above the exact maximum.
+        assert m[f"{direction}.lat_p50_us"] <= m[f"{direction}.lat_p99_us"] \
+            <= m[f"{direction}.lat_p99_99_us"] <= m[f"{direction}.lat_max_us"] * (1 + 1 / 64), \
+            (workload, m)
+    # bandwidth = IOPS x block size (decimal MB/s)
+    seq = metrics["seq_read_128k_qd32"]
+    assert seq["read.bw_mbps"] == pytest.approx(seq["read.iops"] * 131072 / 1e6, rel=0.02)
+    mixed = metrics["rand_rw70_4k_qd32"]
+    assert mixed["total.iops"] == pytest.approx(mixed["read.iops"] + mixed["write.iops"])
+    assert 0.6 < mixed["read.iops"] / mixed["total.iops"] < 0.8  # rwmixread=70
+
+
+def test_loop_device_full_suite_passes_its_profile(
+    pytester: pytest.Pytester, loop_device: str, tmp_path: Path
+) -> None:
+    _need_fio()
+    alluredir = tmp_path / "allure"
+    serial = str(tmp_path / "loop.img")
+    result = _run_suites(pytester, f"--drive={loop_device}", f"--confirm-destroy={serial}",
+                         f"--alluredir={alluredir}")
+    result.assert_outcomes(passed=8)
+    assert "ssdqual verdicts" in result.stdout.str()
+    _assert_plausible(_metrics(alluredir))
+    env = (alluredir / "environment.properties").read_text()
+    assert "drive.controller=linux-loop" in env and "drive.model=Linux loop device" in env
+
+
+def test_zram_full_suite_passes_its_profile(
+    pytester: pytest.Pytester, zram_device: str, tmp_path: Path
+) -> None:
+    _need_fio()
+    alluredir = tmp_path / "allure"
+    result = _run_suites(pytester, f"--drive={zram_device}", "--confirm-destroy=zram0",
+                         f"--alluredir={alluredir}")
+    result.assert_outcomes(passed=8)
+    metrics = _metrics(alluredir)
+    _assert_plausible(metrics)
+    env = (alluredir / "environment.properties").read_text()
+    assert "drive.controller=linux-zram" in env
+
+
+def test_default_run_uses_a_scratch_file_and_removes_it(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    _need_fio()
+    target = tmp_path / "scratch.img"
+    alluredir = tmp_path / "allure"
+    result = _run_suites(pytester, f"--drive=file:{target}", f"--alluredir={alluredir}")
+    result.assert_outcomes(passed=8)
+    _assert_plausible(_metrics(alluredir))
+    assert not target.exists()
+
+
+@pytest.fixture
+def write_throttle(loop_device: str) -> Iterator[tuple[str, Path]]:
+    """A cgroup-v1 blkio folder capping writes to ``loop_device`` at 20 MiB/s."""
+    if not (BLKIO / "blkio.throttle.write_bps_device").exists():
+        pytest.skip("cgroup-v1 blkio throttling is not available here")
+    group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
+    group.mkdir()
+    st = os.stat(loop_device)
+    rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    (group / "blkio.throttle.write_bps_device").write_text(f"{rule} {20 * 1024 * 1024}")
+    try:
+        yield loop_device, group
+    finally:
+        (group / "blkio.throttle.write_bps_device").write_text(f"{rule} 0")
+        subprocess.run(["rmdir", str(group)], check=False)
+
+
+def test_throttled_loop_device_fails_the_seq_write_limit_and_passes_without_the_cap(
+    pytester: pytest.Pytester, write_throttle: tuple[str, Path], tmp_path: Path
+) -> None:
+    _need_fio()
+    dev, group = write_throttle
+    serial = str(tmp_path / "loop.img")
+    common = (f"--drive={dev}", f"--confirm-destroy={serial}", "-k", "seq_write")
+    throttled = _run_suites(pytester, *common, f"--fio-cgroup={group}")
+    throttled.assert_outcomes(failed=1)
+    out = throttled.stdout.str()
+    assert "write.bw_mbps" in out and "< min" in out and "virtual.yaml" in out
+    measured = float(out.split("write.bw_mbps ")[1].split()[0])
+    assert 15 < measured < 25  # 20 MiB/s = 21 MB/s
+
+    free = _run_suites(pytester, *common)
+    free.assert_outcomes(passed=1)
+
+
+def test_mounted_loop_device_filesystem_survives_a_real_run(
+    pytester: pytest.Pytester, loop_device: str, tmp_path: Path
+) -> None:
+    _need_fio()
+    need_root("mkfs.ext4", "mount")
+    subprocess.run(["mkfs.ext4", "-q", loop_device], check=True)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loop_device, str(mnt)], check=True)
+    try:
+        (mnt / "precious.txt").write_text("lab data\n")
+        subprocess.run(["sync"], check=True)
+        result = _run_suites(pytester, f"--drive={loop_device}",
+                             f"--confirm-destroy={tmp_path / 'loop.img'}")
+        result.assert_outcomes(passed=4, skipped=4)
+        assert "is mounted at" in result.stdout.str()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+    fsck = subprocess.run(["fsck.ext4", "-n", "-f", loop_device], capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    subprocess.run(["mount", "-o", "ro", loop_device, str(mnt)], check=True)
+    try:
+        assert (mnt / "precious.txt").read_text() == "lab data\n"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)

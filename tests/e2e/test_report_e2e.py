@@ -1,0 +1,179 @@
+"""End to end: a real qualification run on a loop device (real fio), its Allure results turned
+into the static HTML report by ``ssdqual report`` (Allure 3, offline), and the report opened in
+headless Chromium (Debian's ``chromium``): the rendered page must show the tests, their verdicts
+and at least one chart. The screenshots are kept in the test's temp folder and copied into
+``$ARTIFACTS_DIR`` when it is set.
+
+Needs root (loop device), fio, Node.js with the Allure tool in ``tools/`` and chromium: the test
+skips with the reason when one is missing -- except under CI (``CI`` set), which installs them
+all (``scripts/setup.sh``), so a missing one fails there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.report import html as htmlreport
+
+from ..conftest import REPO, need_root
+
+pytestmark = pytest.mark.e2e
+
+#: The workloads run (5 x about 4.5 s with the smoke profile), one of them made to fail.
+TESTS = (
+    "suites/test_sequential.py::test_sequential_read",
+    "suites/test_sequential.py::test_sequential_write",
+    "suites/test_random.py::test_random_read",
+)
+
+#: A limit no loop device meets, so the report has a failed test next to the passed ones.
+IMPOSSIBLE = """
+version: 1
+profiles:
+  - name: e2e impossible limit
+    match: {controller: linux-loop, serial: "%(serial)s"}
+    source: "e2e test: a limit the loop device must violate"
+    limits:
+      rand_read_4k_qd1: {iops: {min: 100000000}}
+"""
+
+#: Injected into a copy of the report before the screenshot (the report itself is untouched):
+#: opens every closed tree group and chart attachment (an open one's arrow icon has the
+#: ``--opened`` class), as a person clicking through would.
+EXPAND_JS = """<script>(function(){
+function closed(b){var s=b.querySelector('svg');
+ return s!==null&&(s.getAttribute('class')||'').indexOf('--opened')<0;}
+var n=0,t=setInterval(function(){
+document.querySelectorAll('[data-testid="tree-arrow"]').forEach(function(b){
+ if(closed(b))b.click();});
+document.querySelectorAll('[data-testid="test-result-attachment-header"] button').forEach(
+ function(b){if(b.textContent.indexOf('chart:')>=0&&closed(b))b.click();});
+if(++n>30)clearInterval(t);},200);})();</script>"""
+
+
+def _need(tool_ok: bool, reason: str) -> None:
+    if tool_ok:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must have it (scripts/setup.sh installs it): {reason}")
+    pytest.skip(reason)
+
+
+def _chromium(url: str, *, out: Path, dump: bool = False, height: int = 1400) -> str:
+    """Load ``url`` in headless Chromium; a screenshot to ``out`` or the rendered DOM."""
+    profile = out.parent / f"chromium-profile-{out.stem}"
+    argv = [
+        "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", f"--user-data-dir={profile}", f"--window-size=1400,{height}",
+        "--virtual-time-budget=10000", "--dump-dom" if dump else f"--screenshot={out}", url,
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    shutil.rmtree(profile, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if dump:
+        out.write_text(proc.stdout)
+        return proc.stdout
+    assert out.stat().st_size > 10_000, proc.stderr[-2000:]
+    return ""
+
+
+def _keep(paths: list[Path]) -> None:
+    artifacts = os.environ.get("ARTIFACTS_DIR")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            shutil.copy(path, Path(artifacts) / path.name)
+
+
+def _visible_text(dom: str) -> str:
+    """The text of the rendered app (scripts and the embedded data left out)."""
+    app = dom[dom.find('id="app"'):]
+    app = re.sub(r"<script\b.*?</script>", "", app, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", app))
+
+
+def test_report_of_a_loop_device_run_renders_tests_and_charts(
+    pytester: pytest.Pytester, loop_device: str, tmp_path: Path
+) -> None:
+    need_root("losetup")
+    _need(shutil.which("fio") is not None, "fio not installed (scripts/setup.sh installs it)")
+    try:
+        htmlreport.find_allure()
+        allure_ok, allure_why = True, ""
+    except htmlreport.ReportToolMissing as exc:
+        allure_ok, allure_why = False, str(exc)
+    _need(allure_ok, allure_why)
+    _need(shutil.which("chromium") is not None,
+          "chromium not installed (scripts/setup.sh installs Debian's chromium)")
+
+    serial = str(tmp_path / "loop.img")
+    extra = tmp_path / "impossible.yaml"
+    extra.write_text(IMPOSSIBLE % {"serial": serial})
+    alluredir = tmp_path / "allure-results"
+    run = pytester.runpytest_subprocess(
+        *(str(REPO / t) for t in TESTS), f"--drive={loop_device}", f"--confirm-destroy={serial}",
+        "--ssd-profile=smoke", f"--thresholds={REPO / 'thresholds'}", f"--thresholds={extra}",
+        f"--alluredir={alluredir}", f"--results-dir={tmp_path / 'store'}",
+        "-p", "no:cacheprovider", timeout=300,
+    )
+    run.assert_outcomes(passed=4, failed=1)
+    assert "FAIL       Linux loop device (fw " in run.stdout.str()  # the summary line
+
+    report = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_ssdqual.cli", "report", str(alluredir), "-o", str(report)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    index = report / "index.html"
+    page = index.read_text()
+    assert "googletagmanager" not in page
+
+    # The overview, every group opened: the five tests, their drive and their statuses.
+    shot_page = report / "shot.html"
+    shot_page.write_text(page.replace("</body>", EXPAND_JS + "</body>"))
+    overview = _visible_text(_chromium(shot_page.as_uri(), out=tmp_path / "overview.dom",
+                                       dump=True))
+    assert "Linux loop device (fw " in overview
+    for title in ("128 KiB sequential read, QD32 — linux-loop / ",
+                  "128 KiB sequential write, QD32", "4 KiB random read, QD1",
+                  "4 KiB random read, QD32", "128 KiB sequential read, QD1"):
+        assert title in overview, title
+    overview_png = tmp_path / "report-overview.png"
+    _chromium(shot_page.as_uri(), out=overview_png, height=1100)
+
+    # One test's page (deep link #/<id>): its charts opened and rendered as images.
+    results = {json.loads(p.read_text())["name"]: p for p in alluredir.glob("*-result.json")}
+    name = next(n for n in results if n.startswith("4 KiB random read, QD32"))
+    test_id = _report_id(index, name)
+    dom = _chromium(f"{shot_page.as_uri()}#/{test_id}/attachments",
+                    out=tmp_path / "test.dom", dump=True, height=2400)
+    text = _visible_text(dom)
+    assert "chart: bandwidth and IOPS over time" in text
+    assert "chart: latency percentiles" in text
+    images = re.findall(r'<img[^>]*alt="([^"]+-attachment\.png)"', dom)
+    assert len(images) >= 2, images  # both charts rendered as images
+    test_png = tmp_path / "report-test-charts.png"
+    _chromium(f"{shot_page.as_uri()}#/{test_id}/attachments", out=test_png, height=2400)
+    _keep([overview_png, test_png])
+
+
+def _report_id(index: Path, name: str) -> str:
+    """The id a single-file Allure 3 report gives the test called ``name`` (its deep link)."""
+    import base64
+
+    for m in re.finditer(r'd\("data/test-results/([0-9a-f]+)\.json","([A-Za-z0-9+/=]+)"\)',
+                         index.read_text()):
+        if json.loads(base64.b64decode(m.group(2))).get("name") == name:
+            return m.group(1)
+    raise AssertionError(f"{name!r} is not in the report")
+

@@ -1,0 +1,323 @@
+"""Health and idle wake-up through the plugin (issue 9 item 8, issue 10 items 9-10): pytester
+runs of the real suites.
+
+* B11 (``../shared/cases/found/bugtrial-inputs/B11``): a smartctl shim reporting DISK FAILING
+  on the system disk, read-only workloads with the fio stand-in (the disk is never opened for
+  I/O): the run used to pass; now the test fails, the verdict table, Allure and the per-drive
+  summary say why.
+* Deltas around a destructive workload, with readings supplied in place of a drive's SMART
+  (a scratch file has none).
+* The idle wake-up test with real fio (``thinktime``) on a scratch file, power states supplied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.drive.health import DriveHealth
+from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
+from pytest_ssdqual.plugin import health as plugin_health
+from pytest_ssdqual.plugin import power as plugin_power
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.store import ResultsStore, StoredRun
+
+from ..conftest import REPO, FakeFio, cases_dir
+from .test_plugin import _root_disk
+
+B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
+SUITES = REPO / "suites"
+
+
+def _b11_shim_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Put B11's smartctl shim first on PATH; return the system disk (read only here: the
+    workloads go to the fio stand-in). Skips when the case or the disk node is missing."""
+    if not B11.is_dir():
+        pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
+    root = _root_disk()
+    if not Path(root).exists():
+        pytest.skip(f"root disk {root} has no device node here")
+    shim = tmp_path / "bin"
+    shutil.copytree(B11, shim)
+    (shim / "smartctl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    return root
+
+
+def test_b11_disk_failing_drive_never_passes(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    root = _b11_shim_on_path(tmp_path, monkeypatch)
+    alluredir = tmp_path / "allure"
+    result = pytester.runpytest(
+        str(SUITES / "test_sequential.py"), "-k", "seq_read_128k_qd32", f"--drive={root}",
+        f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
+        "-p", "no:cacheprovider",
+    )
+    outcomes = result.parseoutcomes()  # the one read test ran, measured and failed
+    assert outcomes.get("failed") == 1 and "passed" not in outcomes
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "SMART status check returned DISK FAILING" in out
+    assert "smartctl 7.3, exit status 8" in out
+    row = [line for line in out.splitlines() if "smart_disk_failing @ session start" in line]
+    assert len(row) == 1 and row[0].split()[-1] == "FAIL" and row[0].split()[1] == "health"
+    # Allure: the test failed, with the health reading attached
+    results = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    assert [r["status"] for r in results] == ["failed"]
+    names = [a["name"] for a in results[0].get("attachments", [])]
+    assert "drive health (session start)" in names
+    categories = json.loads((alluredir / "categories.json").read_text())
+    [health_category] = [c for c in categories if c["name"] == "Drive health failing"]
+    assert re.fullmatch(health_category["messageRegex"], results[0]["statusDetails"]["message"])
+    # the per-drive summary: FAIL, with the health line as the reason
+    summaries = list((alluredir / "summary").glob("*.md"))
+    assert len(summaries) == 1
+    text = summaries[0].read_text()
+    assert "FAIL" in text and "smart_disk_failing" in text
+
+
+def _reading(media_errors: int) -> DriveHealth:
+    return DriveHealth(source="smartctl 7.4", exit_status=0, critical_warning=0,
+                       temperature_c=40, warning_temperature_c=70, media_errors=media_errors,
+                       error_log_entries=0, percentage_used=3)
+
+
+def test_media_error_during_a_destructive_workload_fails_it(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a scratch file has no SMART: readings are supplied, one media error appears after the
+    # write workload; the built-in media_errors_delta <= 0 fails the write test, not the read
+    readings = iter([_reading(0), _reading(1), _reading(1)])
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
+    pytester.makepyfile(test_suite="""
+import pytest
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+
+@pytest.mark.destructive
+def test_write(qualify):
+    qualify("seq_write_128k_qd32")
+""")
+    result = pytester.runpytest(
+        f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
+        "--ssd-profile=smoke", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert ("HEALTH (session start -> after seq_write_128k_qd32): media_errors_delta 1 > max 0"
+            in out)
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "::test_write" in failed[0]
+
+
+def test_a_test_failed_on_drive_health_is_stored_failed_and_rejudged_so(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the record was written before the health was judged, so a DISK FAILING drive's
+    read test was stored ``passed`` and ``ssdqual rejudge`` called the run incomplete ("failed
+    ... without a stored record"); compare and trend showed it passed."""
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        "test_read.py", f"--drive=file:{pytester.path / 'target.img'}",
+        f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", f"--results-dir={results}",
+        "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "seq_read_128k_qd32" and record["status"] == "failed"
+    health = record["health_failures"]
+    assert health[0].endswith("drive health fails (health read by smartctl 7.4, exit status "
+                              "8; smartctl: SMART status check returned DISK FAILING)"), health
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in health[1]
+    # rejudge counts it as the run did: failed for drive health, not incomplete
+    limits = pytester.path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "seq_read_128k_qd32: stored FAILED, now FAILED" in out
+    assert "    HEALTH (session start): smart_disk_failing 1 > max 0" in out
+    assert "INCOMPLETE" not in out and "without a stored record" not in out
+    assert out.rstrip().endswith("run FAILS: drive health failed in the run (see above)")
+
+
+def test_health_suite_skips_on_a_scratch_file_with_the_reason(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    result = pytester.runpytest(
+        str(SUITES / "test_health.py"), str(SUITES / "test_idle_power.py"), "test_read.py",
+        f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
+        "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(skipped=3, passed=1)
+    out = result.stdout.str()
+    health_skips = [line for line in out.splitlines() if line.startswith("SKIPPED [2]")]
+    assert len(health_skips) == 1
+    assert health_skips[0].endswith("a scratch file has no SMART / NVMe health log")
+    assert "NVMe power states and APST exist only on an NVMe drive" in out
+    assert fake_fio.job_rws() == ["write", "read"]  # the prefill and test_read only
+    # skips of tests that cannot apply to a scratch file do not make the run incomplete: it
+    # is stored as passing (eligible as a firmware baseline)
+    [header] = [line for line in out.splitlines() if line.startswith("ssdqual: results: ")]
+    run_dir = Path(header.removeprefix("ssdqual: results: ").split(";")[0])
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["passed"] is True and run["tests"]["skipped"] == 0
+
+
+def test_session_end_reading_runs_last_and_judges_the_change(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # test_health.py is collected before test_sequential.py; its session-end test still runs
+    # last. The readings: start, end (3 more error-log entries: a lab limit makes that a
+    # warning)
+    readings = iter([_reading(0), replace(_reading(0), error_log_entries=3)])
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
+    th = pytester.path / "limits.yaml"
+    th.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {}\n    source: lab\n"
+                  "    limits:\n      health:\n"
+                  "        error_log_entries: {max_delta: 0, severity: warn}\n")
+    result = pytester.runpytest(
+        str(SUITES / "test_health.py"), str(SUITES / "test_sequential.py"), "-k",
+        "health or seq_read_128k_qd32", f"--drive=file:{pytester.path / 'target.img'}",
+        f"--fio-bin={fake_fio.path}", f"--thresholds={th}", "--ssd-profile=smoke", "-v",
+        "-p", "no:cacheprovider",
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 3 and "failed" not in outcomes
+    out = result.stdout.str()
+    order = [line.split("::")[1].split()[0] for line in out.splitlines()
+             if "::" in line and "PASSED" in line]
+    assert order[-1].startswith("test_health_at_session_end")
+    warn = [line for line in out.splitlines() if "error_log_entries_delta" in line]
+    assert len(warn) == 1 and warn[0].split()[-1] == "WARN" and " 3 " in warn[0]
+
+
+def test_idle_wake_runs_fio_with_thinktime(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed")
+    table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
+                                                                         8000)), True)
+    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    th = pytester.path / "limits.yaml"
+    th.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {}\n    source: lab\n"
+                  "    limits:\n      idle_wake_read_4k_qd1:\n"
+                  "        wake_penalty_us: {max: 10000000}\n"
+                  "        idle_100ms.lat_p50_us: {max: 10000000}\n"
+                  "        max_exit_latency_us: {max: 100000}\n")
+    alluredir = pytester.path / "allure"
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        f"--thresholds={th}", "--ssd-profile=smoke", f"--alluredir={alluredir}",
+        f"--results-dir={results}", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    # stored like every suite (before: never stored, gated or re-judged)
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "passed"
+    assert record["metrics"]["max_exit_latency_us"] == 10_000
+    assert record["states"]["wake_penalty_us"] == "prefilled"
+    [rep] = run.path.glob("*/idle_wake_read_4k_qd1/rep1")
+    stored = {p.name for p in rep.iterdir()}
+    assert {"idle_100ms__idle_100ms.fio", "busy__busy.json"} <= stored, stored
+    [allure_result] = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    [table_file] = [a["source"] for a in allure_result["attachments"]
+                    if a["name"] == "NVMe power states"]
+    assert "PS1: max 0.005 W, non-operational, entry 2000 us, exit 8000 us" in (
+        alluredir / table_file).read_text()
+    rows = {}
+    for line in result.stdout.str().splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[1] == "idle_wake_read_4k_qd1":
+            assert parts[3:5] == ["@", "prefilled"]  # reads after the session's prefill
+            rows[parts[2]] = (float(parts[5].replace(",", "")), parts[-1])
+    assert rows["max_exit_latency_us"] == (10_000, "PASS")  # 2000 + 8000 µs, from the table
+    assert rows["wake_penalty_us"][1] == "PASS"
+    assert rows["idle_100ms.lat_p50_us"][0] > 0
+    # fio did the idle: the 100 ms job file has thinktime=100000 (µs), one I/O per gap
+    jobs = list(pytester.path.parent.rglob("idle_100ms.fio"))
+    assert jobs, "job file of the 100 ms gap not found"
+    text = jobs[0].read_text()
+    assert "thinktime=100000" in text and "thinktime_blocks=1" in text
+    assert "number_ios=20" in text and "rw=randread" in text
+
+
+def test_failing_drive_fails_the_idle_wake_test_and_is_stored_failed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the idle wake-up test never consulted the drive's health nor stored its record:
+    on a DISK FAILING drive it passed and left nothing to gate or re-judge."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed")
+    table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
+                                                                         8000)), True)
+    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(SUITES / "test_idle_power.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        "--ssd-profile=smoke", f"--results-dir={results}", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in result.stdout.str()
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    [record] = run.records
+    assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "failed"
+    assert any("smart_disk_failing 1 > max 0" in h for h in record["health_failures"])
+
+
+def test_failing_drive_fails_a_methodology_test_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a reading with exit status 8 (DISK FAILING), supplied for a scratch file: the sustained
+    # write test ran and met its limits, yet fails on the drive's health
+    failing = replace(_reading(0), exit_status=8,
+                      findings=("SMART status check returned DISK FAILING",))
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
+    result = pytester.runpytest(
+        str(SUITES / "test_sustained_write.py"), f"--drive=file:{pytester.path / 'target.img'}",
+        "--ssd-profile=smoke", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "SMART status check returned DISK FAILING" in out
+    assert "HEALTH (session start): smart_disk_failing 1 > max 0" in out
+
+
+def test_b11_identify_says_disk_failing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # B11: `ssdqual identify` took model and serial from the shim and said nothing of its
+    # DISK FAILING status
+    root = _b11_shim_on_path(tmp_path, monkeypatch)
+    from pytest_ssdqual.cli.main import main
+
+    assert main(["identify", root]) == 0
+    out = capsys.readouterr().out
+    assert "health         health read by smartctl 7.3, exit status 8" in out
+    assert "smartctl: SMART status check returned DISK FAILING" in out
+    assert "FAIL smart_disk_failing 1 > max 0" in out

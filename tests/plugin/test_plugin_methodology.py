@@ -1,0 +1,169 @@
+"""The methodology suites through ``pytester`` with the fio stand-in: verdicts with the drive state
+of each figure, progress lines, Allure attachments, refusals and marker checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO, FakeFio
+
+SUSTAINED_SUITE = str(REPO / "suites" / "test_sustained_write.py")
+
+LIMITS = """
+version: 1
+profiles:
+  - name: scratch sustained floor
+    match: {kind: file}
+    source: "test limits"
+    limits:
+      sustained_write: {sustained_bw_mbps: {min: %(sustained_min)s}, burst_bw_mbps: {min: 100}}
+"""
+
+
+def _args(pytester: pytest.Pytester, fake_fio: FakeFio, sustained_min: float, *extra: str
+          ) -> list[str]:
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(LIMITS % {"sustained_min": sustained_min})
+    return [f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={limits}",
+            f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
+            *extra]
+
+
+def test_methodology_figures_are_stored_and_gated_against_a_baseline(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = pytester.path / "results"
+    args = [SUSTAINED_SUITE, *_args(pytester, fake_fio, 50), f"--results-dir={results}"]
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")
+    pytester.runpytest(*args, "--firmware=A").assert_outcomes(passed=1)
+    (run_a,) = [p for p in results.iterdir() if (p / "run.json").exists()]
+    stored = list(run_a.rglob("record.json"))
+    assert len(stored) == 1
+    record = json.loads(stored[0].read_text())
+    assert record["workload"] == "sustained_write"
+    assert record["metrics"]["sustained_bw_mbps"] == pytest.approx(80, rel=0.01)
+    assert any(p.suffix == ".fio" for p in stored[0].parent.rglob("*"))
+
+    # build "B" sustains 60 MB/s: still above the absolute floor of 50, but 25 % slower
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,60,60,60,60")
+    slower = pytester.runpytest(*args, "--firmware=B", f"--baseline={run_a}")
+    slower.assert_outcomes(failed=1)
+    out = slower.stdout.str()
+    assert "REGRESSION:" in out
+    assert "sustained_bw_mbps 60 vs 80 on A (\u221225.0 %, limit \u22125 %)" in out
+
+
+def test_sustained_write_below_its_limit_fails_with_state_notes_and_progress(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")
+    alluredir = pytester.path / "allure"
+    result = pytester.runpytest(SUSTAINED_SUITE, *_args(pytester, fake_fio, 100),
+                                f"--alluredir={alluredir}")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # failure message: the violated limit with its state, then the test's notes
+    assert "sustained_write: 1 limit(s) violated" in out
+    assert "sustained_bw_mbps 80 < min 100" in out and "[FOB]" in out
+    assert "SLC cache 1,050 MB" in out and "purge: file-" in out
+    # progress while running: phase and ETA
+    assert "sustained_write: purge: file-" in out and "ETA" in out
+    assert "sustained_write: sustained write: write " in out
+    # the verdict table names the state of each figure
+    assert "sustained_bw_mbps @ FOB" in out and "burst_bw_mbps @ FOB" in out
+    (res,) = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    assert res["status"] == "failed"
+    names = {a["name"] for a in res["attachments"]}
+    assert {"methodology notes", "rounds", "per-second log", "drive state of each metric",
+            "fio job sustained_write", "verdicts", "metrics"} <= names
+    csv = next(a for a in res["attachments"] if a["name"] == "per-second log")
+    lines = (alluredir / csv["source"]).read_text().splitlines()
+    assert lines[0] == "t_s,phase,round,job,bw_mbps,iops,lat_mean_us" and len(lines) == 9
+    steps = [s["name"] for s in res.get("steps", [])]
+    assert steps[0] == "purge" and steps[1].startswith("sustained write:")
+
+
+def test_sustained_write_within_its_limit_passes(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")
+    result = pytester.runpytest(SUSTAINED_SUITE, *_args(pytester, fake_fio, 50))
+    result.assert_outcomes(passed=1)
+    assert "2 limits passed, 0 failed" in result.stdout.str()
+    assert [c["rw"] for c in fake_fio.calls() if c["job"]] == ["write"]
+
+
+def test_methodology_test_must_be_marked_destructive(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    pytester.makepyfile(test_x="""
+def test_unmarked(run_methodology):
+    run_methodology("sustained_write")
+
+import pytest
+
+@pytest.mark.destructive
+def test_plain_workload(run_methodology):
+    run_methodology("seq_write_128k_qd32")
+
+@pytest.mark.destructive
+def test_methodology_through_qualify(qualify):
+    qualify("recovery_after_idle")
+""")
+    result = pytester.runpytest(*_args(pytester, fake_fio, 50))
+    result.assert_outcomes(failed=3)
+    out = result.stdout.str()
+    assert "recovery_after_idle is a methodology test: run it with run_methodology()" in out
+    assert "not marked @pytest.mark.destructive" in out
+    assert "seq_write_128k_qd32 is a plain fio workload: run it with qualify()" in out
+    assert not [c for c in fake_fio.calls() if c["job"]]
+
+
+def test_unconfirmed_block_device_skips_every_methodology_suite(
+    pytester: pytest.Pytester, fake_fio: FakeFio, loop_device: str
+) -> None:
+    suites = [str(REPO / "suites" / f) for f in (
+        "test_sustained_write.py", "test_steady_state.py", "test_consistency.py")]
+    result = pytester.runpytest(*suites, f"--drive={loop_device}", f"--fio-bin={fake_fio.path}",
+                                "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=3)
+    out = result.stdout.str()
+    assert out.count("is not confirmed for destruction") >= 3
+    assert "SKIPPED" in out
+    assert not [c for c in fake_fio.calls() if c["job"]]  # fio never ran
+
+
+def test_methodology_workloads_validate_in_threshold_files(tmp_path: Path) -> None:
+    from pytest_ssdqual.catalog.workloads import HIGHER_IS_BETTER
+    from pytest_ssdqual.errors import ConfigError
+    from pytest_ssdqual.thresholds.loader import ThresholdSet
+
+    good = tmp_path / "good.yaml"
+    good.write_text("""
+version: 1
+profiles:
+  - name: p
+    match: {controller: X}
+    source: s
+    limits:
+      sustained_write: {sustained_bw_mbps: {min: 1000}, bw_mbps: {min: 500}}
+      recovery_after_idle: {recovery_ratio: {min: 0.8}, time_to_recover_s: {max: 600}}
+      steady_state_rand_write_4k: {iops: {min: 20000}, steady_state_reached: {min: 1}}
+""")
+    (profile,) = ThresholdSet.load([good]).profiles
+    assert {(lim.workload, lim.metric) for lim in profile.limits} == {
+        ("sustained_write", "sustained_bw_mbps"), ("sustained_write", "write.bw_mbps"),
+        ("recovery_after_idle", "recovery_ratio"), ("recovery_after_idle", "time_to_recover_s"),
+        ("steady_state_rand_write_4k", "write.iops"),
+        ("steady_state_rand_write_4k", "steady_state_reached"),
+    }
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text().replace("recovery_ratio", "recovery_rate"))
+    with pytest.raises(ConfigError, match="unknown metric 'recovery_rate' for recovery_after_idle"):
+        ThresholdSet.load([bad])
+    assert {"sustained_bw_mbps", "slc_cache_bytes", "recovery_ratio", "recovered_iops"} <= \
+        HIGHER_IS_BETTER
+    assert "time_to_recover_s" not in HIGHER_IS_BETTER

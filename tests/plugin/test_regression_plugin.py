@@ -1,0 +1,507 @@
+"""The firmware regression gate through ``pytester`` with the fio stand-in: ``--baseline``,
+``--repeat``, ``--firmware``, ``--results-dir``, and the ``compare`` / ``rejudge`` / ``trend``
+commands on the runs it stored.
+
+``FAKEFIO_BW_MBPS`` sets the bandwidth the stand-in reports (a comma list gives the n-th job
+the n-th figure): a baseline at 500 MB/s, then a slower build at 400 and a faster one at 520.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot  # noqa: F401  (see below)
+import pytest
+
+from pytest_ssdqual.cli import main as cli
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.regression import Comparison
+from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+
+from ..conftest import REPO, FakeFio
+
+# In-process pytester runs drop the modules first imported inside them, and numpy (under the
+# Allure charts' and trend's matplotlib) cannot be imported twice in one process: matplotlib is
+# imported above, at collection, before any pytester run.
+
+MINUS = "\u2212"
+
+SUITE = """
+import pytest
+
+@pytest.mark.destructive
+def test_write(qualify):
+    qualify("seq_write_128k_qd32")
+"""
+
+THRESHOLDS = """
+version: 1
+profiles:
+  - name: scratch floors
+    match: {kind: file}
+    source: "test limits"
+    limits:
+      seq_write_128k_qd32: {bw_mbps: {min: %(min)s}, lat_p99_us: {max: 100000}}
+    regression: {max_drop_pct: 5}
+"""
+
+
+@pytest.fixture
+def gate(pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+         ) -> Gate:
+    pytester.makepyfile(test_suite=SUITE)
+    (pytester.path / "limits.yaml").write_text(THRESHOLDS % {"min": 100})
+    return Gate(pytester, fake_fio, monkeypatch)
+
+
+class Gate:
+    """Runs the small suite on a file target with the stand-in, one 'firmware build' a run."""
+
+    def __init__(self, pytester: pytest.Pytester, fake_fio: FakeFio,
+                 monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pytester = pytester
+        self.fake_fio = fake_fio
+        self.monkeypatch = monkeypatch
+        self.results = pytester.path / "results"
+
+    def args(self, *extra: str, drive: str = "target.img") -> list[str]:
+        return [
+            f"--drive=file:{self.pytester.path / drive}", "--thresholds=limits.yaml",
+            f"--fio-bin={self.fake_fio.path}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
+            f"--results-dir={self.results}", *extra,
+        ]
+
+    def run(self, bw: str, *extra: str) -> pytest.RunResult:
+        self.monkeypatch.setenv("FAKEFIO_BW_MBPS", bw)
+        return self.pytester.runpytest(*self.args(*extra))
+
+    def runs(self) -> list[StoredRun]:
+        store = ResultsStore(self.results)
+        return [StoredRun.load(p) for p in store.complete_runs()]
+
+
+def _allure(alluredir: Path) -> dict[str, dict]:
+    out = {}
+    for path in alluredir.glob("*-result.json"):
+        result = json.loads(path.read_text())
+        out[result["name"]] = result
+    return out
+
+
+def test_help_lists_the_gate_options(pytester: pytest.Pytester) -> None:
+    out = pytester.runpytest("--help").stdout.str()
+    for option in ("--results-dir=DIR", "--baseline=REF", "--repeat=N", "--firmware=NAME"):
+        assert option in out
+    assert "ssdqual-results/ in the" in out
+
+
+def test_a_run_is_stored_with_identity_options_tools_and_fio_files(gate: Gate) -> None:
+    result = gate.run("500", "--firmware=A")
+    result.assert_outcomes(passed=1)
+    [run] = gate.runs()
+    assert run.passed and run.info["exitstatus"] == 0 and run.profile == "smoke"
+    assert run.info["tools"]["fio"] == "fio-3.33"
+    assert run.info["options"]["firmware"] == "A" and run.info["options"]["repeat"] == 1
+    assert run.info["started_utc"] <= run.info["ended_utc"]
+    [drive] = run.drives
+    assert drive["firmware"] == "A" and drive["model"] == "Scratch file"
+    assert drive["firmware_reported"] == os.uname().release  # what the target reports
+    assert (drive["controller"], drive["nand"]) == ("host-file", "host-fs")
+    record = run.records_of(drive["drive"])["seq_write_128k_qd32"]
+    assert record["metrics"]["write.bw_mbps"] == 500.0
+    assert record["facts"]["firmware"] == "A"
+    assert [v["status"] for v in record["verdicts"] if v["limit"]] == ["pass", "pass"]
+    rep = run.path / drive["slug"] / "seq_write_128k_qd32" / "rep1"
+    assert "rw=write" in (rep / "job.fio").read_text()
+    assert json.loads((rep / "fio-output.json").read_text())["jobs"][0]["write"]["bw_bytes"] \
+        == 500_000_000
+    assert f"results stored in {run.path}" in result.stdout.str()
+
+
+def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+
+    # B, 400 MB/s: fails the gate with the exact message; the absolute limits still pass
+    alluredir = gate.pytester.path / "allure"
+    slow = gate.run("400", "--firmware=B", "--baseline=firmware:A", f"--alluredir={alluredir}")
+    slow.assert_outcomes(failed=1)
+    assert slow.ret == pytest.ExitCode.TESTS_FAILED
+    out = slow.stdout.str()
+    assert f"write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, limit {MINUS}5 %)" in out
+    assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
+                     r"preconditioned\)\s+400\s+>= 100\s+\+300\.0 %\s+PASS",
+                     out), out
+    [allure] = _allure(alluredir).values()
+    assert allure["status"] == "failed"  # failed (a verdict), not broken
+    # pytest's failure text starts with the stable prefix; Allure shows it after "Failed: "
+    message = allure["statusDetails"]["message"]
+    assert message.startswith("Failed: REGRESSION: ")
+    baseline, candidate = gate.runs()
+    assert message.splitlines()[0].endswith(f"vs baseline run {baseline.run_id}")
+    assert not candidate.passed and candidate.info["exitstatus"] == 1
+    record = candidate.records_of(candidate.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert record["status"] == "failed"
+    assert record["regression"]["baseline_run"] == baseline.run_id
+    assert record["regression"]["baseline_metrics"]["write.bw_mbps"] == 500.0
+
+    # C, 520 MB/s: passes, and the improvement is reported
+    fast = gate.run("520", "--firmware=C", "--baseline=firmware:A")
+    fast.assert_outcomes(passed=1)
+    assert fast.ret == pytest.ExitCode.OK
+    out = fast.stdout.str()
+    assert re.search(rf"improved\s+\S+ seq_write_128k_qd32: write\.bw_mbps 520 vs 500 on A "
+                     rf"\(\+4\.0 %, limit {MINUS}5 %\)", out), out
+    assert ("0 regressed, 0 inconclusive, 1 improved, 2 within limit, 0 without baseline value, "
+            "0 not measured") in out  # + write.iops
+    assert ("NOTE: 3 metric(s) compared on single runs (no noise estimate, judged on the figures "
+            "alone): store the baseline and gate with --repeat 3 for a confidence interval") in out
+    assert gate.runs()[-1].passed
+
+    # D, 400 MB/s under a 450 floor: the limit failure comes first, the regression after it
+    (gate.pytester.path / "limits.yaml").write_text(THRESHOLDS % {"min": 450})
+    both = gate.run("400", "--firmware=D", "--baseline=firmware:A")
+    both.assert_outcomes(failed=1)
+    out = both.stdout.str()
+    assert re.search(r"seq_write_128k_qd32: 1 limit\(s\) violated\n  write\.bw_mbps 400 < min "
+                     r"450.*\nREGRESSION: file:\S+ seq_write_128k_qd32: 1 metric\(s\) regressed",
+                     out), out
+
+
+def test_a_baseline_by_run_id_or_latest_passing_firmware(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    [first] = gate.runs()
+    gate.run("400", "--firmware=A").assert_outcomes(passed=1)  # later, slower, same firmware
+    by_id = gate.run("480", f"--baseline={first.run_id}")
+    by_id.assert_outcomes(passed=1)  # -4 % vs 500 is within 5 %
+    assert f"vs 500 on A ({MINUS}4.0 %" in by_id.stdout.str()
+    latest = gate.run("480", "--baseline=firmware:A")  # latest passing run of A: the 400 one
+    latest.assert_outcomes(passed=1)
+    assert "vs 400 on A (+20.0 %" in latest.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("baseline", "message"),
+    [
+        ("nope", "no run 'nope'"),
+        ("firmware:Z", "no passing run of firmware 'Z'"),
+        ("firmware:", "firmware: needs a name"),
+    ],
+)
+def test_an_unknown_baseline_is_a_usage_error_before_any_io(
+    gate: Gate, baseline: str, message: str
+) -> None:
+    result = gate.run("500", f"--baseline={baseline}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+    assert gate.fake_fio.job_rws() == []
+
+
+def test_a_baseline_of_another_profile_is_refused_at_session_start(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    [run] = gate.runs()
+    jobs = len(gate.fake_fio.job_rws())
+    for ref in (run.run_id, "firmware:A"):
+        result = gate.pytester.runpytest(*gate.args(f"--baseline={ref}"), "--ssd-profile=quick")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        err = result.stderr.str()
+        assert "profile" in err and "smoke" in err and "quick" in err and "refusing" in err
+    assert len(gate.fake_fio.job_rws()) == jobs
+
+
+def test_a_baseline_of_another_model_breaks_the_test_with_the_reason(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    [run] = gate.runs()
+    other = gate.pytester.path / "other-lab" / run.run_id
+    shutil.copytree(run.path, other)
+    info = json.loads((other / RUN_FILE).read_text())
+    info["drives"][0]["model"] = "Other SSD 256GB"
+    (other / RUN_FILE).write_text(json.dumps(info))
+    alluredir = gate.pytester.path / "allure"
+    result = gate.run("500", f"--baseline={other}", f"--alluredir={alluredir}")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "was taken on Other SSD 256GB" in out
+    assert "refusing to compare a different model, controller or NAND" in out
+    assert {r["status"] for r in _allure(alluredir).values()} == {"broken"}
+    candidate = gate.runs()[-1]  # the measurement is still stored, with the refusal
+    record = candidate.records_of(candidate.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert "Other SSD 256GB" in record["regression"]["error"]
+
+
+def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> None:
+    """Issue 9 item 1: these drops passed as "too noisy to gate" before."""
+    gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
+    jobs = len(gate.fake_fio.job_rws())
+    half = gate.run("500,515,485", "--firmware=B", "--baseline=firmware:A", "--repeat=3")
+    half.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3  # decided: no rerun
+    out = half.stdout.str()
+    assert (f"REGRESSED         {noisy_drive(gate)} seq_write_128k_qd32: write.bw_mbps 500 vs "
+            f"1000 on A ({MINUS}50.0 %, 90 % CI {MINUS}52.5 \u2026 {MINUS}47.4 %, limit "
+            f"{MINUS}5 %) [3 vs 3 runs, RSD 3.0 % vs 0.0 %]") in out
+    run = gate.runs()[-1]
+    record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert record["repeat"] == 3 and record["metrics"]["write.bw_mbps"] == 500.0
+    assert sorted(r["metrics"]["write.bw_mbps"] for r in record["repetitions"]) == [485, 500, 515]
+    assert record["regression"]["baseline_samples"]["write.bw_mbps"] == [1000.0] * 3
+    # ssdqual rejudge with the same limits compares the same runs the same way
+    [again] = rejudge.rejudge_run(run, ThresholdSet.load([gate.pytester.path / "limits.yaml"]))
+    stored = [Comparison.from_dict(c) for c in record["regression"]["comparisons"]]
+    assert [c.line() for c in again.comparisons] == [c.line() for c in stored]
+    assert [c.status for c in stored] == ["regressed", "within limit", "within limit"]
+    folder = run.path / run.drives[0]["slug"] / "seq_write_128k_qd32"
+    assert sorted(p.name for p in folder.glob("rep*")) == ["rep1", "rep2", "rep3"]
+
+    gate.run("1000,1002,998", "--firmware=A2", "--repeat=3").assert_outcomes(passed=1)
+    gate.run("900,902,850", "--firmware=B2", "--baseline=firmware:A2",
+             "--repeat=3").assert_outcomes(failed=1)
+    # the same build again passes: the same three figures in another order
+    same = gate.run("998,1000,1002", "--firmware=C2", "--baseline=firmware:A2", "--repeat=3")
+    same.assert_outcomes(passed=1)
+    assert "0 regressed, 0 inconclusive" in same.stdout.str()
+
+
+def _in_run_order(gate: Gate, figures: list[float]) -> str:
+    """``FAKEFIO_BW_MBPS`` that gives the next runs ``figures`` in this order (the stand-in
+    cycles its list by the number of fio jobs run so far)."""
+    done, size = len(gate.fake_fio.job_rws()), len(figures)
+    values = [0.0] * size
+    for k, figure in enumerate(figures):
+        values[(done + k) % size] = figure
+    return ",".join(f"{v:g}" for v in values)
+
+
+def test_an_inconclusive_comparison_is_rerun_up_to_repeat_max_then_fails(gate: Gate) -> None:
+    gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
+    # 1000, 900, 1100 cannot exclude a 15 % drop; a fourth run at 1000 decides it: passed
+    jobs = len(gate.fake_fio.job_rws())
+    decided = gate.run(_in_run_order(gate, [1000, 900, 1100, 1000]), "--firmware=B",
+                       "--baseline=firmware:A", "--repeat=3")
+    decided.assert_outcomes(passed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 4
+    assert "[4 vs 3 runs, RSD 8.2 % vs 0.0 %]" in decided.stdout.str()
+    run = gate.runs()[-1]
+    record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert record["repeat"] == 4 and len(record["repetitions"]) == 4
+
+    # noise that never settles: rerun to --repeat-max (default twice --repeat), then a failure
+    jobs = len(gate.fake_fio.job_rws())
+    wild = gate.run("1000,700,1300", "--firmware=C", "--baseline=firmware:A", "--repeat=3")
+    wild.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 6
+    out = wild.stdout.str()
+    assert re.search(r"REGRESSION: \S+ seq_write_128k_qd32: 0 metric\(s\) regressed, 1 "
+                     r"INCONCLUSIVE vs baseline run", out), out
+    assert "[6 vs 3 runs, RSD 26.8 % vs 0.0 %]: INCONCLUSIVE: the estimate is within the limit" \
+        in out
+    assert "rerun with more repetitions (--repeat-max, or --repeat on this build" in out
+    assert "INCONCLUSIVE      " in out  # the gate summary's word
+    jobs = len(gate.fake_fio.job_rws())
+    gate.run("1000,700,1300", "--firmware=C", "--baseline=firmware:A", "--repeat=3",
+             "--repeat-max=3").assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3
+    # a metric already regressed fails the test whatever more runs show: no rerun for the
+    # inconclusive one
+    jobs = len(gate.fake_fio.job_rws())
+    gate.monkeypatch.setenv("FAKEFIO_IOPS", "50000,35000,65000")
+    both = gate.run("500", "--firmware=D", "--baseline=firmware:A", "--repeat=3")
+    both.assert_outcomes(failed=1)
+    assert len(gate.fake_fio.job_rws()) == jobs + 3
+    assert re.search(r"REGRESSION: \S+ seq_write_128k_qd32: 1 metric\(s\) regressed, 1 "
+                     r"INCONCLUSIVE vs baseline run", both.stdout.str()), both.stdout.str()
+
+
+def noisy_drive(gate: Gate) -> str:
+    return f"file:{gate.pytester.path / 'target.img'}"
+
+
+def test_repeat_max_below_repeat_is_a_usage_error(gate: Gate) -> None:
+    result = gate.pytester.runpytest(*gate.args("--repeat=3", "--repeat-max=2"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--repeat-max 2 is less than --repeat 3" in result.stderr.str()
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "three"])
+def test_a_bad_repeat_count_is_a_usage_error(gate: Gate, value: str) -> None:
+    result = gate.pytester.runpytest(*gate.args(f"--repeat={value}"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{value!r} is not a repeat count" in result.stderr.str()
+
+
+def test_xdist_workers_store_into_one_run(gate: Gate) -> None:
+    gate.monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    a, b = gate.pytester.path / "a.img", gate.pytester.path / "b.img"
+    args = [x for x in gate.args() if not x.startswith("--drive")]
+    result = gate.pytester.runpytest_subprocess(
+        f"--drive=file:{a}", f"--drive=file:{b}", *args, "-n", "2", "--firmware=A",
+    )
+    result.assert_outcomes(passed=2)
+    [run] = gate.runs()
+    assert sorted(d["drive"] for d in run.drives) == [f"file:{a}", f"file:{b}"]
+    assert len(run.records) == 2 and all(d["firmware"] == "A" for d in run.drives)
+
+
+def _cli(args: list[str], fake_fio: FakeFio, empty_path: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=str(empty_path), FAKEFIO_LOG=str(fake_fio.log))
+    return subprocess.run([sys.executable, "-m", "pytest_ssdqual.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_rejudge_flips_the_verdict_with_stricter_limits_and_starts_no_fio(
+    gate: Gate, tmp_path: Path
+) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    gate.run("400", "--firmware=B", "--baseline=firmware:A").assert_outcomes(failed=1)
+    base, slow = gate.runs()
+    calls = len(gate.fake_fio.calls())
+    empty = tmp_path / "no-fio-here"
+    empty.mkdir()
+    stricter = tmp_path / "stricter.yaml"
+    stricter.write_text(THRESHOLDS % {"min": 600})
+    limits = gate.pytester.path / "limits.yaml"
+    looser = tmp_path / "looser.yaml"
+    looser.write_text((THRESHOLDS % {"min": 100}).replace("max_drop_pct: 5", "max_drop_pct: 25"))
+
+    strict = _cli(["rejudge", base.run_id, "--thresholds", str(stricter),
+                   "--results-dir", str(gate.results)], gate.fake_fio, empty)
+    assert strict.returncode == 1, strict.stderr
+    assert "seq_write_128k_qd32: stored PASSED, now FAILED  (changed)" in strict.stdout
+    assert "write.bw_mbps 500 < min 600" in strict.stdout
+    assert "run FAILS under the new thresholds" in strict.stdout
+
+    same = _cli(["rejudge", base.run_id, "--thresholds", str(limits),
+                 "--results-dir", str(gate.results)], gate.fake_fio, empty)
+    assert same.returncode == 0 and "run PASSES" in same.stdout
+
+    # the slow build failed the 5 % gate; a 25 % regression limit passes it, from the folder
+    loose = _cli(["rejudge", str(slow.path), "--thresholds", str(looser)], gate.fake_fio, empty)
+    assert loose.returncode == 0, loose.stdout + loose.stderr
+    assert "seq_write_128k_qd32: stored FAILED, now PASSED  (changed)" in loose.stdout
+    tight = _cli(["rejudge", str(slow.path), "--thresholds", str(limits)], gate.fake_fio, empty)
+    assert tight.returncode == 1
+    assert f"REGRESSION: write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, limit {MINUS}5 %)" \
+        in tight.stdout
+
+    assert len(gate.fake_fio.calls()) == calls  # fio never ran
+    bad = _cli(["rejudge", "nope", "--thresholds", str(limits), "--results-dir",
+                str(gate.results)], gate.fake_fio, empty)
+    assert bad.returncode == 4 and "no run 'nope'" in bad.stderr
+
+
+def test_compare_and_trend_across_firmware_builds(
+    gate: Gate, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    gate.run("400", "--firmware=B").assert_outcomes(passed=1)
+    gate.run("520", "--firmware=C", "--baseline=firmware:A").assert_outcomes(passed=1)
+    a, b, c = gate.runs()
+    capsys.readouterr()
+    results = ["--results-dir", str(gate.results)]
+
+    assert cli.main(["compare", a.run_id, b.run_id, *results]) == 0
+    md = capsys.readouterr().out
+    assert f"firmware A, profile smoke) vs B = run {b.run_id} (firmware B" in md
+    assert (f"| Scratch file | seq_write_128k_qd32 | write.bw_mbps | 500 | 400 | {MINUS}20.0 % "
+            "| - | worse |") in md
+    assert "| Scratch file | seq_write_128k_qd32 | write.lat_p99_us | 200 | 200 | +0.0 % | - " \
+           "| unchanged |" in md
+
+    assert cli.main(["compare", a.run_id, c.run_id, "--format=json", *results]) == 0
+    data = json.loads(capsys.readouterr().out)
+    bw = next(d for d in data["deltas"] if d["workload"] == "seq_write_128k_qd32"
+              and d["metric"] == "write.bw_mbps")
+    assert (bw["a"], bw["b"], bw["status"], bw["limit_pct"]) == (500, 520, "better", 5.0)
+    assert bw["change_pct"] == pytest.approx(4.0)
+
+    page = tmp_path / "cmp.html"
+    assert cli.main(["compare", str(a.path), str(b.path), "--format=html", "-o", str(page)]) == 0
+    assert "<td>write.bw_mbps</td><td>500</td><td>400</td>" in page.read_text()
+
+    png = tmp_path / "trend.png"
+    assert cli.main(["trend", "--model", "scratch*", "--workload", "seq_write_128k_qd32",
+                     "--metric", "bw_mbps", "-o", str(png), *results]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "runs" not in line]
+    assert [r.split(" | ")[0].strip("| ") for r in rows] == ["A", "B", "C"]
+    assert f"| B | 1 | 400 | 400 | 400 | {MINUS}20.0 % (worse) |" in table
+    assert "| C | 1 | 520 | 520 | 520 | +30.0 % (better) |" in table
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+    assert cli.main(["trend", "--model", "scratch*", "--workload", "seq_write_128k_qd32",
+                     "--metric", "write.bw_mbps", "--order", "C,A", *results]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "runs" not in line]
+    assert [r.split(" | ")[0].strip("| ") for r in rows] == ["C", "A", "B"]
+    assert cli.main(["trend", "--model", "scratch*", "--workload", "seq_write_128k_qd32",
+                     "--metric", "bw_mbps", "--order", "Z", *results]) == 4
+    assert "--order names firmware with no figure here: Z" in capsys.readouterr().err
+
+
+TWO_TESTS = SUITE + """
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+"""
+
+
+def test_a_baseline_without_the_workload_fails_it_in_the_regression_category(gate: Gate) -> None:
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)  # measured seq_write only
+    [base] = gate.runs()
+    gate.pytester.makepyfile(test_suite=TWO_TESTS)
+    result = gate.run("500", "--firmware=B", f"--baseline={base.run_id}")
+    result.assert_outcomes(passed=1, failed=1)  # seq_write gated and fine; seq_read not
+    out = result.stdout.str()
+    assert (f"REGRESSION: file:{gate.pytester.path / 'target.img'} seq_read_128k_qd32: "
+            f"2 metric(s) regressed vs baseline run {base.run_id}") in out
+    assert (f"no baseline figure for read.bw_mbps in run {base.run_id} (the baseline did not "
+            "measure it; this run 500)") in out
+    record = gate.runs()[1].records_of(f"file:{gate.pytester.path / 'target.img'}")
+    assert record["seq_read_128k_qd32"]["status"] == "failed"
+    assert record["seq_write_128k_qd32"]["status"] == "passed"
+
+
+def test_a_run_with_skipped_or_deselected_tests_is_no_firmware_baseline(gate: Gate) -> None:
+    gate.pytester.makepyfile(test_suite=TWO_TESTS)
+    gate.run("500", "--firmware=A", "-k", "test_write").assert_outcomes(passed=1)
+    [subset] = gate.runs()
+    assert subset.info["exitstatus"] == 0 and not subset.passed
+    assert subset.info["tests"] == {"skipped": 0, "deselected": 1, "failed": 0}
+    gate.pytester.makepyfile(test_suite=TWO_TESTS + """
+
+def test_skipped():
+    pytest.skip("destructive tests need --confirm-destroy")
+""")
+    gate.run("500", "--firmware=A").assert_outcomes(passed=2, skipped=1)
+    skipped = gate.runs()[1]
+    assert not skipped.passed and skipped.info["tests"]["skipped"] == 1
+    refused = gate.run("500", "--baseline=firmware:A")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no passing run of firmware 'A'" in refused.stderr.str()
+    # named explicitly, it is used, with a warning in the gate summary
+    named = gate.run("500", f"--baseline={subset.run_id}", "-k", "test_write")
+    named.assert_outcomes(passed=1)
+    assert (f"WARNING: baseline run {subset.run_id} is not a passing run (exit status 0, "
+            "0 skipped, 1 deselected): used only because it was named explicitly") \
+        in named.stdout.str()
+
+
+def test_results_default_to_ssdqual_results_dir_env(gate: Gate,
+                                                    tmp_path_factory: pytest.TempPathFactory
+                                                    ) -> None:
+    target = tmp_path_factory.mktemp("env-results")
+    gate.monkeypatch.setenv("SSDQUAL_RESULTS_DIR", str(target))
+    gate.monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    args = [a for a in gate.args() if not a.startswith("--results-dir")]
+    gate.pytester.runpytest(*args).assert_outcomes(passed=1)
+    assert len(ResultsStore(target).complete_runs()) == 1
+    assert not (gate.pytester.path / "ssdqual-results").exists()
+    gate.monkeypatch.delenv("SSDQUAL_RESULTS_DIR")
+    gate.pytester.runpytest(*args).assert_outcomes(passed=1)
+    assert len(ResultsStore(gate.pytester.path / "ssdqual-results").complete_runs()) == 1

@@ -1,0 +1,2 @@
+"""Unit tests: plain modules (fio jobs, result parsing, thresholds, verdicts, analyses,
+store, reports) without pytest sessions or real drives."""

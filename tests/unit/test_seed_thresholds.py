@@ -1,0 +1,213 @@
+"""The seed threshold files in ``thresholds/`` load cleanly and give each seed drive its limits.
+
+Each expected value is the published figure less the stated tolerance (sequential bandwidth
+-10 %, IOPS -15 %, 50 % of the E12's high-QD IOPS rating); the test recomputes it from the figure
+so a typo in a YAML file or in this table shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.verdict import judge
+
+SEED_DIR = Path(__file__).resolve().parents[2] / "thresholds"
+GB = 10**9
+
+
+@pytest.fixture(scope="module")
+def seeds() -> ThresholdSet:
+    return ThresholdSet.load([SEED_DIR])
+
+
+def facts(
+    controller: str | None,
+    nand: str | None,
+    firmware: str = "",
+    capacity_gb: float = 0,
+    model: str = "",
+    kind: str = "block",
+) -> DriveFacts:
+    return DriveFacts(
+        controller=controller,
+        nand=nand,
+        firmware=firmware,
+        model=model,
+        serial="SEED0001",
+        capacity_bytes=int(capacity_gb * GB),
+        transport="sata",
+        kind=kind,
+    )
+
+
+L85C_128 = facts("JMF667H", "L85C", "SVN417w", 128.04)
+L85A_256 = facts("JMF667H", "L85A", "SVN417w", 256.06)
+A19_128 = facts("JMF667H", "A19", "SVN418a", 128.04)
+A19_240 = facts("JMF667H", "A19", "SVN423a", 240.06)
+JMF612_64 = facts("JMF612", "43nm-MLC", "", 64.02, model="CSSD-SM64NJ2")
+E12_960 = facts("PS5012-E12", "BiCS3", "ECFM11.0", 960.2)
+LOOP = facts("linux-loop", "host-file", "", 1.07, model="Linux loop device")
+ZRAM = facts("linux-zram", "dram", "", 1.07, model="Linux zram device")
+SCRATCH = facts("host-file", "host-fs", "", 0.27, model="Scratch file", kind="file")
+UNKNOWN = facts(None, None, "1.0", 500.1, model="Some SSD")
+
+SEQ, IOPS, HALF = 0.10, 0.15, 0.50
+
+#: The catalog's plain fio workloads (the suites run each on every drive).
+STANDARD_WORKLOADS = (
+    "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1", "rand_read_4k_qd1",
+    "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32", "rand_rw70_4k_qd32",
+)
+
+# (drive, workload, canonical metric, published figure, tolerance, winning profile)
+P_L85C = "JMF667H + IMFT L85C 128GB SVN417w"
+P_L85A = "JMF667H + IMFT L85A 256GB SVN417w"
+P_A19_128 = "JMF667H + Toshiba A19 128GB SVN418a"
+P_A19_240 = "JMF667H + Toshiba A19 240GB SVN423a"
+P_JMF612 = "JMF612 + Toshiba 43nm MLC 64GB"
+P_E12 = "PS5012-E12 + Toshiba BiCS3 960GB ECFM11.0"
+
+EXPECTED = [
+    (L85C_128, "seq_read_128k_qd32", "read.bw_mbps", 556, SEQ, P_L85C),
+    (L85C_128, "seq_write_128k_qd32", "write.bw_mbps", 155, SEQ, P_L85C),
+    (L85C_128, "rand_write_4k_qd32", "write.iops", 38000, IOPS, P_L85C),
+    (L85C_128, "rand_read_4k_qd1", "read.iops", 8400, IOPS, P_L85C),
+    (L85A_256, "seq_read_128k_qd32", "read.bw_mbps", 533, SEQ, P_L85A),
+    (L85A_256, "seq_write_128k_qd32", "write.bw_mbps", 315, SEQ, P_L85A),
+    (L85A_256, "rand_write_4k_qd32", "write.iops", 78000, IOPS, P_L85A),
+    (L85A_256, "rand_read_4k_qd1", "read.iops", 8400, IOPS, P_L85A),
+    (A19_128, "seq_read_128k_qd32", "read.bw_mbps", 560, SEQ, P_A19_128),
+    (A19_128, "seq_write_128k_qd32", "write.bw_mbps", 327, SEQ, P_A19_128),
+    (A19_128, "rand_read_4k_qd1", "read.iops", 11000, IOPS, P_A19_128),
+    (A19_128, "rand_write_4k_qd32", "write.iops", 78000, IOPS, P_A19_128),
+    (A19_240, "seq_read_128k_qd32", "read.bw_mbps", 550, SEQ, P_A19_240),
+    (A19_240, "seq_write_128k_qd32", "write.bw_mbps", 470, SEQ, P_A19_240),
+    (A19_240, "rand_read_4k_qd1", "read.iops", 11000, IOPS, P_A19_240),
+    (A19_240, "rand_write_4k_qd32", "write.iops", 78000, IOPS, P_A19_240),
+    (JMF612_64, "seq_read_128k_qd32", "read.bw_mbps", 259, SEQ, P_JMF612),
+    (JMF612_64, "seq_write_128k_qd32", "write.bw_mbps", 176, SEQ, P_JMF612),
+    # published as ~13 MB/s of 4 KiB QD1 random reads (~3,174 IOPS): kept in MB/s, IOPS tolerance
+    (JMF612_64, "rand_read_4k_qd1", "read.bw_mbps", 13, IOPS, P_JMF612),
+    (E12_960, "seq_read_128k_qd32", "read.bw_mbps", 3200, SEQ, P_E12),
+    (E12_960, "seq_write_128k_qd32", "write.bw_mbps", 3000, SEQ, P_E12),
+    (E12_960, "rand_read_4k_qd32", "read.iops", 600000, HALF, P_E12),
+    (E12_960, "rand_write_4k_qd32", "write.iops", 600000, HALF, P_E12),
+]
+
+
+def test_seed_files_load_cleanly(seeds: ThresholdSet) -> None:
+    names = {Path(f).name for f in seeds.files}
+    assert {"generic.yaml", "virtual.yaml", "jmicron-jmf667h.yaml", "jmicron-jmf612.yaml",
+            "phison-e12.yaml"} <= names
+    assert all(p.source.strip() for p in seeds.profiles)
+    assert all(p.limits for p in seeds.profiles)
+
+
+@pytest.mark.parametrize(
+    ("drive", "workload", "metric", "figure", "tolerance", "profile"),
+    EXPECTED,
+    ids=[f"{e[5]}-{e[1]}" for e in EXPECTED],
+)
+def test_seed_drive_gets_figure_less_tolerance(
+    seeds: ThresholdSet,
+    drive: DriveFacts,
+    workload: str,
+    metric: str,
+    figure: float,
+    tolerance: float,
+    profile: str,
+) -> None:
+    limit = seeds.resolve(drive).limits[(workload, metric)]
+    assert limit.min == pytest.approx(figure * (1 - tolerance), abs=1e-9)
+    assert limit.max is None
+    assert limit.provenance.profile == profile
+    assert limit.provenance.file.endswith(".yaml") and limit.provenance.line
+
+
+def test_documented_example_value(seeds: ThresholdSet) -> None:
+    limit = seeds.resolve(L85C_128).limits[("seq_write_128k_qd32", "write.bw_mbps")]
+    assert limit.min == 139.5
+    assert str(limit) == "write.bw_mbps >= 139.5"
+
+
+def test_firmware_split_resolves_to_three_limits(seeds: ThresholdSet) -> None:
+    key = ("seq_write_128k_qd32", "write.bw_mbps")
+    mins = [seeds.resolve(d).limits[key].min for d in (L85C_128, L85A_256, A19_240)]
+    assert mins == [139.5, 283.5, 423]
+
+
+def test_unlisted_firmware_falls_back_to_the_family_floor(seeds: ThresholdSet) -> None:
+    resolved = seeds.resolve(facts("JMF667H", "L85C", "SVN999z", 128.04))
+    assert resolved.profiles[0].name == "JMF667H family default"
+    assert resolved.limits[("seq_write_128k_qd32", "write.bw_mbps")].min == 100
+    assert resolved.limits[("rand_read_4k_qd1", "read.lat_p99_us")].max == 2000
+
+
+def test_firmware_specific_floors_are_at_least_the_family_floors(seeds: ThresholdSet) -> None:
+    for drive in (L85C_128, L85A_256, A19_128, A19_240, JMF612_64, E12_960):
+        resolved = seeds.resolve(drive)
+        specific, family = resolved.profiles[0], resolved.profiles[1]
+        assert family.name.endswith("family default")
+        family_min = {(lim.workload, lim.metric): lim.min for lim in family.limits}
+        for lim in specific.limits:
+            floor = family_min.get((lim.workload, lim.metric))
+            if floor is not None and lim.min is not None:
+                assert lim.min >= floor, (specific.name, lim.workload, lim.metric)
+
+
+@pytest.mark.parametrize(
+    "drive", [L85C_128, L85A_256, A19_128, A19_240, JMF612_64, E12_960, LOOP, ZRAM, SCRATCH,
+              UNKNOWN],
+)
+def test_every_seed_drive_resolves_without_conflict_and_keeps_generic(
+    seeds: ThresholdSet, drive: DriveFacts
+) -> None:
+    resolved = seeds.resolve(drive)
+    assert resolved.profiles[-1].name == "generic SSD sanity floors"
+    assert resolved.regression_limit_pct("seq_read_128k_qd32", "read.bw_mbps") is not None
+    # every standard fio workload is judged on something
+    for workload_id in STANDARD_WORKLOADS:
+        assert resolved.for_workload(workload_id), workload_id
+
+
+def test_unknown_drive_is_judged_by_generic_floors_only(seeds: ThresholdSet) -> None:
+    resolved = seeds.resolve(UNKNOWN)
+    assert [p.name for p in resolved.profiles] == ["generic SSD sanity floors"]
+    assert resolved.limits[("rand_read_4k_qd32", "read.lat_p99_99_us")].max == 1_000_000
+
+
+@pytest.mark.parametrize("drive", [LOOP, ZRAM, SCRATCH])
+def test_virtual_targets_have_sanity_floors(seeds: ThresholdSet, drive: DriveFacts) -> None:
+    resolved = seeds.resolve(drive)
+    profile = resolved.profiles[0]
+    assert profile.match == {"controller": drive.controller}
+    assert "sanity floors for virtual targets, not drive figures" in profile.source
+    # far below what the development VM measures (~290k IOPS, ~600 MB/s): a healthy VM passes
+    healthy = {
+        "seq_read_128k_qd32": {"read.bw_mbps": 600.0, "read.lat_p99_us": 9000.0},
+        "seq_write_128k_qd32": {"write.bw_mbps": 600.0, "write.lat_p99_us": 9000.0},
+        "rand_read_4k_qd32": {"read.iops": 290000.0, "read.lat_p99_us": 300.0},
+        "rand_read_4k_qd1": {"read.iops": 20000.0, "read.lat_p99_us": 100.0},
+    }
+    for workload_id, metrics in healthy.items():
+        direction = CATALOG[workload_id].primary_direction
+        measured = {**metrics, f"{direction}.lat_p99_99_us": 20000.0}
+        verdicts = judge(CATALOG[workload_id], measured, resolved)
+        assert not [v.line() for v in verdicts if v.failed]
+
+
+def test_throttled_loop_device_fails_the_sequential_write_floor(seeds: ThresholdSet) -> None:
+    # Contract with the end-to-end test: a loop device throttled to 20 MiB/s must FAIL.
+    resolved = seeds.resolve(LOOP)
+    limit = resolved.limits[("seq_write_128k_qd32", "write.bw_mbps")]
+    assert limit.min is not None and limit.min >= 50
+    throttled_mbps = 20 * 1024 * 1024 / 1e6  # ~21 MB/s
+    verdicts = judge(CATALOG["seq_write_128k_qd32"], {"write.bw_mbps": throttled_mbps}, resolved)
+    (bw,) = [v for v in verdicts if v.metric == "write.bw_mbps"]
+    assert bw.status == "fail"
+    assert "thresholds/virtual.yaml:" in bw.line()
+

@@ -1,0 +1,304 @@
+"""The sweep and preset tests (issue 10 items 3-5) without a drive: parametric fio jobs, the
+figures they derive (saturation QD, QD1-4 average, delay ratio, size ratio), the sizes they
+skip, their catalog metrics in threshold files, and whole runs with the fio stand-in
+(tests/fakefio.py) on a file target. Real fio on loop devices: tests/e2e/test_e2e_sweeps.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB, PROFILES
+from pytest_ssdqual.drive.target import parse_drive_option
+from pytest_ssdqual.errors import ConfigErrors, FioOutputError
+from pytest_ssdqual.methodology.curves import curves_from_json
+from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
+from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.registry import run_methodology
+from pytest_ssdqual.methodology.sweep import saturation_x
+from pytest_ssdqual.methodology.transfer_size import sizes_for
+from pytest_ssdqual.qualify.progress import RecordingObserver
+from pytest_ssdqual.qualify.session import QualSession, SessionOptions
+from pytest_ssdqual.results.regression import is_higher_better
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+
+from ..conftest import FakeFio
+
+# -- parametric jobs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params, job_id, title", [
+    (FioParams("randread", 4 * KIB, 32), "rand_read_4k_qd32", "4 KiB random read, QD32"),
+    (FioParams("randrw", 4 * KIB, 4, write_pct=30), "rand_w30_4k_qd4",
+     "4 KiB random mixed 70/30 read/write, QD4"),
+    (FioParams("write", MIB, 8, 16), "seq_write_1m_qd8_t16",
+     "1 MiB sequential write, QD8, 16 threads"),
+    (FioParams("read", 512, 4), "seq_read_512_qd4", "512 B sequential read, QD4"),
+])
+def test_parametric_ids_follow_the_workload_naming(params: FioParams, job_id: str,
+                                                   title: str) -> None:
+    assert params.id == job_id
+    assert params.title == title
+
+
+def test_parametric_job_renders_threads_mix_and_ramp() -> None:
+    text = FioParams("randrw", 4 * KIB, 4, 16, write_pct=30).job(
+        64 * MIB, runtime_s=10, ramp_time_s=2).render(filename="/dev/x", ioengine="libaio")
+    assert "\n[rand_w30_4k_qd4_t16]\nrw=randrw\nbs=4096\niodepth=4\nnumjobs=16\n" in text
+    assert "rwmixread=70" in text  # fio's read share = 100 - the write share
+    assert "time_based=1" in text and "runtime=10s" in text and "ramp_time=2s" in text
+    assert f"size={64 * MIB}" in text
+    job = FioParams("read", MIB, 8).job(64 * MIB, runtime_s=10, ramp_time_s=2)
+    assert job.expected_runtime_s == 10 and job.timeout_s(30) == 42  # ramp counted
+    sized = FioParams("read", MIB, 8).job(64 * MIB, io_bytes=64 * MIB, runtime_s=1,
+                                          ramp_time_s=2)
+    text = sized.render(filename="/f", ioengine="psync")
+    assert f"io_size={64 * MIB}" in text and "ramp_time" not in text  # no ramp when sized
+    assert "rwmixread" not in text and "numjobs=1" in text
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rw": "randomread", "bs_bytes": 4096}, "rw='randomread' is not a fio pattern"),
+    ({"rw": "read", "bs_bytes": 1000}, "bs_bytes=1000: use a multiple of 512"),
+    ({"rw": "read", "bs_bytes": 4096, "iodepth": 0}, "iodepth=0: use 1 or more"),
+    ({"rw": "randrw", "bs_bytes": 4096}, "give write_pct"),
+    ({"rw": "read", "bs_bytes": 4096, "write_pct": 30}, "only applies to a mixed rw"),
+    ({"rw": "rw", "bs_bytes": 4096, "write_pct": 130}, "write_pct=130: use 0-100"),
+])
+def test_parametric_bad_parameters_name_the_parameter(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        FioParams(**kwargs)
+
+
+# -- derived figures ---------------------------------------------------------------------------
+
+
+def test_saturation_is_the_smallest_qd_reaching_90_pct_of_the_maximum() -> None:
+    points = [(1, 10_000), (2, 19_000), (4, 30_000), (8, 31_000), (16, 32_000), (32, 31_500)]
+    assert saturation_x(points, 0.9) == 4  # 30,000 >= 0.9 x 32,000 = 28,800
+    assert saturation_x(points, 0.99) == 16
+    assert saturation_x([(1, float("nan")), (2, 0.0)], 0.9) != saturation_x([], 0.9)  # NaN
+
+
+def test_delay_ratio_of_a_copy() -> None:
+    # alone 500 MB/s each (0.2 s for 100 MB); together 250 MB/s each (0.4 s): ratio 1
+    timing = copy_timing(100_000_000, read_alone_mbps=500, write_alone_mbps=500,
+                         copy_read_mbps=250, copy_write_mbps=250)
+    assert (timing.copy_s, timing.read_s, timing.write_s) == pytest.approx((0.4, 0.2, 0.2))
+    assert timing.delay_ratio == pytest.approx(1.0)
+    # the slower stream sets the copy time: 100 MB at 160 MB/s = 0.625 s over 0.4 s
+    slow = copy_timing(100_000_000, read_alone_mbps=500, write_alone_mbps=500,
+                       copy_read_mbps=400, copy_write_mbps=160)
+    assert slow.delay_ratio == pytest.approx(1.5625)
+    with pytest.raises(ValueError, match="copy read: bandwidth 0"):
+        copy_timing(1, read_alone_mbps=1, write_alone_mbps=1, copy_read_mbps=0,
+                    copy_write_mbps=1)
+
+
+def test_copy_job_runs_both_streams_in_one_fio_run() -> None:
+    text = copy_job("copy", ("read", "write"), 64 * MIB, 10).render(filename="/dev/x",
+                                                                  ioengine="io_uring")
+    read = text[text.index("[copy_read]"):text.index("[copy_write]")]
+    write = text[text.index("[copy_write]"):]
+    assert "rw=read" in read and "offset=0\n" in read and f"size={64 * MIB}" in read
+    assert "rw=write" in write and f"offset={64 * MIB}" in write and f"size={64 * MIB}" in write
+    assert f"size={128 * MIB}" in text[:text.index("[copy_read]")]  # global span: both areas
+    assert "runtime=10s" in text and "time_based" not in text  # size based, capped
+    alone = copy_job("copy_read_only", ("read",), 64 * MIB, 10)
+    assert not alone.writes and "[copy_write]" not in alone.render(filename="/f",
+                                                                   ioengine="psync")
+
+
+@pytest.mark.parametrize("sector, first, skipped", [
+    (512, 512, []), (4096, 4096, [512, 1024, 2048]),
+])
+def test_transfer_sizes_below_the_logical_sector_are_skipped(
+    sector: int, first: int, skipped: list[int]
+) -> None:
+    measured, left_out = sizes_for(sector)
+    assert measured[0] == first and measured[-1] == 8 * MIB and left_out == skipped
+    assert len(measured) + len(left_out) == 15
+
+
+# -- catalog and threshold files ---------------------------------------------------------------
+
+
+def test_threshold_files_accept_sweep_metrics_and_name_a_misspelt_one(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("""\
+version: 1
+profiles:
+  - name: sweeps
+    match: {kind: file}
+    source: test
+    limits:
+      qd_scaling:
+        rand_read_4k_qd1_4_avg.read.iops: {min: 100}
+        rand_read_4k.saturation_qd: {max: 32}
+      mixed_sweep: {delay_ratio: {max: 2}, rand_4k_qd4_w30.total.iops: {min: 100}}
+      transfer_size_sweep: {seq_write_1m.write.bw_mbps: {min: 10}}
+      client_presets: {seq1m_q8t1_100mib.write.bw_mbps: {min: 10}}
+""")
+    assert ThresholdSet.load([good])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text().replace("seq_write_1m.write", "seq_write_1mb.write"))
+    with pytest.raises(ConfigErrors) as info:
+        ThresholdSet.load([bad])
+    assert "unknown metric 'seq_write_1mb.write.bw_mbps' for transfer_size_sweep" in str(
+        info.value)
+    assert "seq_write_1m.write.bw_mbps" in str(info.value)  # the fix names the right one
+
+
+def test_regression_direction_of_sweep_metrics() -> None:
+    assert is_higher_better("rand_read_4k_qd8.read.iops")
+    assert is_higher_better("rand_read_4k.scaling_ratio")
+    assert not is_higher_better("delay_ratio") and not is_higher_better(
+        "seq1m_q8t1_100mib.read.lat_p99_us")
+
+
+# -- whole runs with the fio stand-in ----------------------------------------------------------
+
+#: The fio stand-in's IOPS by run: the prefill is run 1, so the six QDs of every pattern get
+#: 1000, 2000, 4000, 9000, 9700, 9800 (QD1 ... QD32).
+QD_IOPS = "9800,1000,2000,4000,9000,9700"
+
+
+@pytest.fixture
+def session(tmp_path: Path, fake_fio: FakeFio) -> Iterator[QualSession]:
+    wrapper = tmp_path / "fio"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake_fio.path} \"$@\"\n")
+    wrapper.chmod(0o755)
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
+    options = SessionOptions(specs=(), confirmed_serials=(), profile=PROFILES["smoke"],
+                             thresholds=ThresholdSet.load([limits]), fio_bin=str(wrapper))
+    qs = QualSession.create(options, tmp_path / "scratch")
+    (tmp_path / "scratch").mkdir()
+    yield qs
+    qs.close()
+
+
+def _sections(fake_fio: FakeFio) -> list[str]:
+    return [line[1:-1] for call in fake_fio.calls() for line in call["job"].splitlines()
+            if line.startswith("[") and line != "[global]"]
+
+
+def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None):
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer)
+
+
+def test_qd_scaling_runs_every_pattern_at_every_qd_and_derives_the_curve_figures(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKEFIO_IOPS", QD_IOPS)
+    observer = RecordingObserver()
+    result = _run(session, tmp_path, "qd_scaling", observer)
+    # each progress line names its point, not only the curve
+    assert [e.phase for e in observer.events][1:4] == [
+        "rand_read_4k QD1", "rand_read_4k QD2", "rand_read_4k QD4"]
+    names = [f"{p}_qd{q}" for p in ("rand_read_4k", "seq_read_128k", "rand_write_4k",
+                                    "seq_write_128k") for q in (1, 2, 4, 8, 16, 32)]
+    assert _sections(fake_fio) == ["prefill", *names]
+    job = fake_fio.calls()[-1]["job"]
+    assert "rw=write" in job and "bs=131072" in job and "iodepth=32" in job
+    assert "runtime=1s" in job and "ramp_time" not in job  # smoke: 1 s, no ramp
+    m = result.metrics
+    assert m["rand_read_4k_qd1.read.iops"] == 1000 and m["rand_read_4k_qd32.read.iops"] == 9800
+    assert m["rand_write_4k_qd8.write.iops"] == 9000
+    assert m["rand_read_4k_qd1_4_avg.read.iops"] == pytest.approx(7000 / 3)
+    assert m["seq_write_128k.saturation_qd"] == 8  # 9000 >= 0.9 x 9800
+    assert m["rand_read_4k.scaling_ratio"] == pytest.approx(9.8)
+    assert set(m) <= set(CATALOG["qd_scaling"].metric_names())
+    assert set(result.states.values()) == {"as found, span prefilled (not purged)"}
+    curves = curves_from_json((tmp_path / "work" / "curves.json").read_text())
+    iops = next(c for c in curves if c.name == "rand_read_4k" and c.y_name == "read.iops")
+    assert iops.points == ((1, 1000), (2, 2000), (4, 4000), (8, 9000), (16, 9700), (32, 9800))
+    assert iops.x_name == "qd" and iops.y_unit == "IOPS"
+
+
+def test_transfer_size_sweep_on_a_4kn_drive_skips_sizes_below_a_sector(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    monkeypatch.setattr(ctx.target, "identity",  # as a 4Kn drive reports itself
+                        replace(ctx.identity, logical_sector_bytes=4096))
+    result = run_methodology("transfer_size_sweep", session, ctx, tmp_path / "work")
+    sections = _sections(fake_fio)
+    assert sections[0] == "prefill" and len(sections) == 1 + 2 * 12
+    assert sections[1:4] == ["seq_read_4k", "seq_read_8k", "seq_read_16k"]
+    assert sections[-1] == "seq_write_8m"
+    first = next(c["job"] for c in fake_fio.calls() if "[seq_read_4k]" in c["job"])
+    assert "bs=4096" in first and "iodepth=4" in first and f"io_size={32 * MIB}" in first
+    assert "seq_read_512.read.bw_mbps" not in result.metrics
+    assert result.metrics["seq_write_8m.write.bw_mbps"] == 500
+    assert any("skipped 512, 1k, 2k B transfers" in n for n in result.notes)
+
+
+def test_client_presets_run_both_test_sizes_and_give_size_ratios(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fio stand-in's bandwidth: prefill, then 8 runs at 16 MiB at 400 MB/s, then 8 runs at
+    # 100 MiB at 100 MB/s (e.g. past an SLC cache)
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", ",".join(["100"] + ["400"] * 8 + ["100"] * 8))
+    result = _run(session, tmp_path, "client_presets")
+    sections = _sections(fake_fio)
+    presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
+    assert sections == ["prefill"] + [f"{p}_{s}mib_{d}" for s in (16, 100)
+                                      for d in ("read", "write") for p in presets]
+    q32t16 = next(c["job"] for c in fake_fio.calls() if "[rnd4k_q32t16_16mib_read]" in c["job"])
+    assert "rw=randread" in q32t16 and "iodepth=32" in q32t16 and "numjobs=16" in q32t16
+    assert f"size={16 * MIB}" in q32t16
+    m = result.metrics
+    assert m["seq1m_q8t1_16mib.write.bw_mbps"] == 400
+    assert m["seq1m_q8t1_100mib.write.bw_mbps"] == 100
+    assert m["seq1m_q8t1.write.size_ratio"] == pytest.approx(0.25)
+    assert set(m) <= set(CATALOG["client_presets"].metric_names())
+    doc = json.loads((tmp_path / "work" / "curves.json").read_text())
+    assert {c["x_name"] for c in doc["curves"]} == {"test_size_bytes"}
+
+
+def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    # The fio stand-in reports only the last section's direction: the two-stream copy run
+    # comes back without its read stream, which must stop the test with the reason (never a
+    # delay_ratio from half a copy). The real two-stream run: tests/e2e/test_e2e_sweeps.py.
+    with pytest.raises(FioOutputError, match=r"copy test in .*: copy read: bandwidth 0\.0 MB/s"):
+        _run(session, tmp_path, "mixed_sweep")
+    sections = _sections(fake_fio)
+    shares = range(0, 101, 10)
+    assert sections == (["prefill"] + [f"rand_w{p}_4k_qd4" for p in shares]
+                        + [f"seq_w{p}_128k_qd1" for p in shares]
+                        + ["copy_read", "copy_write", "copy_read", "copy_write"])
+    jobs = [c["job"] for c in fake_fio.calls() if c["job"]]
+    assert "rw=randrw" in jobs[1] and "rwmixread=100" in jobs[1]  # 0 % writes
+    assert "rwmixread=70" in jobs[4] and "iodepth=4" in jobs[4]  # 30 % writes
+    assert "rw=rw" in jobs[12] and "rwmixread=100" in jobs[12] and "iodepth=1" in jobs[12]
+    assert "rwmixread=0" in jobs[22]  # 100 % writes, sequential
+    copy = jobs[-1]
+    assert f"offset={64 * MIB}" in copy and f"size={64 * MIB}" in copy  # smoke: 64 MiB copied
+
+
+def test_curve_charts_one_per_axis_and_figure() -> None:
+    from pytest_ssdqual.methodology.curves import Curve
+    from pytest_ssdqual.report.chart_data import curve_charts
+
+    curves = [
+        Curve("rand_read_4k", "qd", "", "read.iops", "IOPS", ((1, 9000), (2, 17000), (4, 30000))),
+        Curve("seq_read_128k", "qd", "", "read.iops", "IOPS", ((1, 2000), (2, 3900), (4, 4000))),
+        Curve("seq_read_128k", "qd", "", "read.bw_mbps", "MB/s", ((1, 262), (2, 511))),
+        Curve("seq", "bs_bytes", "B", "write.bw_mbps", "MB/s", ((512, 9.5), (1 << 20, 510))),
+        Curve("rand_4k_qd4", "write_pct", "%", "total.iops", "IOPS", ((0, 9000), (100, 3000))),
+        Curve("x", "fill_pct", "%", "write.iops", "IOPS", ((25, 1.0),)),  # not a sweep axis here
+    ]
+    charts = curve_charts(curves, title="QD scaling")
+    assert sorted(charts) == [
+        "chart: IOPS by queue depth", "chart: IOPS by write share",
+        "chart: bandwidth by queue depth", "chart: bandwidth by transfer size"]
+    assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
