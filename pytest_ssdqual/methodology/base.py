@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_ssdqual.catalog.workloads import MethodologyPlan, Workload
+from pytest_ssdqual.catalog.workloads import CATALOG, MethodologyPlan, Workload
 from pytest_ssdqual.fio.logs import Series, find_logs, read_series
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
 from pytest_ssdqual.methodology.curves import Curve
@@ -215,6 +215,39 @@ def purge_requirement(workload_id: str, record: PurgeRecord, file: str) -> list[
         file, "implicit requirement",
         "SNIA PTS 3.3: a dirty-state test starts from a purged (FOB) drive; "
         + record.describe()))]
+
+
+def purged_result(
+    workload_id: str,
+    source_file: str,
+    record: PurgeRecord,
+    steps: list[Step],
+    metrics: dict[str, float],
+    states: dict[str, str],
+    notes: list[str],
+    *,
+    purge_figure_state: str,
+    curves: list[Curve] | None = None,
+    unreached: dict[str, str] | None = None,
+) -> MethodologyResult:
+    """The result of a test that started with a purge: its figures with, when the purge failed,
+    the metric ``purged`` = 0 (in ``purge_figure_state``) and its :func:`purge_requirement`
+    (``purged >= 1``, from ``source_file``) so that the test fails. ``metrics`` and ``states``
+    are updated in place; ``steps`` is copied."""
+    if not record.ran:
+        metrics["purged"] = 0.0
+        states["purged"] = purge_figure_state
+    return MethodologyResult(
+        workload=CATALOG[workload_id],
+        metrics=metrics,
+        states=states,
+        notes=notes,
+        steps=list(steps),
+        purge=record,
+        requirements=purge_requirement(workload_id, record, source_file),
+        curves=curves or [],
+        unreached=unreached or {},
+    )
 
 
 def _fmt(value: float) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import statistics
 
-from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.catalog.workloads import MIB
 from pytest_ssdqual.methodology import precondition as wipc
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
@@ -38,8 +38,8 @@ from pytest_ssdqual.methodology.base import (
     MethodologyResult,
     MethodRun,
     Step,
-    purge_requirement,
     purge_state,
+    purged_result,
     state_after_idle,
 )
 from pytest_ssdqual.methodology.jobs import rand_write_4k_job, random_size_write_job
@@ -136,9 +136,6 @@ def _result(
             states[name] = steps[-1].state
     notes = [record.describe()]
     unreached: dict[str, str] = {}
-    if not record.ran:
-        metrics["purged"] = 0.0
-        states["purged"] = fresh.state
     if len(steady) >= 2:
         verdict = evaluate([s.figure("iops") for s in steady],
                            window_rounds=min(len(steady), 5))
@@ -162,13 +159,5 @@ def _result(
             label = step.phase if step.round is None else f"{step.phase} round {step.round}"
             notes.append(f"{label} performance test, write-bandwidth log: "
                          + step.bw.gaps.describe())
-    return MethodologyResult(
-        workload=CATALOG[WORKLOAD_ID],
-        metrics=metrics,
-        states=states,
-        notes=notes,
-        steps=list(mr.steps),
-        purge=record,
-        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
-        unreached=unreached,
-    )
+    return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics, states, notes,
+                         purge_figure_state=fresh.state, unreached=unreached)

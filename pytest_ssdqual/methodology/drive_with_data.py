@@ -43,15 +43,15 @@ and a one-point curve ``<test>.dirty`` at ``fill_pct`` 0 (the host's view of the
 from __future__ import annotations
 
 from pytest_ssdqual.catalog import data_states as ds
-from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.catalog.workloads import MIB
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.area_jobs import AreaJob, sequential_write_once, workload_on_area
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,
     MethodRun,
-    purge_requirement,
     purge_state,
+    purged_result,
 )
 from pytest_ssdqual.methodology.curves import Curve
 
@@ -139,19 +139,8 @@ def run(mr: MethodRun) -> MethodologyResult:
         lowest = min((k for k in ratio_metrics if k.endswith(("iops_ratio", "bw_mbps_ratio"))),
                      key=ratio_metrics.__getitem__)
         notes.append(f"worst ratio to empty: {worst:.3f} ({lowest})")
-    if not record.ran:
-        metrics["purged"] = 0.0
-        states["purged"] = empty_state
-    return MethodologyResult(
-        workload=CATALOG[WORKLOAD_ID],
-        metrics=metrics,
-        states=states,
-        notes=notes,
-        steps=list(mr.steps),
-        purge=record,
-        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
-        curves=fill_curves(metrics),
-    )
+    return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics, states, notes,
+                         purge_figure_state=empty_state, curves=fill_curves(metrics))
 
 
 def _perf_tests(mr: MethodRun, key: str, state: str, offset: int, length: int,

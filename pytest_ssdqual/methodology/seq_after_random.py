@@ -43,8 +43,8 @@ from pytest_ssdqual.methodology.base import (
     MethodologyResult,
     MethodRun,
     Step,
-    purge_requirement,
     purge_state,
+    purged_result,
 )
 
 WORKLOAD_ID = "seq_after_random"
@@ -120,18 +120,8 @@ def run(mr: MethodRun) -> MethodologyResult:
         notes.append("fragmented / clean: " + ", ".join(
             f"{k.split('.')[0].removeprefix('fragmented_')} {v:.3f}"
             for k, v in ratio_metrics.items()))
-    if not record.ran:
-        metrics["purged"] = 0.0
-        states["purged"] = clean
-    return MethodologyResult(
-        workload=CATALOG[WORKLOAD_ID],
-        metrics=metrics,
-        states=states,
-        notes=notes,
-        steps=list(mr.steps),
-        purge=record,
-        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
-    )
+    return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics, states, notes,
+                         purge_figure_state=clean)
 
 
 def _seq_write(span_bytes: int, when: str) -> AreaJob:

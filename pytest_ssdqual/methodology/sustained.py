@@ -13,15 +13,15 @@ as reviewers' whole-drive fills).
 
 from __future__ import annotations
 
-from pytest_ssdqual.catalog.workloads import CATALOG, KIB
+from pytest_ssdqual.catalog.workloads import KIB
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.logs import BandwidthSeries
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,
     MethodRun,
-    purge_requirement,
     purge_state,
+    purged_result,
 )
 from pytest_ssdqual.methodology.jobs import sustained_write_job
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
@@ -55,20 +55,12 @@ def run(mr: MethodRun) -> MethodologyResult:
                               virtual=mr.ctx.identity.kind in ("loop", "zram", "file"))
     metrics = {k: v for k, v in step.metrics.items() if k.startswith("write.")}
     metrics.update(report.metrics())
-    if not record.ran:
-        metrics["purged"] = 0.0
-    return MethodologyResult(
-        workload=CATALOG[WORKLOAD_ID],
-        metrics=metrics,
-        states={name: state for name in metrics},
-        notes=[
-            record.describe(),
-            report.describe(),
-            f"wrote {report.written_bytes / 1e6:,.0f} MB over a {span / 2**20:,.0f} MiB span "
-            f"in {sum(step.bw.durations_s):.0f} s",
-            *([f"write-bandwidth log: {step.bw.gaps.describe()}"] if step.bw.gaps else []),
-        ],
-        steps=list(mr.steps),
-        purge=record,
-        requirements=purge_requirement(WORKLOAD_ID, record, _SOURCE_FILE),
-    )
+    notes = [
+        record.describe(),
+        report.describe(),
+        f"wrote {report.written_bytes / 1e6:,.0f} MB over a {span / 2**20:,.0f} MiB span "
+        f"in {sum(step.bw.durations_s):.0f} s",
+        *([f"write-bandwidth log: {step.bw.gaps.describe()}"] if step.bw.gaps else []),
+    ]
+    return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics,
+                         {name: state for name in metrics}, notes, purge_figure_state=state)
