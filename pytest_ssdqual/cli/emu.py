@@ -13,14 +13,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
 from pytest_ssdqual.emulate.emulator import model_folders
 from pytest_ssdqual.emulate.model import (
     DriveModel,
     available_models,
     find_model,
     load_model,
-    parse_emu_ref,
 )
 
 __all__ = ["add_parser", "describe_model", "identify", "run_command"]

@@ -28,7 +28,8 @@ from pytest_ssdqual.cli import report as report_commands
 from pytest_ssdqual.drive.health_checks import health_lines
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.drive.inventory import Inventory, resolve_assignment
-from pytest_ssdqual.drive.target import DriveTarget, parse_drive_option
+from pytest_ssdqual.drive.spec import parse_drive_option
+from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.results import compare, rejudge, trend

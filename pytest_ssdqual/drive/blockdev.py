@@ -1,7 +1,7 @@
 """Read-only inspection of a Linux block device: partitions, holders, mounts, swap, system disk.
 
 Only facts live here (what the kernel says about a device); the policy that turns them into
-write refusals is :func:`pytest_ssdqual.drive.target.write_refusal_reasons`.
+write refusals is :func:`pytest_ssdqual.drive.safety.write_refusal_reasons`.
 
 Nothing in this module writes anything or opens a device for writing. Every source is
 injectable, so the unit tests run on a fake tree:

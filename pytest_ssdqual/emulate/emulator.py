@@ -44,7 +44,8 @@ from pathlib import Path
 
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Entry
-from pytest_ssdqual.drive.target import DriveSpec, DriveTarget
+from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
+from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.emulate.controller import (
     BlkioThrottle,
     IoCounters,
@@ -56,7 +57,6 @@ from pytest_ssdqual.emulate.model import (
     DriveModel,
     find_model,
     load_model,
-    parse_emu_ref,
 )
 from pytest_ssdqual.errors import ConfigError, DeviceError
 

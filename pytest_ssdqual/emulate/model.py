@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -59,13 +58,11 @@ __all__ = [
     "Caps",
     "DirtyState",
     "DriveModel",
-    "EmuRef",
     "RecoveryStep",
     "SlcCache",
     "available_models",
     "find_model",
     "load_model",
-    "parse_emu_ref",
     "parse_size",
 ]
 
@@ -234,54 +231,6 @@ class DriveModel:
             dirty = replace(dirty, caps=dirty.caps.scaled(factor))
         return replace(self, caps=self.caps.scaled(factor), slc_cache=slc, dirty=dirty,
                        speed=self.speed * factor)
-
-
-@dataclass(frozen=True)
-class EmuRef:
-    """A parsed ``emu:`` value: ``model`` (name or path, as written) and ``speed`` factor."""
-
-    model: str
-    speed: float = 1.0
-
-
-#: Highest ``@SPEED``: a throttle only slows the host down, so a factor above 1 only works
-#: where the host is faster than the scaled caps; past this it is surely a typo.
-MAX_SPEED = 10.0
-
-
-def parse_emu_ref(text: str) -> EmuRef:
-    """Parse what follows ``emu:``: ``MODEL`` or ``MODEL@SPEED`` (``jmf612-64g@0.8``).
-
-    Raises:
-        ConfigError: (key ``--drive``) empty model, or a SPEED that is not a number in
-            (0, ``MAX_SPEED``].
-    """
-    body = text.strip()
-    speed = 1.0
-    if "@" in body:
-        body, _, factor = body.rpartition("@")
-        try:
-            speed = float(factor)
-        except ValueError:
-            raise ConfigError(
-                f"emu:{text}: speed {factor!r} is not a number",
-                key="--drive",
-                fix="write the factor as a number, e.g. emu:MODEL@0.8 for a 20 % slower drive",
-            ) from None
-        if not (0 < speed <= MAX_SPEED) or math.isnan(speed):
-            raise ConfigError(
-                f"emu:{text}: speed {factor} is out of range (0, {MAX_SPEED:g}]",
-                key="--drive",
-                fix="e.g. emu:MODEL@0.8 for a 20 % slower drive",
-            )
-    body = body.strip()
-    if not body:
-        raise ConfigError(
-            "emu: needs a model",
-            key="--drive",
-            fix="write --drive=emu:MODEL (a name from the emulated/ folder, or a YAML path)",
-        )
-    return EmuRef(body, speed)
 
 
 def _is_path(ref: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
 from pytest_ssdqual.results.gate import ResultsGate
 

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import PROFILES, get_workload
 from pytest_ssdqual.drive.inventory import Inventory
-from pytest_ssdqual.drive.target import DriveSpec, parse_drive_option
+from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError, DriveUnusable, FioError, SsdQualError
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.plugin import workers as plugin_workers

@@ -22,7 +22,9 @@ from pathlib import Path
 from pytest_ssdqual.catalog.workloads import RunProfile, Workload
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
-from pytest_ssdqual.drive.target import DriveLock, DriveSpec, DriveTarget
+from pytest_ssdqual.drive.lock import DriveLock
+from pytest_ssdqual.drive.spec import DriveSpec
+from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import SafetyRefusal
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
@@ -179,9 +181,14 @@ class QualSession:
         if ctx is not None:
             return ctx
         size = self.options.file_size_bytes or self.options.profile.file_size_bytes
-        target = DriveTarget.open(
-            spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
-        )
+        if spec.kind == "emu":  # emulate builds on drive: it makes the target (needs root)
+            from pytest_ssdqual.emulate.emulator import open_emulated_target
+
+            target: DriveTarget = open_emulated_target(spec, file_size_bytes=size)
+        else:
+            target = DriveTarget.open(
+                spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
+            )
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.drive.inventory import Entry, resolve_assignment
-from pytest_ssdqual.drive.target import DriveSpec
+from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.emulate.emulator import drive_id, host_problems, resolve_spec
 from pytest_ssdqual.emulate.model import DriveModel, load_model
 from pytest_ssdqual.errors import ConfigError

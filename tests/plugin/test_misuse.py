@@ -30,7 +30,7 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
 from pytest_ssdqual.drive.inventory import resolve_assignment
-from pytest_ssdqual.drive.target import DriveLock
+from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.errors import DeviceError, SafetyRefusal
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, SessionOptions, drive_facts
 from pytest_ssdqual.thresholds.loader import ThresholdSet

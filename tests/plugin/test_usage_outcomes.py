@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive.target import parse_drive_option
+from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigError
 
 from ..conftest import REPO, FakeFio

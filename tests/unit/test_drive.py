@@ -1,4 +1,4 @@
-"""Unit tests of ``pytest_ssdqual.drive.target`` and ``.drive.blockdev`` on a fake sysfs tree.
+"""Unit tests of ``pytest_ssdqual.drive`` (spec, safety, target, lock, blockdev) on fake sysfs.
 
 The fake tree mirrors the kernel's layout (Linux ``Documentation/ABI/stable/sysfs-block``):
 ``sys/block/<disk>/{dev,size,ro,holders/,slaves/}``, ``sys/block/<disk>/<part>/{dev,partition}``
@@ -24,19 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive.blockdev import read_mountinfo, read_swaps
-from pytest_ssdqual.drive.identity import DriveIdentity
-from pytest_ssdqual.drive.target import (
+from pytest_ssdqual.drive.blockdev import (
     BlockDeviceState,
-    DriveLock,
-    DriveSpec,
-    DriveTarget,
-    IdentityFn,
-    _char_device_fix,
     inspect_block_device,
-    parse_drive_option,
-    write_refusal_reasons,
+    read_mountinfo,
+    read_swaps,
 )
+from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.drive.lock import DriveLock
+from pytest_ssdqual.drive.safety import write_refusal_reasons
+from pytest_ssdqual.drive.spec import DriveSpec, _char_device_fix, parse_drive_option
+from pytest_ssdqual.drive.target import DriveTarget, IdentityFn
 from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
 
 SERIAL = "S3Z9NB0K123456"
@@ -754,7 +752,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pytest_ssdqual.drive.target import DriveLock
+    from pytest_ssdqual.drive.lock import DriveLock
     lock = DriveLock(sys.argv[1], lock_dir=Path(sys.argv[2]))
     lock.acquire()
     print("locked", flush=True)

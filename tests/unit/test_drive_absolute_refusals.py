@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.drive.blockdev import inspect_block_device
-from pytest_ssdqual.drive.target import write_refusal_reasons
+from pytest_ssdqual.drive.safety import write_refusal_reasons
 
 from ..conftest import cases_dir
 from .test_drive import SERIAL, FakeTree, reasons_for

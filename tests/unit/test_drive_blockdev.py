@@ -1,4 +1,4 @@
-"""``pytest_ssdqual.drive.target`` on real block devices: loop devices over files this test creates.
+"""``pytest_ssdqual.drive`` on real block devices: loop devices over files this test creates.
 
 Needs root and ``losetup`` (util-linux); skipped with the reason otherwise. Nothing here writes
 to a device it did not create: the loop devices sit on image files under ``tmp_path`` and are
@@ -27,7 +27,9 @@ import pytest
 
 from pytest_ssdqual.drive.blockdev import inspect_block_device
 from pytest_ssdqual.drive.identity import DriveIdentity
-from pytest_ssdqual.drive.target import DriveTarget, parse_drive_option, write_refusal_reasons
+from pytest_ssdqual.drive.safety import write_refusal_reasons
+from pytest_ssdqual.drive.spec import parse_drive_option
+from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SafetyRefusal
 
 MIB = 1024 * 1024

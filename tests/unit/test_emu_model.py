@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.drive.spec import parse_emu_ref
 from pytest_ssdqual.emulate.model import (
     Caps,
     available_models,
     find_model,
     load_model,
-    parse_emu_ref,
     parse_size,
 )
 from pytest_ssdqual.errors import ConfigError, ConfigErrors

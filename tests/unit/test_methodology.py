@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
-from pytest_ssdqual.drive.target import parse_drive_option
+from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import FioOutputError, SafetyRefusal
 from pytest_ssdqual.methodology import base as methodology_base
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result

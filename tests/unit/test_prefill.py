@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES
-from pytest_ssdqual.drive.target import parse_drive_option
+from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.fio import runner as fio_runner
 from pytest_ssdqual.fio.job import fio_time, render_job, render_prefill
 from pytest_ssdqual.methodology.jobs import precondition_job, rand_write_4k_job

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB, PROFILES
-from pytest_ssdqual.drive.target import parse_drive_option
+from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigErrors, FioOutputError
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing

@@ -1,0 +1,86 @@
+"""A file target's file (``--drive=file:PATH``): create and size it, name it, remove it.
+
+The plugin creates a missing file with ``O_EXCL | O_NOFOLLOW`` and sizes it (``posix_fallocate``,
+else ``ftruncate``); an existing file is identified by ``(st_dev, st_ino)`` so that a swap behind
+the plugin's back is noticed, and a symlink is never followed (DESIGN.md, safety rules: a file
+target is created, sized and removed by the plugin when it made it).
+
+Sources: open(2) (``O_EXCL``, ``O_NOFOLLOW``), posix_fallocate(3), lstat(2).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from pytest_ssdqual.errors import ConfigError, DeviceError
+
+__all__ = ["ensure_file", "existing_file_id", "remove_file"]
+
+
+def ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
+    """Create ``path`` sized to ``size_bytes`` unless it exists; never through a symlink.
+
+    Returns ``(created, (st_dev, st_ino))``. ``size_bytes`` must be > 0 only when creating.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise DeviceError(f"cannot stat file target {path}: {exc.strerror}") from exc
+    if st is not None:
+        return False, existing_file_id(path, st)
+    if size_bytes <= 0:
+        raise ValueError(f"file_size_bytes must be > 0, got {size_bytes}")
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:  # appeared since the lstat: look at it again, never follow it
+        return False, existing_file_id(path, os.lstat(path))
+    except OSError as exc:
+        raise DeviceError(f"cannot create file target {path}: {exc.strerror}") from exc
+    fst = os.fstat(fd)
+    file_id = (fst.st_dev, fst.st_ino)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, size_bytes)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                raise
+            os.ftruncate(fd, size_bytes)
+    except OSError as exc:
+        os.close(fd)
+        remove_file(path)
+        raise DeviceError(
+            f"cannot size file target {path} to {size_bytes} bytes: {exc.strerror}"
+        ) from exc
+    os.close(fd)
+    return True, file_id
+
+
+def existing_file_id(path: str, st: os.stat_result) -> tuple[int, int]:
+    """``(st_dev, st_ino)`` of the existing regular file ``path`` (``st`` from ``lstat``).
+
+    Raises:
+        ConfigError: ``path`` is a symlink or not a regular file.
+    """
+    if stat.S_ISLNK(st.st_mode):
+        raise ConfigError(
+            f"file:{path} is a symlink: a file target is never reached through a symlink",
+            key="--drive",
+            fix=f"give the real file ({os.path.realpath(path)}) if it is really meant for "
+            "destruction, or a new path",
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"file:{path} is no longer a regular file", key="--drive")
+    return st.st_dev, st.st_ino
+
+
+def remove_file(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+

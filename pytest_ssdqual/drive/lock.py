@@ -1,0 +1,108 @@
+"""An advisory per-drive lock: one pytest-ssdqual process per drive (DESIGN.md, safety rules).
+
+Sources: flock(2) (the kernel drops the lock when its holder exits or crashes).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from pytest_ssdqual.errors import DeviceError
+
+__all__ = ["DriveLock"]
+
+
+def _default_lock_dir() -> Path:
+    run_lock = Path("/run/lock")
+    if run_lock.is_dir() and os.access(run_lock, os.W_OK | os.X_OK):
+        return run_lock
+    return Path(tempfile.gettempdir())
+
+
+class DriveLock:
+    """Advisory per-drive lock so that a second pytest process cannot hit the same drive.
+
+    ``flock(LOCK_EX | LOCK_NB)`` on ``<lock_dir>/pytest-ssdqual-<target_id>.lock``; the holder
+    writes its pid there. The kernel drops the lock when the holder exits or crashes, so a
+    stale file never blocks. The file is left in place (deleting it would race).
+
+    Args:
+        target_id: :attr:`DriveTarget.id` (``sdb``, ``loop3``, ``file-x.img``).
+        lock_dir: where the lock files live; default ``/run/lock``, else the temp directory.
+        label: how to name the drive in messages (default ``target_id``), e.g. ``/dev/sdb``.
+    """
+
+    def __init__(
+        self, target_id: str, *, lock_dir: Path | None = None, label: str | None = None
+    ) -> None:
+        self.target_id = target_id
+        self.label = label or target_id
+        directory = Path(lock_dir) if lock_dir is not None else _default_lock_dir()
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", target_id)
+        self.path = directory / f"pytest-ssdqual-{safe}.lock"
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        """True while this object holds the lock."""
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Take the lock without waiting. A no-op when this object already holds it.
+
+        Raises:
+            DeviceError: another process holds it (``"drive /dev/sdb is in use by another
+                pytest-ssdqual run (pid 1234): wait for it or stop it"``), or the lock file
+                cannot be opened.
+        """
+        if self._fd is not None:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise DeviceError(f"cannot open lock file {self.path}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _read_pid(fd)
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise DeviceError(
+                    f"drive {self.label} is in use by another pytest-ssdqual run "
+                    f"(pid {holder or 'unknown'}): wait for it or stop it (lock {self.path})"
+                ) from None
+            raise DeviceError(f"cannot lock {self.path}: {exc.strerror}") from exc
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock. Idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> DriveLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def _read_pid(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return text if text.isdigit() else ""
