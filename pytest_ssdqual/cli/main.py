@@ -33,7 +33,8 @@ from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.results import compare, rejudge, trend
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 
 EXIT_OK = 0
 EXIT_USAGE = 4

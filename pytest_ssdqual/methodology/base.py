@@ -31,7 +31,7 @@ from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 if TYPE_CHECKING:
     from pytest_ssdqual.methodology.steady_state import SteadyState
     from pytest_ssdqual.qualify.session import DriveContext, JobRun, QualSession
-    from pytest_ssdqual.thresholds.loader import ResolvedLimits
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 #: Drive states a figure can be taken in (SNIA PTS: FOB = fresh out of box, after a purge).
 STATE_FOB = "FOB"

@@ -64,7 +64,7 @@ from pytest_ssdqual.thresholds.verdict import Verdict, judge
 if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
     from pytest_ssdqual.qualify.session import DriveContext, SessionOptions, WorkloadOutcome
-    from pytest_ssdqual.thresholds.loader import ResolvedLimits
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 __all__ = [
     "BaselineRef",

@@ -74,7 +74,7 @@ from pytest_ssdqual.results.regression_stats import (
 from pytest_ssdqual.thresholds.verdict import format_number
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.thresholds.loader import ResolvedLimits
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 __all__ = [
     "DEFAULT_REGRESSION_LIMIT_PCT",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
-    from pytest_ssdqual.thresholds.loader import ResolvedLimits
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 __all__ = ["Limit", "Provenance", "Verdict", "judge", "format_number"]
 

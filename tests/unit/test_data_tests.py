@@ -28,7 +28,8 @@ from pytest_ssdqual.fio.verify import parse_verify_failures, read_verify_report
 from pytest_ssdqual.methodology import burst, compressibility, integrity
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.methodology.registry import METHODOLOGIES
-from pytest_ssdqual.thresholds.loader import ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio_verify"
 JOB = "verify_rand_write_4k_qd32"

@@ -17,7 +17,8 @@ from pytest_ssdqual.emulate.model import (
     parse_size,
 )
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 
 from ..conftest import REPO
 

@@ -32,7 +32,8 @@ from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.drive.identity import _default_run
 from pytest_ssdqual.errors import ConfigErrors
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 
 from ..conftest import cases_dir
 

@@ -27,7 +27,8 @@ from pytest_ssdqual.methodology.purge import PurgeRecord
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, SessionOptions
-from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 from ..conftest import FakeFio, cases_dir

@@ -9,7 +9,8 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.methodology.recovery import recovery_metrics
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import FAIL, MISSING, PASS, judge
 
 

@@ -28,7 +28,8 @@ from pytest_ssdqual.results.regression import (
     signed_pct,
 )
 from pytest_ssdqual.results.regression_stats import judge_samples
-from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 
 SINGLE = " [single runs: no noise estimate, judged on the figures alone]"
 

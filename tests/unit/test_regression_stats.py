@@ -24,7 +24,8 @@ from pytest_ssdqual.results.regression import (
     gated_metrics,
 )
 from pytest_ssdqual.results.regression_stats import judge_samples, rsd_pct
-from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 
 from ..conftest import REPO
 

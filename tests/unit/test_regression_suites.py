@@ -40,7 +40,8 @@ from pytest_ssdqual.results.regression import (
     has_direction,
     is_higher_better,
 )
-from pytest_ssdqual.thresholds.loader import DriveFacts, ResolvedLimits, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
                    capacity_bytes=128 * 10**9, kind="block")

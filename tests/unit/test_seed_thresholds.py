@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import judge
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "thresholds"

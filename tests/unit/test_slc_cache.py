@@ -13,7 +13,8 @@ from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.logs import BandwidthSeries, LogSample, read_log, to_series
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff, running_median
-from pytest_ssdqual.thresholds.loader import DriveFacts, ThresholdSet
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import MISSING, judge
 
 from ..conftest import cases_dir

@@ -1,4 +1,5 @@
-"""Tests of ``pytest_ssdqual.thresholds.loader``: schema, sense checks, matching, resolution.
+"""Tests of ``pytest_ssdqual.thresholds`` (loader, schema_check, sense_check, profile): schema,
+sense checks, matching, resolution.
 
 Every bad-input case asserts the message names the file, the YAML line and the key, and that
 every problem of every file is reported at once (not first-only).
@@ -13,13 +14,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
-from pytest_ssdqual.thresholds.loader import (
-    DriveFacts,
-    ResolvedLimits,
-    ThresholdProfile,
-    ThresholdSet,
-    schema,
-)
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits, ThresholdProfile
+from pytest_ssdqual.thresholds.schema_check import schema
 
 GOOD = """\
 version: 1

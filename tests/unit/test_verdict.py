@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG
-from pytest_ssdqual.thresholds.loader import ResolvedLimits
+from pytest_ssdqual.thresholds.profile import ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, format_number, judge
 
 PROV = Provenance(
