@@ -96,7 +96,7 @@ class Workload:
         per_direction: False when the workload has no per-direction fio metrics of its own (a
             multi-phase methodology reports phase figures such as ``fresh_iops`` instead).
         primary_figures: the methodology metrics the regression gate judges by default
-            (``regression.primary_metrics``), for suites with many per-point figures (sweeps,
+            (``gated_metrics.primary_metrics``), for suites with many per-point figures (sweeps,
             data states, data tests: their ``*_GATED`` catalog sets); empty: every
             higher-is-better methodology metric, or a plain workload's iops and bw_mbps.
     """

@@ -2,7 +2,7 @@
 
 Drives are paired by model, controller and NAND (the same serial first); every metric both runs
 measured for a workload gets a row: A's figure, B's, the signed change, and whether it is better
-or worse (direction-aware, ``regression.is_higher_better``). Where B was gated on a baseline the
+or worse (direction-aware, ``gated_metrics.is_higher_better``). Where B was gated on a baseline the
 row also shows the regression limit B was judged with. Where B was gated on A itself, a metric
 the gate found ``regressed`` or ``inconclusive`` (``regression_stats``: on every run of both)
 shows that decision, and no other metric is called regressed; against another run, ``regressed``
@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.results.regression import (
-    INCONCLUSIVE,
-    REGRESSED,
-    format_figure,
-    has_direction,
-    is_higher_better,
-    signed_pct,
-)
+from pytest_ssdqual.results.comparison import format_figure, signed_pct
+from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
+from pytest_ssdqual.results.regression_stats import INCONCLUSIVE, REGRESSED
 from pytest_ssdqual.results.store import ResultsStore, StoredRun, StoreError
 from pytest_ssdqual.thresholds.verdict import format_number
 
@@ -50,7 +45,7 @@ class Delta:
         change_pct: ``(b - a) / a * 100``; None when not computable.
         higher_is_better: direction. limit_pct: B's regression limit for it, when B was gated.
         status: ``better``, ``worse``, ``unchanged``, ``changed`` (a metric without a direction,
-            ``regression.has_direction``), ``regressed`` (the gate's decision when B
+            ``gated_metrics.has_direction``), ``regressed`` (the gate's decision when B
             was gated on A, else worse beyond B's limit), ``inconclusive`` (the gate's decision
             when B was gated on A), ``only in A``, ``only in B``.
     """

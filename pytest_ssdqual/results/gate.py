@@ -20,7 +20,7 @@ no test skipped or deselected) of firmware NAME on the same model, controller an
 same run profile. An explicit run id or folder that is not such a run is still used, with a
 warning line in the gate summary.
 
-With ``--baseline`` a gated metric (``regression.gated_metrics``: every workload's primary
+With ``--baseline`` a gated metric (``gated_metrics.gated_metrics``: every workload's primary
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
 run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
 figure for ...``): a baseline that lacks the workload never passes it silently. So does a
@@ -43,21 +43,25 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_ssdqual import __version__
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.figure_state import figure_states
-from pytest_ssdqual.results.regression import (
-    IMPROVED,
-    INCONCLUSIVE,
+from pytest_ssdqual.results.comparison import (
     NO_BASELINE,
     NOT_MEASURED,
-    REGRESSED,
-    WITHIN,
-    BaselineError,
     Comparison,
+    failure_message,
+)
+from pytest_ssdqual.results.regression import (
+    BaselineError,
     aggregate_repeats,
     compare_workload,
-    failure_message,
     repetition_samples,
 )
-from pytest_ssdqual.results.regression_stats import SINGLE
+from pytest_ssdqual.results.regression_stats import (
+    IMPROVED,
+    INCONCLUSIVE,
+    REGRESSED,
+    SINGLE,
+    WITHIN,
+)
 from pytest_ssdqual.results.store import ResultsStore, StoredRun, StoreError, drive_slug, utc_now
 from pytest_ssdqual.thresholds.verdict import Verdict, judge
 

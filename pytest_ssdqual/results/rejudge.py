@@ -38,7 +38,8 @@ from pytest_ssdqual.catalog.workloads import CATALOG, Workload
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.results.compare import load_run
-from pytest_ssdqual.results.regression import Comparison, compare_workload, repetition_samples
+from pytest_ssdqual.results.comparison import Comparison
+from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.store import ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits

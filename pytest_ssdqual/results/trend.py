@@ -24,7 +24,8 @@ from typing import Any
 
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.results.regression import format_figure, is_higher_better, signed_pct
+from pytest_ssdqual.results.comparison import format_figure, signed_pct
+from pytest_ssdqual.results.gated_metrics import is_higher_better
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["FirmwarePoint", "trend_points", "format_table", "plot_trend", "add_parser",

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_ssdqual.cli import main as cli
 from pytest_ssdqual.results import rejudge
-from pytest_ssdqual.results.regression import Comparison
+from pytest_ssdqual.results.comparison import Comparison
 from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 

@@ -180,7 +180,7 @@ def test_ratios_leave_out_what_was_not_measured() -> None:
 
 
 def test_ratio_names_gate_in_the_right_direction() -> None:
-    from pytest_ssdqual.results.regression import is_higher_better as higher_is_better
+    from pytest_ssdqual.results.gated_metrics import is_higher_better as higher_is_better
 
     assert higher_is_better("full75_rand_write_4k_qd32.write.iops_ratio")
     assert higher_is_better("fragmented_seq_read_128k_qd32.read.bw_mbps_ratio")

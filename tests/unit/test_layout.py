@@ -32,7 +32,7 @@ KNOWN_OVERSIZE = {
     "pytest_ssdqual.emulate.emulator", "pytest_ssdqual.emulate.model", "pytest_ssdqual.fio.result",
     "pytest_ssdqual.fio.runner", "pytest_ssdqual.methodology.purge", "pytest_ssdqual.plugin.hooks",
     "pytest_ssdqual.report.allure_results", "pytest_ssdqual.report.drive_summary",
-    "pytest_ssdqual.results.gate", "pytest_ssdqual.results.regression",
+    "pytest_ssdqual.results.gate",
     "pytest_ssdqual.results.store",
 }
 #: Import circles still open (same rule: removed when broken, never added to).

@@ -10,24 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.results.regression import (
-    DEFAULT_REGRESSION_LIMIT_PCT,
-    IMPROVED,
-    INCONCLUSIVE,
+from pytest_ssdqual.results.comparison import (
     NO_BASELINE,
     NOT_MEASURED,
-    REGRESSED,
-    WITHIN,
     Comparison,
-    aggregate_repeats,
-    compare_workload,
     failure_message,
+    signed_pct,
+)
+from pytest_ssdqual.results.gated_metrics import (
+    DEFAULT_REGRESSION_LIMIT_PCT,
     gated_metrics,
     is_higher_better,
     regression_limit,
-    signed_pct,
 )
-from pytest_ssdqual.results.regression_stats import judge_samples
+from pytest_ssdqual.results.regression import aggregate_repeats, compare_workload
+from pytest_ssdqual.results.regression_stats import (
+    IMPROVED,
+    INCONCLUSIVE,
+    REGRESSED,
+    WITHIN,
+    judge_samples,
+)
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 

@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.results.regression import (
-    FAILING,
+from pytest_ssdqual.results.comparison import FAILING
+from pytest_ssdqual.results.gated_metrics import gated_metrics
+from pytest_ssdqual.results.regression import compare_workload
+from pytest_ssdqual.results.regression_stats import (
     IMPROVED,
     INCONCLUSIVE,
     REGRESSED,
     WITHIN,
-    compare_workload,
-    gated_metrics,
+    judge_samples,
+    rsd_pct,
 )
-from pytest_ssdqual.results.regression_stats import judge_samples, rsd_pct
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 

@@ -31,15 +31,9 @@ from pytest_ssdqual.catalog.sweeps import (
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.methodology.mixed import copy_timing, sweep_average
 from pytest_ssdqual.methodology.qd_scaling import _pattern
-from pytest_ssdqual.results.regression import (
-    IMPROVED,
-    REGRESSED,
-    BaselineError,
-    compare_workload,
-    gated_metrics,
-    has_direction,
-    is_higher_better,
-)
+from pytest_ssdqual.results.gated_metrics import gated_metrics, has_direction, is_higher_better
+from pytest_ssdqual.results.regression import BaselineError, compare_workload
+from pytest_ssdqual.results.regression_stats import IMPROVED, REGRESSED
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 

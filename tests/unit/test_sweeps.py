@@ -24,7 +24,7 @@ from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
 from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
-from pytest_ssdqual.results.regression import is_higher_better
+from pytest_ssdqual.results.gated_metrics import is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import FakeFio
