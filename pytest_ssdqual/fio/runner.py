@@ -4,26 +4,24 @@ fio runs in its own process group (``start_new_session``); a timeout, Ctrl-C or 
 exception while it runs kills the whole group (SIGTERM, then SIGKILL after a grace period),
 so no fio keeps writing to a drive after the test that started it is gone.
 
-Success means all three: exit status 0, a readable JSON document, every job ``error == 0``
-(STYLE.md row 8). Anything else raises a ``FioError`` subclass that carries fio's raw output.
+The process handling (own group, death signal, cgroup, group kill) is ``fio.process``; judging
+the finished run (``check_run``) is ``fio.check``.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
-from pytest_ssdqual.errors import FioError, FioJobError, FioNotFound, FioTimeout
-from pytest_ssdqual.fio.result import WorkloadResult, parse_fio_output, parse_io_errors
+from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
+from pytest_ssdqual.fio.parse import parse_fio_output
+from pytest_ssdqual.fio.process import cgroup_joiner, child_setup, kill_process_group
 
 #: Oldest fio whose JSON this project reads for its own runs (``clat_ns``, ``bw_bytes``,
 #: ``percentile_list`` with p99.99, io_uring engine).
@@ -32,15 +30,6 @@ MIN_FIO_VERSION = (3, 13)
 #: Seconds fio gets beyond ramp + runtime before it is declared hung (start-up, file layout,
 #: device flush at close).
 TIMEOUT_MARGIN_S = 30.0
-
-#: A run that measured less than this share of the asked runtime finished early.
-MIN_RUNTIME_SHARE = 0.9
-
-#: Seconds between SIGTERM and SIGKILL when stopping a fio process group.
-KILL_GRACE_S = 1.0
-
-#: What fio prints (to its --output file) when a signal stops it: fio-3.33 exits with 128 then.
-_SIGNAL_LINE = re.compile(r"fio: terminating on signal \d+")
 
 
 @dataclass(frozen=True)
@@ -150,7 +139,7 @@ class FioRunner:
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env())
                 try:
                     if proc.returncode != 0:
-                        raise FioError(_first_line(proc.stderr) or f"exit status {proc.returncode}")
+                        raise FioError(first_line(proc.stderr) or f"exit status {proc.returncode}")
                     parse_fio_output(proc.stdout, source=f"fio {engine} probe")
                 except FioError as exc:
                     failures.append(f"{engine}: {exc}")
@@ -207,7 +196,7 @@ class FioRunner:
             text=True,
             env=_env(),
             start_new_session=True,
-            preexec_fn=_child_setup(_cgroup_joiner(cgroup or self.cgroup)),
+            preexec_fn=child_setup(cgroup_joiner(cgroup or self.cgroup)),
         )
         try:
             _stdout, stderr = proc.communicate(timeout=timeout_s)
@@ -231,176 +220,6 @@ class FioRunner:
         )
 
 
-
-def _child_setup(then: Callable[[], None] | None) -> Callable[[], None]:
-    """A ``preexec_fn``: have the kernel send fio SIGTERM when this process dies
-    (``prctl(PR_SET_PDEATHSIG)``, prctl(2)), then run ``then`` (e.g. join a cgroup).
-
-    fio handles SIGTERM like Ctrl-C ("fio: terminating on signal 15"): it stops its job
-    processes and exits, so a parent that dies without cleaning up leaves no fio writing.
-    The kernel ties the signal to the *thread* that forked; ``FioRunner.run`` forks and waits
-    in the same thread, so only that thread's (or the process's) end triggers it.
-    """
-    parent = os.getpid()
-    prctl = _prctl()
-
-    def setup() -> None:  # runs in the child, before exec
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-            if os.getppid() != parent:  # the parent died before prctl took effect
-                os._exit(1)
-        if then is not None:
-            then()
-
-    return setup
-
-
-#: prctl(2) option: signal sent to this process when its parent (thread) dies.
-_PR_SET_PDEATHSIG = 1
-
-
-def _prctl() -> Callable[..., int] | None:
-    """libc's ``prctl`` (Linux), loaded in the parent so the child only calls it."""
-    try:
-        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)
-    except (OSError, AttributeError):
-        return None
-
-
-def _cgroup_joiner(cgroup: Path | None) -> Callable[[], None] | None:
-    """A ``preexec_fn`` that moves the child into ``cgroup`` before it execs fio."""
-    if cgroup is None:
-        return None
-    procs = cgroup / "cgroup.procs"
-
-    def join() -> None:  # runs in the child, before exec
-        procs.write_text(str(os.getpid()))
-
-    return join
-
-
-def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
-    """Judge whether a fio run succeeded and parse it (see ``_check_run``).
-
-    A job error is completed with the first I/O error fio printed (``fio: io_u error on file
-    /dev/loop0: Input/output error: read offset=16777216, buflen=131072`` on stderr, which
-    fio's JSON lacks): the message then names the file, direction, byte offset and length,
-    and the ``FioJobError`` carries ``file`` and ``offset``.
-
-    Raises:
-        FioOutputError, FioJobError, FioError: as ``_check_run``.
-    """
-    try:
-        return _check_run(run, expected_runtime_s=expected_runtime_s)
-    except FioJobError as exc:
-        errors = parse_io_errors(run.stderr + "\n" + run.raw_output)
-        if not errors:
-            raise
-        first = errors[0]
-        more = f" (+{len(errors) - 1} more I/O errors)" if len(errors) > 1 else ""
-        raise FioJobError(
-            f"{exc}: first I/O error {first}{more}",
-            job=exc.job, errno=exc.errno, raw_output=exc.raw_output,
-            file=first.file, offset=first.offset_bytes,
-        ) from None
-
-
-def _check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
-    """Judge whether a fio run succeeded and parse it.
-
-    Success = exit status 0, a readable JSON document, every job ``error == 0``, no
-    "terminating on signal", and at least ``MIN_RUNTIME_SHARE`` of the asked runtime measured.
-
-    Raises:
-        FioOutputError, FioJobError (from the parser); FioError for a non-zero exit, a signal
-        or a run that finished early. Each carries the raw output.
-    """
-    raw = run.raw_output + ("\n" + run.stderr if run.stderr.strip() else "")
-    source = str(run.output_path)
-    if run.returncode != 0:
-        try:
-            parse_fio_output(run.raw_output, source=source)
-        except FioJobError as exc:  # a job's errno explains the exit status best
-            exc.raw_output = raw
-            raise
-        except FioError:
-            pass
-        detail = _first_line(run.stderr) or _first_line(run.raw_output) or "no output"
-        if run.returncode < 0:
-            number = -run.returncode
-            try:
-                name = signal.Signals(number).name
-            except ValueError:
-                name = "unknown signal"
-            raise FioError(
-                f"fio was killed by signal {number} ({name}) before it finished; it printed: "
-                f"{detail}",
-                raw_output=raw,
-            )
-        interrupted = _SIGNAL_LINE.search(raw)
-        if interrupted:
-            raise FioError(
-                f"fio was interrupted ({interrupted.group(0).strip()}) and exited with status "
-                f"{run.returncode}: its figures cover only part of the asked run",
-                raw_output=raw,
-            )
-        raise FioError(f"fio exited with status {run.returncode}: {detail}", raw_output=raw)
-    result = parse_fio_output(run.raw_output, source=source)
-    if result.terminated_by_signal:
-        raise FioError("fio was interrupted (terminating on signal)", raw_output=raw)
-    if expected_runtime_s and result.runtime_ms < expected_runtime_s * 1000 * MIN_RUNTIME_SHARE:
-        raise FioError(
-            f"fio stopped early: measured {result.runtime_ms / 1000:.1f} s of the "
-            f"{expected_runtime_s:.0f} s asked",
-            raw_output=raw,
-        )
-    return result
-
-
-def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_S) -> str:
-    """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``.
-
-    Returns what ``proc`` had printed on stderr (when piped) and not yet been read, so a
-    killed fio's last words reach the report; ``''`` when nothing or not piped; a note when
-    ``proc`` outlived SIGKILL (stuck in D state): never raises ``TimeoutExpired``, so the
-    error that led here is not masked.
-    """
-    stuck = ""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=grace_s)
-            # fio's children share the group: make sure none is left.
-            os.killpg(proc.pid, 0)
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            break
-    else:
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            # fio stuck in uninterruptible sleep (D state, a dead device): it cannot be reaped
-            # now. Say so, and never let this hide the error that got us here.
-            stuck = (f"[pytest-ssdqual: fio (pid {proc.pid}) did not exit {grace_s:g} s after "
-                     "SIGKILL (uninterruptible sleep: stuck device I/O); left unreaped]")
-    stderr = ""
-    try:
-        if not stuck:
-            _stdout, stderr = proc.communicate(timeout=grace_s)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        pass
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    if stuck:
-        return stuck
-    return stderr if isinstance(stderr, str) else ""
-
-
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["LC_ALL"] = "C"
@@ -414,7 +233,8 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped (``''`` when there is none)."""
     for line in text.splitlines():
         if line.strip():
             return line.strip()

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.result import extract_json_document
+from pytest_ssdqual.fio.extract import extract_json_document
 
 #: fio's job error for a verification failure.
 VERIFY_ERRNO = errno.EILSEQ

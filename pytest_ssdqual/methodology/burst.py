@@ -48,8 +48,8 @@ from pytest_ssdqual.catalog.data_tests import (
 )
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import FioOutputError
+from pytest_ssdqual.fio.extract import extract_json_document
 from pytest_ssdqual.fio.job import fio_time
-from pytest_ssdqual.fio.result import extract_json_document
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     STATE_AS_FOUND,

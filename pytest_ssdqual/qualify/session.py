@@ -26,9 +26,10 @@ from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import SafetyRefusal
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
-from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner, check_run
+from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Verdict, judge

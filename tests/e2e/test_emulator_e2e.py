@@ -31,8 +31,9 @@ import pytest
 
 from pytest_ssdqual.emulate.emulator import EmulatedDrive, host_problems
 from pytest_ssdqual.emulate.model import load_model
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.logs import bandwidth_series
-from pytest_ssdqual.fio.runner import FioRunner, check_run
+from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
 from ..conftest import REPO

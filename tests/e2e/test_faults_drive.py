@@ -39,8 +39,9 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, RunProfile
 from pytest_ssdqual.errors import FioJobError
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import render_job
-from pytest_ssdqual.fio.runner import FioRunner, check_run
+from pytest_ssdqual.fio.runner import FioRunner
 
 from ..conftest import need_root
 from ..plugin.test_misuse import own_loop

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.errors import FioJobError
-from pytest_ssdqual.fio.result import IoError, parse_io_errors
-from pytest_ssdqual.fio.runner import FioRun, check_run
+from pytest_ssdqual.fio.check import check_run
+from pytest_ssdqual.fio.io_errors import IoError, parse_io_errors
+from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.qualify import session as session_module
 
 from ..conftest import FakeFio

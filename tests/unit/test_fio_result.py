@@ -1,4 +1,4 @@
-"""Tests of ``pytest_ssdqual.fio.result`` on real fio outputs.
+"""Tests of ``pytest_ssdqual.fio`` extract, parse and result on real fio outputs.
 
 Two sources, both real fio runs:
 
@@ -20,13 +20,9 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import DIRECTION_METRICS, TOTAL_METRICS
 from pytest_ssdqual.errors import FioError, FioJobError, FioOutputError
-from pytest_ssdqual.fio.result import (
-    DirectionResult,
-    WorkloadResult,
-    extract_json_document,
-    parse_fio_file,
-    parse_fio_output,
-)
+from pytest_ssdqual.fio.extract import extract_json_document
+from pytest_ssdqual.fio.parse import parse_fio_file, parse_fio_output
+from pytest_ssdqual.fio.result import DirectionResult, WorkloadResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 

@@ -11,8 +11,9 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, RunProfile
 from pytest_ssdqual.errors import FioError, FioJobError, FioNotFound, FioOutputError, FioTimeout
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import render_job
-from pytest_ssdqual.fio.runner import FioRunner, check_run, parse_fio_version
+from pytest_ssdqual.fio.runner import FioRunner, parse_fio_version
 
 from ..conftest import FakeFio
 

@@ -35,8 +35,10 @@ from pytest_ssdqual.drive.identity import (
 )
 from pytest_ssdqual.drive.inventory import Inventory
 from pytest_ssdqual.errors import ConfigError, DeviceError, FioError, SsdQualError
-from pytest_ssdqual.fio.result import parse_fio_output, parse_io_errors
-from pytest_ssdqual.fio.runner import FioRun, check_run
+from pytest_ssdqual.fio.check import check_run
+from pytest_ssdqual.fio.io_errors import parse_io_errors
+from pytest_ssdqual.fio.parse import parse_fio_output
+from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import REPO, cases_dir

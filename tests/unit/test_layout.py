@@ -29,8 +29,8 @@ TOP_LEVEL = {"__init__", "errors", "yamlutil"}
 KNOWN_OVERSIZE = {
     "pytest_ssdqual.drive.blockdev", "pytest_ssdqual.drive.health", "pytest_ssdqual.drive.identity",
     "pytest_ssdqual.emulate.controller",
-    "pytest_ssdqual.emulate.emulator", "pytest_ssdqual.emulate.model", "pytest_ssdqual.fio.result",
-    "pytest_ssdqual.fio.runner", "pytest_ssdqual.methodology.purge", "pytest_ssdqual.plugin.hooks",
+    "pytest_ssdqual.emulate.emulator", "pytest_ssdqual.emulate.model",
+    "pytest_ssdqual.methodology.purge", "pytest_ssdqual.plugin.hooks",
     "pytest_ssdqual.report.allure_results", "pytest_ssdqual.report.drive_summary",
     "pytest_ssdqual.results.gate",
     "pytest_ssdqual.results.store",

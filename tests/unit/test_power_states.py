@@ -20,7 +20,7 @@ from pytest_ssdqual.drive.power_states import (
     render_idle_job,
     wake_metrics,
 )
-from pytest_ssdqual.fio.result import parse_fio_file
+from pytest_ssdqual.fio.parse import parse_fio_file
 from pytest_ssdqual.plugin import power as plugin_power
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "idle_wake"

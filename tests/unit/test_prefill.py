@@ -15,7 +15,7 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES
 from pytest_ssdqual.drive.spec import parse_drive_option
-from pytest_ssdqual.fio import runner as fio_runner
+from pytest_ssdqual.fio import process as fio_process
 from pytest_ssdqual.fio.job import fio_time, render_job, render_prefill
 from pytest_ssdqual.methodology.jobs import precondition_job, rand_write_4k_job
 from pytest_ssdqual.qualify.session import (
@@ -151,6 +151,6 @@ def test_a_fio_stuck_after_sigkill_does_not_mask_the_error(
         def communicate(self, timeout: float | None = None) -> Any:
             raise AssertionError("must not wait on a stuck process again")
 
-    monkeypatch.setattr(fio_runner.os, "killpg", lambda pid, sig: None)
-    note = fio_runner.kill_process_group(Stuck(), grace_s=0.01)  # type: ignore[arg-type]
+    monkeypatch.setattr(fio_process.os, "killpg", lambda pid, sig: None)
+    note = fio_process.kill_process_group(Stuck(), grace_s=0.01)  # type: ignore[arg-type]
     assert "did not exit 0.01 s after SIGKILL" in note and "pid 424242" in note
