@@ -65,7 +65,7 @@ from pytest_ssdqual.report.summary import (
     rows_from_outcome,
 )
 from pytest_ssdqual.results.gate import ResultsGate, build_gate_options, format_gate_summary
-from pytest_ssdqual.results.store import new_run_id
+from pytest_ssdqual.results.run_folder import new_run_id
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 #: Smallest ``--scratch-size``: 1 MiB.

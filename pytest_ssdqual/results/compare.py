@@ -26,7 +26,8 @@ from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.results.regression_stats import INCONCLUSIVE, REGRESSED
-from pytest_ssdqual.results.store import ResultsStore, StoredRun, StoreError
+from pytest_ssdqual.results.run_folder import StoredRun, StoreError
+from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import format_number
 
 __all__ = ["Delta", "compare_runs", "load_run", "render", "add_parser", "run_command"]

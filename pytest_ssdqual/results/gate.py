@@ -62,7 +62,8 @@ from pytest_ssdqual.results.regression_stats import (
     SINGLE,
     WITHIN,
 )
-from pytest_ssdqual.results.store import ResultsStore, StoredRun, StoreError, drive_slug, utc_now
+from pytest_ssdqual.results.run_folder import StoredRun, StoreError, drive_slug, utc_now
+from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import Verdict, judge
 
 if TYPE_CHECKING:

@@ -40,7 +40,8 @@ from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge

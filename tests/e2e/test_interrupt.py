@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.report import html as htmlreport
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import REPO
 

@@ -27,7 +27,8 @@ from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.plugin import health as plugin_health
 from pytest_ssdqual.plugin import power as plugin_power
 from pytest_ssdqual.results import rejudge
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import REPO, FakeFio, cases_dir
 from .test_plugin import _root_disk

@@ -22,7 +22,8 @@ import pytest
 from pytest_ssdqual.cli import main as cli
 from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.comparison import Comparison
-from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import REPO, FakeFio

@@ -14,7 +14,8 @@ import pytest
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.plugin import methodology as plugin_methodology
 from pytest_ssdqual.results import rejudge
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import REPO, FakeFio

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.results.compare import compare_runs
-from pytest_ssdqual.results.store import ResultsStore, StoredRun
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
 
 FACTS = {"controller": "C", "nand": "N", "firmware": "A", "model": "M", "serial": "S",
          "capacity_bytes": 10**9, "kind": "block"}

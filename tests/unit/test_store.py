@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from pytest_ssdqual.results.store import (
+from pytest_ssdqual.results.run_folder import (
     INDEX_NAME,
     RUN_FILE,
-    ResultsStore,
     StoredRun,
     StoreError,
     drive_slug,
     new_run_id,
 )
+from pytest_ssdqual.results.store import ResultsStore
 
 SPAWN = multiprocessing.get_context("spawn")
 

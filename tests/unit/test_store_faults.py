@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.results.store import RUN_FILE, ResultsStore, StoredRun, StoreError
+from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun, StoreError
+from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import need_root
 from .test_store import _record, _run_ids, _write_run

@@ -1,0 +1,253 @@
+"""A results run folder: its layout, its id, its crash-safe files, and reading it back.
+
+Layout (``--results-dir``, default ``ssdqual-results/`` in the rootdir)::
+
+    ssdqual-results/
+      index.sqlite                     runs, drives and metrics (``results.index``)
+      .index.lock                      flock serialising index writes and rebuilds
+      20261130T101500.123456Z-3fa2c1/  one run (its id: UTC start in microseconds + random
+                                       suffix; ids of older versions, 20261130T101500Z-3fa2c1,
+                                       are still read)
+        run.json                       written last, at session end: the run is complete
+        dev_loop0/                     one folder per drive (slug of --drive)
+          seq_write_128k_qd32/         one folder per workload
+            record.json                identity, metrics (median), spread, verdicts, regression
+            rep1/                      per repetition: job.fio, fio-output.json,
+                                       fio-stderr.txt, log_bw.1.log, log_iops.1.log, ...
+
+Crash safety: every file is written to a temporary name, flushed, fsynced and renamed
+(``atomic_write_bytes``); a run without ``run.json`` is *incomplete* (``StoredRun.load`` refuses
+it with that word), never indexed, never a baseline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ssdqual.errors import SsdQualError
+
+__all__ = [
+    "INDEX_NAME",
+    "RECORD_FILE",
+    "RUN_FILE",
+    "StoreError",
+    "StoredRun",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "complete_runs",
+    "drive_slug",
+    "drives_from_records",
+    "new_run_id",
+    "read_json",
+    "read_records",
+    "run_folders",
+    "utc_now",
+]
+
+INDEX_NAME = "index.sqlite"
+RUN_FILE = "run.json"
+RECORD_FILE = "record.json"
+#: A run id: ``20261130T101500.123456Z-3fa2c1``; ids without the microseconds (written by
+#: older versions, ``20261130T101500Z-3fa2c1``) are still runs.
+RUN_ID = re.compile(r"^\d{8}T\d{6}(?:\.\d{6})?Z-[0-9a-f]{6}$")
+
+
+class StoreError(SsdQualError):
+    """The results store cannot be read or written (permissions, disk full, a foreign folder)."""
+
+
+def utc_now() -> str:
+    """Current UTC time, ISO 8601 with seconds and ``Z`` (``2026-11-30T10:15:00Z``)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id(now: dt.datetime | None = None) -> str:
+    """A new, sortable run id: UTC start with microseconds and 6 random hex digits
+    (``20261130T101500.123456Z-3fa2c1``), so runs started in the same second still sort by
+    start time."""
+    moment = now or dt.datetime.now(dt.UTC)
+    return f"{moment:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
+
+
+def drive_slug(drive: str) -> str:
+    """Folder name for a drive as given (``/dev/loop0`` -> ``dev_loop0``,
+    ``file:/tmp/x.img`` -> ``file_tmp_x.img``)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", drive).strip("_.")
+    return slug or "drive"
+
+
+# --------------------------------------------------------------------------------------------
+# atomic files
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a folder, so a rename in it survives a power cut (errors ignored)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder, fsync, rename."""
+    tmp = path.with_name(f".tmp-{path.name}-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """``atomic_write_bytes`` of ``data`` as indented, key-sorted JSON."""
+    atomic_write_bytes(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A stored JSON object (``run.json``, ``record.json``).
+
+    Raises:
+        StoreError: the file is missing, unreadable, or not a JSON object.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StoreError(f"{path} is missing") from None
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{path} is unreadable: {exc}") from None
+    if not isinstance(data, dict):
+        raise StoreError(f"{path} does not hold a JSON object")
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# runs
+
+
+@dataclass
+class StoredRun:
+    """A complete run read back from its folder.
+
+    Attributes:
+        path: the run folder. info: ``run.json``. records: every workload ``record.json``, in
+            folder order (drive slug, workload).
+    """
+
+    path: Path
+    info: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.info.get("run_id", self.path.name))
+
+    @property
+    def profile(self) -> str:
+        return str(self.info.get("profile", ""))
+
+    @property
+    def passed(self) -> bool:
+        """Eligible as a ``firmware:NAME`` baseline: pytest exited 0 and no test was skipped
+        or deselected (``run.json`` ``passed``)."""
+        return bool(self.info.get("passed"))
+
+    @property
+    def drives(self) -> list[dict[str, Any]]:
+        """``run.json`` ``drives``: one dict per drive (drive, slug, model, serial, controller,
+        nand, firmware, capacity_bytes, kind, passed)."""
+        return list(self.info.get("drives", []))
+
+    def records_of(self, drive: str) -> dict[str, dict[str, Any]]:
+        """Workload id -> record of one drive (as given, ``/dev/loop0``); the last written wins
+        when a workload was stored twice."""
+        out: dict[str, dict[str, Any]] = {}
+        for record in self.records:
+            if record.get("drive") == drive:
+                out[str(record["workload"])] = record
+        return out
+
+    @classmethod
+    def load(cls, path: Path) -> StoredRun:
+        """Read a run folder.
+
+        Raises:
+            StoreError: no ``run.json`` (an incomplete run: the process died or was killed) or
+                an unreadable file.
+        """
+        run_file = path / RUN_FILE
+        if not run_file.exists():
+            if path.is_dir() and any(path.glob(f"*/*/{RECORD_FILE}")):
+                raise StoreError(
+                    f"run {path.name} in {path.parent} is incomplete (no {RUN_FILE}: the session "
+                    "was killed or crashed before it finished); it cannot be used"
+                )
+            raise StoreError(f"{path} is not a results run folder (no {RUN_FILE})")
+        info = read_json(run_file)
+        return cls(path, info, read_records(path))
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every workload ``record.json`` of the run folder ``path``, in folder order (drive slug,
+    workload; folders being assembled, ``.tmp-*``, left out).
+
+    Raises:
+        StoreError: a record is unreadable.
+    """
+    return [read_json(p) for p in sorted(path.glob(f"[!.]*/[!.]*/{RECORD_FILE}"))]
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Every run folder in ``root`` (complete or not), oldest first by id."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and RUN_ID.match(p.name))
+
+
+def complete_runs(root: Path) -> list[Path]:
+    """Run folders in ``root`` holding ``run.json``, oldest first."""
+    return [p for p in run_folders(root) if (p / RUN_FILE).is_file()]
+
+
+def drives_from_records(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One summary per drive from its workload records: identity, controller, NAND, firmware,
+    and ``passed`` (every stored workload of it passed its limits and the regression gate)."""
+    drives: dict[str, dict[str, Any]] = {}
+    for record in records:
+        drive = str(record.get("drive"))
+        facts = record.get("facts", {})
+        entry = drives.setdefault(drive, {
+            "drive": drive,
+            "slug": drive_slug(drive),
+            "model": facts.get("model", ""),
+            "serial": facts.get("serial", ""),
+            "controller": facts.get("controller") or "",
+            "nand": facts.get("nand") or "",
+            "firmware": facts.get("firmware", ""),
+            "firmware_reported": record.get("firmware_reported", facts.get("firmware", "")),
+            "capacity_bytes": facts.get("capacity_bytes", 0),
+            "transport": facts.get("transport", ""),
+            "kind": facts.get("kind", ""),
+            "passed": True,
+            "workloads": [],
+        })
+        entry["workloads"].append(record.get("workload"))
+        if record.get("status") != "passed":
+            entry["passed"] = False
+    return list(drives.values())
