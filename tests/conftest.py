@@ -161,7 +161,7 @@ def emulated_models(folder: Path, models: dict[str, str]) -> Path:
     need_root("losetup")
     if not Path("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device").exists():
         pytest.skip("cgroup-v1 blkio throttling is not available here")
-    emulator = pytest.importorskip("pytest_ssdqual.emulate.emulator")
+    emulator = pytest.importorskip("pytest_ssdqual.emulate.host")
     if emulator.host_problems():
         pytest.skip("; ".join(emulator.host_problems()))
     folder.mkdir(parents=True, exist_ok=True)

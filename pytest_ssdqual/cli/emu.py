@@ -14,13 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
-from pytest_ssdqual.emulate.emulator import model_folders
-from pytest_ssdqual.emulate.model import (
-    DriveModel,
-    available_models,
-    find_model,
-    load_model,
-)
+from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.model_file import available_models, find_model, load_model
+from pytest_ssdqual.emulate.resolve import model_folders
 
 __all__ = ["add_parser", "describe_model", "identify", "run_command"]
 

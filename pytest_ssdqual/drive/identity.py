@@ -51,7 +51,7 @@ TRANSPORTS: tuple[str, ...] = (
     "SATA", "SAS", "NVMe", "USB", "virtual", "emulated", "unknown"
 )
 #: ``emu``: an emulated drive (``--drive=emu:MODEL``); its identity comes from the model
-#: (``pytest_ssdqual.emulate.emulator``), never from :func:`identify`.
+#: (``pytest_ssdqual.emulate.target``), never from :func:`identify`.
 KINDS: tuple[str, ...] = ("block", "loop", "zram", "file", "emu")
 
 #: ``argv -> (returncode, stdout)``; raises ``FileNotFoundError`` when the program is missing.

@@ -151,7 +151,7 @@ class DriveTarget:
         its absolute path (``--confirm-destroy=/abs/x.img``, the identity's serial), and -- with
         no override -- a file that is a loop device's backing file.
 
-        Emulated (``emu``): not here -- ``emulate.emulator.open_emulated_target`` builds it
+        Emulated (``emu``): not here -- ``emulate.target.open_emulated_target`` builds it
         (image, loop device, blkio cgroup, controller) as a subclass of this one.
 
         Args:
@@ -222,7 +222,7 @@ class DriveTarget:
         if spec.kind == "emu":
             raise ConfigError(
                 f"{spec.raw}: an emulated drive is built by "
-                "pytest_ssdqual.emulate.emulator.open_emulated_target, not DriveTarget.open",
+                "pytest_ssdqual.emulate.target.open_emulated_target, not DriveTarget.open",
                 key="--drive",
             )
         raise ConfigError(f"unknown drive kind {spec.kind!r}", key="--drive")

@@ -20,11 +20,13 @@ The identity is the model's (model, serial, firmware, real capacity; kind ``emu`
 built-in entry, so threshold profiles resolve exactly as for the real drive. The plugin created
 the drive, so writes need no ``--confirm-destroy`` (like a file target).
 
-Needs root (loop devices, cgroups) and cgroup-v1 blkio: :func:`host_problems` says what is
-missing, and the plugin turns it into a usage error before any test. :meth:`EmulatedDrive.close`
-(called by ``DriveTarget.cleanup``, and at interpreter exit as a safety net) stops the daemon,
-clears the throttles, removes the folder, detaches the loop device and deletes the image; if the
-session is killed outright, the daemon does the same when it sees its parent gone.
+Needs root (loop devices, cgroups) and cgroup-v1 blkio: ``emulate.host.host_problems`` says what
+is missing, and the plugin turns it into a usage error before any test (``emulate.resolve``).
+The :class:`DriveTarget` of an emulated drive is ``emulate.target.EmulatedTarget``.
+:meth:`EmulatedDrive.close` (called by ``DriveTarget.cleanup``, and at interpreter exit as a
+safety net) stops the daemon, clears the throttles, removes the folder, detaches the loop device
+and deletes the image; if the session is killed outright, the daemon does the same when it sees
+its parent gone.
 """
 
 from __future__ import annotations
@@ -39,39 +41,15 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_ssdqual.drive.identity import DriveIdentity
-from pytest_ssdqual.drive.inventory import Entry
-from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
-from pytest_ssdqual.drive.target import DriveTarget
-from pytest_ssdqual.emulate.controller import (
-    BlkioThrottle,
-    IoCounters,
-    ThrottleController,
-    orphan_cleanup,
-)
-from pytest_ssdqual.emulate.model import (
-    DEFAULT_FOLDER,
-    DriveModel,
-    find_model,
-    load_model,
-)
-from pytest_ssdqual.errors import ConfigError, DeviceError
+from pytest_ssdqual.emulate.blkio import BlkioThrottle, orphan_cleanup
+from pytest_ssdqual.emulate.host import BLKIO_ROOT, image_folder, size_text
+from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.state import IoCounters, ThrottleController
+from pytest_ssdqual.errors import DeviceError
 
-__all__ = [
-    "BLKIO_ROOT",
-    "EmulatedDrive",
-    "EmulatedTarget",
-    "drive_id",
-    "host_problems",
-    "model_folders",
-    "open_emulated_target",
-    "resolve_spec",
-]
-
-BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
+__all__ = ["EmulatedDrive"]
 
 #: Prefix of every cgroup folder and temp folder an emulated drive creates.
 PREFIX = "ssdqual-emu-"
@@ -79,111 +57,8 @@ PREFIX = "ssdqual-emu-"
 #: Seconds the controller daemon may take to put the first caps in force.
 READY_TIMEOUT_S = 20.0
 
-#: tmpfs holds the image only when it takes at most this share of the available memory.
-TMPFS_MEMORY_SHARE = 0.5
-
 #: Seconds to wait for processes to leave the cgroup folder before removing it.
 RMDIR_WAIT_S = 3.0
-
-
-def host_problems(
-    *,
-    blkio_root: Path = BLKIO_ROOT,
-    euid: int | None = None,
-    which: Callable[[str], str | None] = shutil.which,
-) -> list[str]:
-    """Why emulated drives cannot be built here (empty when they can), each a full sentence."""
-    problems = []
-    if (os.geteuid() if euid is None else euid) != 0:
-        problems.append(
-            "emulated drives need root (they create a loop device and a blkio cgroup): run "
-            "pytest as root (sudo -E .venv/bin/pytest ...)"
-        )
-    if not (blkio_root / "blkio.throttle.write_bps_device").exists():
-        problems.append(
-            f"cgroup-v1 blkio throttling is not available ({blkio_root} has no "
-            "blkio.throttle.write_bps_device): emulated drives need a cgroup-v1 blkio hierarchy "
-            "mounted there (mount -t cgroup -o blkio blkio /sys/fs/cgroup/blkio)"
-        )
-    if which("losetup") is None:
-        problems.append("losetup is not installed (apt-get install mount)")
-    return problems
-
-
-def model_folders(rootdir: Path, extra: Sequence[Path] = ()) -> list[Path]:
-    """Where ``emu:NAME`` is looked up, in order: ``extra`` (``--emu-models``), then
-    ``<rootdir>/emulated``."""
-    return [*extra, rootdir / DEFAULT_FOLDER]
-
-
-def resolve_spec(
-    spec: DriveSpec, folders: Sequence[Path], *, cwd: Path | None = None, check_host: bool = True
-) -> DriveSpec:
-    """Find and validate the model of an ``emu:`` spec, before any I/O.
-
-    Returns:
-        The spec with ``path`` set to the model file's absolute path (``raw`` keeps the speed).
-
-    Raises:
-        ConfigError: unknown model, an invalid model file (all its errors, with line and key),
-            or a host that cannot emulate (not root, no cgroup-v1 blkio, no losetup).
-    """
-    ref = parse_emu_ref(_emu_text(spec.raw))
-    path = find_model(ref.model, folders, cwd=cwd).resolve()
-    load_model(path)
-    if check_host:
-        problems = host_problems()
-        if problems:
-            raise ConfigError(f"{spec.raw}: " + "; ".join(problems), key="--drive")
-    return DriveSpec(raw=spec.raw, kind="emu", path=str(path))
-
-
-def _emu_text(raw: str) -> str:
-    text = raw.strip()
-    return text.split(":", 1)[1] if text.lower().startswith("emu:") else text
-
-
-def drive_id(spec: DriveSpec) -> str:
-    """Short id for xdist groups and test ids: ``emu-jmf667h-l85c-128g``, ``emu-x@0.8``."""
-    ref = parse_emu_ref(_emu_text(spec.raw))
-    name = Path(ref.model).stem if "/" in ref.model or ref.model.endswith((".yaml", ".yml")) \
-        else ref.model
-    return f"emu-{name}" + (f"@{ref.speed:g}" if ref.speed != 1 else "")
-
-
-def _mem_available_bytes() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def image_folder(size_bytes: int) -> tuple[Path, str]:
-    """Where to put an image of ``size_bytes``: ``($SSDQUAL_EMU_DIR or /dev/shm or the temp
-    folder, description)``. tmpfs only when the image fits in ``TMPFS_MEMORY_SHARE`` of the
-    available memory and in the tmpfs's free space."""
-    env = os.environ.get("SSDQUAL_EMU_DIR")
-    if env:
-        return Path(env), f"in {env} ($SSDQUAL_EMU_DIR)"
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        st = os.statvfs(shm)
-        free = st.f_bavail * st.f_frsize
-        if size_bytes <= min(free * 0.9, _mem_available_bytes() * TMPFS_MEMORY_SHARE):
-            return shm, "on tmpfs (RAM)"
-    tmp = Path(tempfile.gettempdir())
-    return tmp, (f"on disk in {tmp} (too big for tmpfs: figures above the host disk's speed "
-                 "are not reached)")
-
-
-def _size_text(n: int) -> str:
-    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= factor:
-            return f"{n / factor:g} {unit}"
-    return f"{n} B"
 
 
 class EmulatedDrive:
@@ -260,7 +135,7 @@ class EmulatedDrive:
                 os.posix_fallocate(fh.fileno(), 0, self.image_bytes)
         except OSError as exc:
             raise DeviceError(
-                f"cannot allocate the {_size_text(self.image_bytes)} image {self.image_path}: "
+                f"cannot allocate the {size_text(self.image_bytes)} image {self.image_path}: "
                 f"{exc.strerror}") from exc
         proc = subprocess.run(
             ["losetup", "-f", "--show", "--direct-io=on", str(self.image_path)],
@@ -409,144 +284,3 @@ def _detach(loop: str, image: Path) -> bool:
             return True
         time.sleep(0.1)
     return False
-
-
-class EmulatedTarget(DriveTarget):
-    """A :class:`DriveTarget` for ``emu:MODEL``: fio runs on the loop device, inside the drive's
-    cgroup; identity from the model; writes always allowed; :meth:`cleanup` removes it all."""
-
-    def __init__(self, spec: DriveSpec, drive: EmulatedDrive, identity: DriveIdentity) -> None:
-        assert drive.loop_device is not None
-        super().__init__(
-            spec=spec,
-            identity=identity,
-            fio_filename=drive.loop_device,
-            size_bytes=drive.image_bytes,
-            write_refusals=(),
-            created_file=False,
-            name=drive_id(spec),
-            state=None,
-            confirmed_serials=(),
-            identity_fn=lambda *_a, **_k: identity,
-            sysfs=Path("/sys"),
-            mountinfo=Path("/proc/self/mountinfo"),
-            swaps=Path("/proc/swaps"),
-            root_dev=None,
-        )
-        self.drive = drive
-        self.cgroup = drive.cgroup
-        model = drive.model
-        self.assignment_entries = (
-            Entry(model=None, serial=identity.serial, controller=model.controller,
-                  nand=model.nand, note="emulated drive model",
-                  where=f"emulated model {model.file}" + (f":{model.line}" if model.line else "")),
-        )
-        self.report_facts = (("emulated", self.emulation_note()),)
-
-    def emulation_note(self) -> str:
-        """One line for reports: model file, speed, caps, image and the scaled capacity."""
-        m, d = self.drive.model, self.drive
-        parts = [f"model {m.file}" + (f" at speed x{m.speed:g}" if m.speed != 1 else ""),
-                 f"fresh caps {m.caps.describe()}"]
-        if m.slc_cache is not None:
-            parts.append(f"SLC cache {_size_text(m.slc_cache.size_bytes)} then "
-                         f"{m.slc_cache.caps.describe()}")
-        if m.dirty is not None:
-            parts.append(f"dirty after {_size_text(m.dirty.after_write_bytes)}: "
-                         f"{m.dirty.caps.describe()}")
-        if m.recovery:
-            parts.append("recovery " + ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle"
-                                                  for s in m.recovery))
-        parts.append(f"{d.loop_device}, image {_size_text(d.image_bytes)} {d.image_where} "
-                     f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
-        return "; ".join(parts)
-
-    @property
-    def lock_key(self) -> str:
-        """The loop device's name (``loop3``): each emulated drive has its own."""
-        return Path(self.fio_filename).name
-
-    @property
-    def device(self) -> str:
-        return f"{self.spec.raw} ({self.fio_filename})"
-
-    def recheck_identity(self) -> None:
-        """The identity is the model's; check that the loop device still has this session's
-        image behind it (``/sys/block/loopN/loop/backing_file``), else refuse for good.
-
-        Raises:
-            DeviceError: the loop device was detached or now backs another file.
-        """
-        loop = self.fio_filename
-        backing = Path("/sys/block") / Path(loop).name / "loop" / "backing_file"
-        image = str(self.drive.image_path)
-        try:
-            now = backing.read_text().strip()
-        except OSError as exc:
-            problem = f"has no backing file any more ({backing}: {exc.strerror or exc})"
-        else:
-            if now in (image, os.path.realpath(image)):
-                return
-            problem = f"now has {now or '(nothing)'} behind it"
-        message = (f"{loop} {problem}, was the emulated drive's image {image} at start: "
-                   "refusing to continue")
-        self._refuse(message)
-        raise DeviceError(message)
-
-    def self_purge(self) -> str:
-        """Purge hook (``methodology.purge``): the model back to FOB -- empty SLC cache, clean,
-        no idle credit. The blocks themselves are deallocated by the purge's ``blkdiscard``."""
-        self.drive.reset_to_fob()
-        return "emulated-fob-reset"
-
-    def cleanup(self) -> None:
-        """Tear the emulated drive down (see :meth:`EmulatedDrive.close`). Idempotent."""
-        if self._cleaned:
-            return
-        self._cleaned = True
-        self.drive.close()
-
-
-def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
-    """The drive's identity: the model's, kind ``emu``, transport ``emulated``."""
-    sources = [f"emulated drive model {model.file}"]
-    if model.speed != 1:
-        sources.append(f"every cap x{model.speed:g} (@{model.speed:g})")
-    sources.append(f"image {_size_text(drive.image_bytes)} {drive.image_where}: capacity scaled "
-                   f"down from {model.capacity_bytes / 1e9:.1f} GB")
-    return DriveIdentity(
-        model=model.model,
-        serial=model.serial,
-        firmware=model.firmware,
-        capacity_bytes=model.capacity_bytes,
-        logical_sector_bytes=model.logical_sector_bytes,
-        physical_sector_bytes=model.physical_sector_bytes,
-        transport="emulated",
-        rotational=False,
-        kind="emu",
-        sources=tuple(sources),
-    )
-
-
-def open_emulated_target(spec: DriveSpec, *, file_size_bytes: int) -> EmulatedTarget:
-    """Build the emulated drive ``spec`` names (``path`` = model file, as :func:`resolve_spec`
-    gives it; ``raw`` holds the speed).
-
-    Image size: the model's ``emulated_capacity_bytes``, else ``file_size_bytes`` (the
-    ``--scratch-size`` or the run profile's), never more than the model's capacity.
-
-    Raises:
-        ConfigError: the model file is invalid. DeviceError: the drive cannot be built.
-    """
-    problems = host_problems()
-    if problems:
-        raise DeviceError(f"{spec.raw}: " + "; ".join(problems))
-    ref = parse_emu_ref(_emu_text(spec.raw))
-    model = load_model(spec.path).with_speed(ref.speed)
-    size = model.emulated_capacity_bytes or file_size_bytes
-    drive = EmulatedDrive.create(model, min(size, model.capacity_bytes))
-    try:
-        return EmulatedTarget(spec, drive, emulated_identity(model, drive))
-    except BaseException:
-        drive.close()
-        raise

@@ -396,7 +396,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[DriveSpec]:
     """Find and validate the model of every ``emu:`` drive; check the host can emulate."""
-    from pytest_ssdqual.emulate.emulator import model_folders, resolve_spec
+    from pytest_ssdqual.emulate.resolve import model_folders, resolve_spec
 
     extra = [Path(p) for p in config.getoption("emu_models")] or [
         Path(p) for p in config.getini("ssdqual_emu_models")
@@ -412,7 +412,7 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 
 def _drive_id(spec: DriveSpec) -> str:
     if spec.kind == "emu":
-        from pytest_ssdqual.emulate.emulator import drive_id
+        from pytest_ssdqual.emulate.resolve import drive_id
 
         return drive_id(spec)
     name = Path(spec.path).name

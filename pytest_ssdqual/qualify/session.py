@@ -184,7 +184,7 @@ class QualSession:
             return ctx
         size = self.options.file_size_bytes or self.options.profile.file_size_bytes
         if spec.kind == "emu":  # emulate builds on drive: it makes the target (needs root)
-            from pytest_ssdqual.emulate.emulator import open_emulated_target
+            from pytest_ssdqual.emulate.target import open_emulated_target
 
             target: DriveTarget = open_emulated_target(spec, file_size_bytes=size)
         else:

@@ -147,7 +147,7 @@ def test_drive_with_data_catches_an_emulated_drive_that_slows_down_as_it_fills(
     _need_fio()
     need_root("losetup")
     _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulate.emulator")
+    emulator = pytest.importorskip("pytest_ssdqual.emulate.host")
     if emulator.host_problems():
         pytest.skip("; ".join(emulator.host_problems()))
     models = tmp_path / "models"

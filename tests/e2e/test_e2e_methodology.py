@@ -265,7 +265,7 @@ def test_emulated_drives_slc_cache_sustained_bandwidth_and_recovery(
     _need_fio()
     need_root("losetup")
     _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulate.emulator")
+    emulator = pytest.importorskip("pytest_ssdqual.emulate.host")
     if emulator.host_problems():
         pytest.skip("; ".join(emulator.host_problems()))
     models = tmp_path / "models"

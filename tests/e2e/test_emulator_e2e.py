@@ -29,8 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.emulate.emulator import EmulatedDrive, host_problems
-from pytest_ssdqual.emulate.model import load_model
+from pytest_ssdqual.emulate.emulator import EmulatedDrive
+from pytest_ssdqual.emulate.host import host_problems
+from pytest_ssdqual.emulate.model_file import load_model
 from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.logs import bandwidth_series
 from pytest_ssdqual.fio.runner import FioRunner

@@ -13,8 +13,10 @@ import pytest
 
 from pytest_ssdqual.drive.inventory import Entry, resolve_assignment
 from pytest_ssdqual.drive.spec import DriveSpec
-from pytest_ssdqual.emulate.emulator import drive_id, host_problems, resolve_spec
-from pytest_ssdqual.emulate.model import DriveModel, load_model
+from pytest_ssdqual.emulate.host import host_problems
+from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.resolve import drive_id, resolve_spec
 from pytest_ssdqual.errors import ConfigError
 
 from ..conftest import REPO, FakeFio
@@ -135,7 +137,7 @@ def test_model_found_in_the_rootdir_emulated_folder(tmp_path: Path) -> None:
     folder = tmp_path / "emulated"
     folder.mkdir()
     (folder / "mine.yaml").write_text((MODELS / "jmf612-43nm-64g.yaml").read_text())
-    from pytest_ssdqual.emulate.emulator import model_folders
+    from pytest_ssdqual.emulate.resolve import model_folders
 
     spec = resolve_spec(DriveSpec("emu:mine", "emu", "mine"), model_folders(tmp_path),
                         check_host=False)

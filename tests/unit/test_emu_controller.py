@@ -1,4 +1,5 @@
-"""Tests of ``pytest_ssdqual.emulate.controller`` with a fake clock and a fake blkio folder.
+"""Tests of ``pytest_ssdqual.emulate`` controller, state and blkio with a fake clock and a fake
+blkio folder.
 
 The fake folder holds the same files as a cgroup-v1 blkio folder. A simulated drive reads the
 caps the controller wrote to the throttle files and "writes" at the lower of the host speed and
@@ -16,16 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.emulate.controller import (
-    LOG_HEADER,
-    THROTTLE_FILES,
-    BlkioThrottle,
-    IoCounters,
-    ThrottleController,
-    run_loop,
-    throttle_values,
-)
-from pytest_ssdqual.emulate.model import Caps, DriveModel, load_model
+from pytest_ssdqual.emulate.blkio import THROTTLE_FILES, BlkioThrottle, throttle_values
+from pytest_ssdqual.emulate.controller import run_loop
+from pytest_ssdqual.emulate.model import Caps, DriveModel
+from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.state import LOG_HEADER, IoCounters, ThrottleController
 
 from ..conftest import REPO
 

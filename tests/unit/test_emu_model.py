@@ -1,4 +1,5 @@
-"""Tests of ``pytest_ssdqual.emulate.model``: the emulated drive model files, their errors, the
+"""Tests of ``pytest_ssdqual.emulate.model`` and ``model_file``: the emulated drive model files,
+their errors, the
 ``emu:MODEL[@SPEED]`` syntax, and the shipped seed models against their threshold profiles."""
 
 from __future__ import annotations
@@ -9,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.drive.spec import parse_emu_ref
-from pytest_ssdqual.emulate.model import (
-    Caps,
-    available_models,
-    find_model,
-    load_model,
-    parse_size,
-)
+from pytest_ssdqual.emulate.model import Caps
+from pytest_ssdqual.emulate.model_file import available_models, find_model, load_model, parse_size
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts

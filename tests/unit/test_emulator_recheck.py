@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_ssdqual.emulate.emulator import EmulatedTarget
+from pytest_ssdqual.emulate.target import EmulatedTarget
 from pytest_ssdqual.errors import DeviceError, SafetyRefusal
 
 

@@ -1,0 +1,60 @@
+"""``--drive=emu:MODEL[@SPEED]`` before any I/O: find and validate the model, name the drive.
+
+The plugin calls :func:`resolve_spec` while it parses options (an unknown model, an invalid model
+file or a host that cannot emulate is a usage error) and :func:`drive_id` for xdist groups and
+test ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
+from pytest_ssdqual.emulate.host import host_problems
+from pytest_ssdqual.emulate.model_file import DEFAULT_FOLDER, find_model, load_model
+from pytest_ssdqual.errors import ConfigError
+
+__all__ = ["drive_id", "emu_text", "model_folders", "resolve_spec"]
+
+
+def model_folders(rootdir: Path, extra: Sequence[Path] = ()) -> list[Path]:
+    """Where ``emu:NAME`` is looked up, in order: ``extra`` (``--emu-models``), then
+    ``<rootdir>/emulated``."""
+    return [*extra, rootdir / DEFAULT_FOLDER]
+
+
+def resolve_spec(
+    spec: DriveSpec, folders: Sequence[Path], *, cwd: Path | None = None, check_host: bool = True
+) -> DriveSpec:
+    """Find and validate the model of an ``emu:`` spec, before any I/O.
+
+    Returns:
+        The spec with ``path`` set to the model file's absolute path (``raw`` keeps the speed).
+
+    Raises:
+        ConfigError: unknown model, an invalid model file (all its errors, with line and key),
+            or a host that cannot emulate (not root, no cgroup-v1 blkio, no losetup).
+    """
+    ref = parse_emu_ref(emu_text(spec.raw))
+    path = find_model(ref.model, folders, cwd=cwd).resolve()
+    load_model(path)
+    if check_host:
+        problems = host_problems()
+        if problems:
+            raise ConfigError(f"{spec.raw}: " + "; ".join(problems), key="--drive")
+    return DriveSpec(raw=spec.raw, kind="emu", path=str(path))
+
+
+def emu_text(raw: str) -> str:
+    """The ``MODEL[@SPEED]`` part of a ``--drive`` value (``emu:`` prefix removed)."""
+    text = raw.strip()
+    return text.split(":", 1)[1] if text.lower().startswith("emu:") else text
+
+
+def drive_id(spec: DriveSpec) -> str:
+    """Short id for xdist groups and test ids: ``emu-jmf667h-l85c-128g``, ``emu-x@0.8``."""
+    ref = parse_emu_ref(emu_text(spec.raw))
+    name = Path(ref.model).stem if "/" in ref.model or ref.model.endswith((".yaml", ".yml")) \
+        else ref.model
+    return f"emu-{name}" + (f"@{ref.speed:g}" if ref.speed != 1 else "")

@@ -1,0 +1,168 @@
+"""The :class:`DriveTarget` of an emulated drive (``--drive=emu:MODEL``), and how it is opened.
+
+fio runs on the loop device inside the drive's cgroup; the identity is the model's (model,
+serial, firmware, real capacity; kind ``emu``, transport ``emulated``) and the model's controller
+/ NAND are offered to the inventory resolution as a built-in entry, so threshold profiles resolve
+exactly as for the real drive. The plugin created the drive, so writes need no
+``--confirm-destroy`` (like a file target). ``drive/`` does not import this package: the
+qualification session opens emulated targets through :func:`open_emulated_target`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.drive.inventory import Entry
+from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
+from pytest_ssdqual.drive.target import DriveTarget
+from pytest_ssdqual.emulate.emulator import EmulatedDrive
+from pytest_ssdqual.emulate.host import host_problems, size_text
+from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.resolve import drive_id, emu_text
+from pytest_ssdqual.errors import DeviceError
+
+__all__ = ["EmulatedTarget", "emulated_identity", "open_emulated_target"]
+
+
+class EmulatedTarget(DriveTarget):
+    """A :class:`DriveTarget` for ``emu:MODEL``: fio runs on the loop device, inside the drive's
+    cgroup; identity from the model; writes always allowed; :meth:`cleanup` removes it all."""
+
+    def __init__(self, spec: DriveSpec, drive: EmulatedDrive, identity: DriveIdentity) -> None:
+        assert drive.loop_device is not None
+        super().__init__(
+            spec=spec,
+            identity=identity,
+            fio_filename=drive.loop_device,
+            size_bytes=drive.image_bytes,
+            write_refusals=(),
+            created_file=False,
+            name=drive_id(spec),
+            state=None,
+            confirmed_serials=(),
+            identity_fn=lambda *_a, **_k: identity,
+            sysfs=Path("/sys"),
+            mountinfo=Path("/proc/self/mountinfo"),
+            swaps=Path("/proc/swaps"),
+            root_dev=None,
+        )
+        self.drive = drive
+        self.cgroup = drive.cgroup
+        model = drive.model
+        self.assignment_entries = (
+            Entry(model=None, serial=identity.serial, controller=model.controller,
+                  nand=model.nand, note="emulated drive model",
+                  where=f"emulated model {model.file}" + (f":{model.line}" if model.line else "")),
+        )
+        self.report_facts = (("emulated", self.emulation_note()),)
+
+    def emulation_note(self) -> str:
+        """One line for reports: model file, speed, caps, image and the scaled capacity."""
+        m, d = self.drive.model, self.drive
+        parts = [f"model {m.file}" + (f" at speed x{m.speed:g}" if m.speed != 1 else ""),
+                 f"fresh caps {m.caps.describe()}"]
+        if m.slc_cache is not None:
+            parts.append(f"SLC cache {size_text(m.slc_cache.size_bytes)} then "
+                         f"{m.slc_cache.caps.describe()}")
+        if m.dirty is not None:
+            parts.append(f"dirty after {size_text(m.dirty.after_write_bytes)}: "
+                         f"{m.dirty.caps.describe()}")
+        if m.recovery:
+            parts.append("recovery " + ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle"
+                                                  for s in m.recovery))
+        parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
+                     f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
+        return "; ".join(parts)
+
+    @property
+    def lock_key(self) -> str:
+        """The loop device's name (``loop3``): each emulated drive has its own."""
+        return Path(self.fio_filename).name
+
+    @property
+    def device(self) -> str:
+        return f"{self.spec.raw} ({self.fio_filename})"
+
+    def recheck_identity(self) -> None:
+        """The identity is the model's; check that the loop device still has this session's
+        image behind it (``/sys/block/loopN/loop/backing_file``), else refuse for good.
+
+        Raises:
+            DeviceError: the loop device was detached or now backs another file.
+        """
+        loop = self.fio_filename
+        backing = Path("/sys/block") / Path(loop).name / "loop" / "backing_file"
+        image = str(self.drive.image_path)
+        try:
+            now = backing.read_text().strip()
+        except OSError as exc:
+            problem = f"has no backing file any more ({backing}: {exc.strerror or exc})"
+        else:
+            if now in (image, os.path.realpath(image)):
+                return
+            problem = f"now has {now or '(nothing)'} behind it"
+        message = (f"{loop} {problem}, was the emulated drive's image {image} at start: "
+                   "refusing to continue")
+        self._refuse(message)
+        raise DeviceError(message)
+
+    def self_purge(self) -> str:
+        """Purge hook (``methodology.purge``): the model back to FOB -- empty SLC cache, clean,
+        no idle credit. The blocks themselves are deallocated by the purge's ``blkdiscard``."""
+        self.drive.reset_to_fob()
+        return "emulated-fob-reset"
+
+    def cleanup(self) -> None:
+        """Tear the emulated drive down (see :meth:`EmulatedDrive.close`). Idempotent."""
+        if self._cleaned:
+            return
+        self._cleaned = True
+        self.drive.close()
+
+
+def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
+    """The drive's identity: the model's, kind ``emu``, transport ``emulated``."""
+    sources = [f"emulated drive model {model.file}"]
+    if model.speed != 1:
+        sources.append(f"every cap x{model.speed:g} (@{model.speed:g})")
+    sources.append(f"image {size_text(drive.image_bytes)} {drive.image_where}: capacity scaled "
+                   f"down from {model.capacity_bytes / 1e9:.1f} GB")
+    return DriveIdentity(
+        model=model.model,
+        serial=model.serial,
+        firmware=model.firmware,
+        capacity_bytes=model.capacity_bytes,
+        logical_sector_bytes=model.logical_sector_bytes,
+        physical_sector_bytes=model.physical_sector_bytes,
+        transport="emulated",
+        rotational=False,
+        kind="emu",
+        sources=tuple(sources),
+    )
+
+
+def open_emulated_target(spec: DriveSpec, *, file_size_bytes: int) -> EmulatedTarget:
+    """Build the emulated drive ``spec`` names (``path`` = model file, as :func:`resolve_spec`
+    gives it; ``raw`` holds the speed).
+
+    Image size: the model's ``emulated_capacity_bytes``, else ``file_size_bytes`` (the
+    ``--scratch-size`` or the run profile's), never more than the model's capacity.
+
+    Raises:
+        ConfigError: the model file is invalid. DeviceError: the drive cannot be built.
+    """
+    problems = host_problems()
+    if problems:
+        raise DeviceError(f"{spec.raw}: " + "; ".join(problems))
+    ref = parse_emu_ref(emu_text(spec.raw))
+    model = load_model(spec.path).with_speed(ref.speed)
+    size = model.emulated_capacity_bytes or file_size_bytes
+    drive = EmulatedDrive.create(model, min(size, model.capacity_bytes))
+    try:
+        return EmulatedTarget(spec, drive, emulated_identity(model, drive))
+    except BaseException:
+        drive.close()
+        raise
