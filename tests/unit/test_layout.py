@@ -28,7 +28,7 @@ TOP_LEVEL = {"__init__", "errors", "yamlutil"}
 #: an entry that is no longer over the limit fails (the list only shrinks).
 KNOWN_OVERSIZE = {
     "pytest_ssdqual.drive.blockdev", "pytest_ssdqual.drive.health", "pytest_ssdqual.drive.identity",
-    "pytest_ssdqual.methodology.purge", "pytest_ssdqual.plugin.hooks",
+    "pytest_ssdqual.plugin.hooks",
     "pytest_ssdqual.report.allure_results", "pytest_ssdqual.report.drive_summary",
     "pytest_ssdqual.results.gate",
 }

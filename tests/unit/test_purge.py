@@ -12,8 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_ssdqual.errors import SafetyRefusal
-from pytest_ssdqual.methodology import purge as purge_module
-from pytest_ssdqual.methodology.purge import ATA_PASSWORD, ata_security_state, purge
+from pytest_ssdqual.methodology import purge_nvme
+from pytest_ssdqual.methodology.purge import purge
+from pytest_ssdqual.methodology.purge_ata import ATA_PASSWORD, ata_security_state
 
 # hdparm -I, Security block as hdparm 9.x prints it (tabs kept)
 HDPARM_NOT_FROZEN = """
@@ -102,7 +103,7 @@ def sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "sys"
     (root / "class" / "nvme" / "nvme0" / "nvme0n1").mkdir(parents=True)
     (root / "block" / "nvme0n1" / "device").mkdir(parents=True)
-    monkeypatch.setattr(purge_module, "SYSFS_ROOT", str(root))
+    monkeypatch.setattr(purge_nvme, "SYSFS_ROOT", str(root))
     return root
 
 
@@ -170,7 +171,7 @@ def test_nvme_format_runs_when_fna_keeps_it_to_the_namespace(sysfs: Path) -> Non
 def test_nvme_format_is_skipped_when_the_namespaces_cannot_be_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(purge_module, "SYSFS_ROOT", str(tmp_path / "nothing"))
+    monkeypatch.setattr(purge_nvme, "SYSFS_ROOT", str(tmp_path / "nothing"))
     target = FakeTarget("/dev/nvme0n1", transport="NVMe")
     run = Commands({"id-ctrl": (0, '{"fna": 0}')})
     record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.methodology import purge as purge_module
-from pytest_ssdqual.methodology.purge import ata_security_state, purge
+from pytest_ssdqual.methodology import purge_nvme
+from pytest_ssdqual.methodology.purge import purge
+from pytest_ssdqual.methodology.purge_ata import ata_security_state
 
 from ..conftest import REPO, cases_dir
 from .test_purge import HDPARM_NOT_FROZEN, Commands, FakeTarget, which_all
@@ -45,9 +46,9 @@ def _in_child_with_a_terminal_as_stdin(code: str) -> str:
 def test_commands_never_see_a_terminal_on_stdin() -> None:
     out = _in_child_with_a_terminal_as_stdin("""
         import os
-        from pytest_ssdqual.methodology.purge import _run_command
+        from pytest_ssdqual.methodology.purge_commands import run_command
         assert os.isatty(0)
-        print(_run_command(["sh", "-c", "[ -t 0 ] && echo tty || echo notty"], 10))
+        print(run_command(["sh", "-c", "[ -t 0 ] && echo tty || echo notty"], 10))
     """)
     assert out.strip() == "(0, 'notty')"
 
@@ -58,14 +59,14 @@ def test_blkdiscard_is_forced_so_a_signature_and_a_terminal_do_not_refuse_it() -
     standin = _found("B26_blkdiscard_tty") / "blkdiscard_standin.sh"
     out = _in_child_with_a_terminal_as_stdin(f"""
         from types import SimpleNamespace
-        from pytest_ssdqual.methodology import purge
+        from pytest_ssdqual.methodology import purge_commands, purge_discard
         target = SimpleNamespace(identity=SimpleNamespace(transport="SAS"),
                                  spec=SimpleNamespace(kind="block"))
         seen = []
         def run(argv, timeout):
             seen.append(list(argv))
-            return purge._run_command(["sh", *argv], timeout)
-        print(purge._blkdiscard(target, "/dev/sdz", run, lambda n: {str(standin)!r}, 60))
+            return purge_commands.run_command(["sh", *argv], timeout)
+        print(purge_discard.blkdiscard(target, "/dev/sdz", run, lambda n: {str(standin)!r}, 60))
         print(seen)
     """)
     outcome, argv = out.strip().splitlines()
@@ -101,7 +102,7 @@ def test_nvme_cli_1_9_without_force_is_formatted_without_it(
 ) -> None:
     """B28: nvme-cli 1.9 (Ubuntu 20.04) rejects ``format --force`` (added in 1.10)."""
     (tmp_path / "class" / "nvme" / "nvme0" / "nvme0n1").mkdir(parents=True)
-    monkeypatch.setattr(purge_module, "SYSFS_ROOT", str(tmp_path))
+    monkeypatch.setattr(purge_nvme, "SYSFS_ROOT", str(tmp_path))
     calls: list[list[str]] = []
 
     def nvme_cli_1_9(argv: Sequence[str], timeout_s: float) -> tuple[int, str]:

@@ -1,0 +1,140 @@
+"""Purge method 2: ATA SECURITY ERASE UNIT through ``hdparm``, and the ATA password warnings.
+
+A temporary user password ``ATA_PASSWORD`` is set, then the enhanced erase runs when supported,
+else the normal one -- only when ``hdparm -I`` reports the security feature supported, not
+enabled and not frozen. Unless the erase succeeded (which clears the password),
+``--security-disable`` is always attempted afterwards, also on a timeout or Ctrl-C. ACS-3
+SECURITY ERASE UNIT and the Security feature set; hdparm(8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pytest_ssdqual.methodology.purge_commands import CommandRunner, first_line
+from pytest_ssdqual.methodology.purge_nvme import is_nvme
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.drive.target import DriveTarget
+
+__all__ = [
+    "ATA_LOCKED",
+    "ATA_PASSWORD",
+    "ATA_PASSWORD_SET",
+    "ata_locked_warning",
+    "ata_password_warning",
+    "ata_secure_erase",
+    "ata_security_state",
+]
+
+#: Temporary ATA user password for SECURITY ERASE UNIT (cleared by the erase itself).
+ATA_PASSWORD = "ssdqual"
+
+#: What the erase's outcome says when the drive already had a password (not ours).
+ATA_PASSWORD_SET = "an ATA security password is already set on the drive"
+ATA_LOCKED = "locked"
+
+
+def ata_secure_erase(
+    target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
+    timeout_s: float,
+) -> tuple[str, str | None]:
+    if is_nvme(target, dev) or target.identity.transport != "SATA":
+        return f"not an ATA drive (transport {target.identity.transport})", None
+    hdparm = which("hdparm")
+    if hdparm is None:
+        return "hdparm not installed (apt-get install hdparm)", None
+    code, info = run([hdparm, "-I", dev], 60)
+    if code != 0:
+        return f"hdparm -I failed (exit {code}: {first_line(info)})", None
+    security = ata_security_state(info)
+    if not security.get("supported"):
+        return "the drive does not support the ATA security feature set", None
+    if security.get("enabled") or security.get("locked"):
+        state = ATA_LOCKED if security.get("locked") else "enabled, not locked"
+        return (f"{ATA_PASSWORD_SET} (security {state}): its password is unknown, not "
+                "touching it"), None
+    if security.get("frozen"):
+        return ("the drive's security state is frozen (power-cycle it or suspend/resume the "
+                "host, then run again)"), None
+    enhanced = bool(security.get("enhanced"))
+    flag = "--security-erase-enhanced" if enhanced else "--security-erase"
+    method = "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
+    # From the set-pass on, the drive may hold the temporary password (even a timed-out or
+    # interrupted set-pass may have reached it): unless the erase succeeded -- which clears it
+    # -- it is always removed again, also on Ctrl-C or a runner error.
+    try:
+        code, out = run([hdparm, "--user-master", "u", "--security-set-pass", ATA_PASSWORD, dev],
+                        60)
+        if code != 0:
+            failure = f"setting the temporary password failed (exit {code}: {first_line(out)})"
+        else:
+            code, out = run([hdparm, "--user-master", "u", flag, ATA_PASSWORD, dev], timeout_s)
+            if code == 0:
+                return (f"ok (temporary ATA user password '{ATA_PASSWORD}' set for the erase, "
+                        "cleared by it)"), method
+            failure = f"{flag} failed (exit {code}: {first_line(out)})"
+    except BaseException as exc:
+        if not _ata_remove_password(hdparm, dev, run):
+            exc.add_note(ata_locked_warning(dev))
+        raise
+    if _ata_remove_password(hdparm, dev, run):
+        return f"{failure}; temporary password '{ATA_PASSWORD}' removed", None
+    return f"{failure}; {ata_locked_warning(dev)}", None
+
+
+def ata_password_warning(dev: str, *, locked: bool) -> str:
+    """What to tell the operator about a drive found with ATA security enabled (``hdparm -I``:
+    ``enabled``): it locks itself at its next power cycle (ACS-3, Security feature set), and a
+    locked drive rejects every read and write until unlocked with the password."""
+    now = ("it is LOCKED now: every read and write fails until it is unlocked"
+           if locked else "it will lock itself at its next power cycle")
+    return (f"ATA security is enabled on {dev} (a user password is set) and {now}: whoever set "
+            f"the password must remove it (hdparm --user-master u --security-disable PASSWORD "
+            f"{dev}); if an interrupted pytest-ssdqual run set it, the password is "
+            f"'{ATA_PASSWORD}'")
+
+
+def ata_locked_warning(dev: str) -> str:
+    """What to tell the operator when the temporary ATA password could not be removed."""
+    return (f"drive may be left locked with the ATA user password '{ATA_PASSWORD}': unlock with "
+            f"hdparm --user-master u --security-disable {ATA_PASSWORD} {dev}")
+
+
+def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner) -> bool:
+    """``hdparm --security-disable`` with the temporary password; True when it succeeded."""
+    try:
+        code, _ = run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev],
+                      60)
+    except Exception:
+        return False
+    return code == 0
+
+
+def ata_security_state(hdparm_info: str) -> dict[str, bool]:
+    """The ``Security:`` block of ``hdparm -I`` as flags: supported, enabled, locked, frozen,
+    enhanced.
+
+    hdparm prints ``not`` before a flag that is off (``not\\tenabled``, ``not\\tfrozen``) and
+    ``supported: enhanced erase`` when the enhanced erase exists.
+    """
+    lines: list[str] = []
+    inside = False
+    for line in hdparm_info.splitlines():
+        if line.strip().startswith("Security:"):
+            inside = True
+            continue
+        if inside:
+            if line and not line[0].isspace():
+                break
+            lines.append(" ".join(line.split()))
+    state = {"supported": False, "enabled": False, "locked": False, "frozen": False,
+             "enhanced": False}
+    for text in lines:
+        for flag in ("supported", "enabled", "locked", "frozen"):
+            if text == flag:
+                state[flag] = True
+        if text == "supported: enhanced erase":
+            state["enhanced"] = True
+    return state
