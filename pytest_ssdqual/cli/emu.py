@@ -50,8 +50,7 @@ def describe_model(model: DriveModel) -> list[str]:
         lines.append(f"  dirty after {model.dirty.after_write_bytes:,} bytes written: "
                      f"{model.dirty.caps.describe()}")
     if model.recovery:
-        lines.append("  recovery: " + ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle"
-                                                for s in model.recovery))
+        lines.append("  recovery: " + model.recovery_text())
     return lines
 
 

@@ -137,6 +137,10 @@ class DriveModel:
     source: str = ""
     notes: str = ""
 
+    def recovery_text(self) -> str:
+        """The recovery schedule in words: ``50 % after 5 s idle, 100 % after 15 s idle``."""
+        return ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle" for s in self.recovery)
+
     def with_speed(self, factor: float) -> DriveModel:
         """This model with every bandwidth / IOPS cap multiplied by ``factor`` (``@0.8``).
 

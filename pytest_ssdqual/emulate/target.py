@@ -71,8 +71,7 @@ class EmulatedTarget(DriveTarget):
             parts.append(f"dirty after {size_text(m.dirty.after_write_bytes)}: "
                          f"{m.dirty.caps.describe()}")
         if m.recovery:
-            parts.append("recovery " + ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle"
-                                                  for s in m.recovery))
+            parts.append("recovery " + m.recovery_text())
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
                      f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
         return "; ".join(parts)
