@@ -12,11 +12,9 @@ injectable, so the unit tests run on a fake tree:
   ``<disk>/<part>/partition`` (present only on partitions), ``loop/backing_file`` (loop devices),
   ``queue/zoned`` (``none``, ``host-aware`` or ``host-managed``; Linux
   ``Documentation/ABI/stable/sysfs-block``, zoned block devices since 4.10).
-* ``mountinfo`` -- ``/proc/self/mountinfo`` (proc(5)): field 3 is ``major:minor`` of the
-  mounted filesystem, field 5 the mount point (octal-escaped), and after the ``-`` separator the
-  filesystem type and the mount source. btrfs and some others report an anonymous ``0:N``
+* ``mountinfo`` and ``swaps`` -- ``/proc/self/mountinfo`` and ``/proc/swaps``, read by
+  :mod:`~pytest_ssdqual.drive.mounts`. btrfs and some others report an anonymous ``0:N``
   device, so for major 0 the mount source (``/dev/sdb1``) is used instead.
-* ``swaps`` -- ``/proc/swaps`` (proc(5)): one header line, then ``Filename Type Size ...``.
 
 A device path is mapped to its sysfs entry by the ``st_rdev`` of the device node. When the path
 does not exist (unit tests on a fake tree), its last component is taken as the kernel name.
@@ -31,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_ssdqual.drive.mounts import MountEntry, read_mountinfo, read_swaps, root_device
 from pytest_ssdqual.errors import ConfigError, DeviceError
 
 #: Mount points whose device counts as the running system's disk, besides ``/`` itself.
@@ -38,8 +37,6 @@ SYSTEM_MOUNT_POINTS: tuple[str, ...] = ("/", "/boot", "/boot/efi", "/usr", "/var
 
 #: The pseudo mount point listed in :attr:`BlockDeviceState.mounts` when swap is on the device.
 SWAP = "[swap]"
-
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
 @dataclass(frozen=True)
@@ -232,69 +229,6 @@ class SysfsIndex:
         return disks
 
 
-@dataclass(frozen=True)
-class MountEntry:
-    """One line of ``/proc/self/mountinfo``: device number, mount point and mount source."""
-
-    dev: tuple[int, int]
-    mount_point: str
-    fstype: str
-    source: str
-
-
-def read_mountinfo(path: Path = Path("/proc/self/mountinfo")) -> list[MountEntry]:
-    """Parse ``/proc/self/mountinfo`` (proc(5)); octal escapes (``\\040``) are decoded.
-
-    Raises:
-        DeviceError: the file cannot be read.
-    """
-    try:
-        text = Path(path).read_text(errors="surrogateescape")
-    except OSError as exc:
-        raise DeviceError(f"cannot read {path}: {exc}") from exc
-    entries: list[MountEntry] = []
-    for line in text.splitlines():
-        fields = line.split(" ")
-        if len(fields) < 7 or "-" not in fields[6:]:
-            continue
-        sep = fields.index("-", 6)
-        major, _, minor = fields[2].partition(":")
-        if not (major.isdigit() and minor.isdigit()):
-            continue
-        fstype = fields[sep + 1] if len(fields) > sep + 1 else ""
-        source = fields[sep + 2] if len(fields) > sep + 2 else ""
-        entries.append(
-            MountEntry((int(major), int(minor)), _unescape(fields[4]), fstype, _unescape(source))
-        )
-    return entries
-
-
-def read_swaps(path: Path = Path("/proc/swaps")) -> list[str]:
-    """File names of the active swap areas in ``/proc/swaps`` (proc(5)); none when it is absent.
-
-    Raises:
-        DeviceError: the file exists but cannot be read.
-    """
-    try:
-        text = Path(path).read_text(errors="surrogateescape")
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise DeviceError(f"cannot read {path}: {exc}") from exc
-    names: list[str] = []
-    for line in text.splitlines()[1:]:
-        fields = line.split()
-        if fields:
-            names.append(_unescape(fields[0]))
-    return names
-
-
-def root_device() -> tuple[int, int]:
-    """``(major, minor)`` of the filesystem holding ``/`` (``os.stat('/').st_dev``)."""
-    dev = os.stat("/").st_dev
-    return (os.major(dev), os.minor(dev))
-
-
 def _mount_node(index: SysfsIndex, entry: MountEntry) -> SysfsNode | None:
     node = index.by_dev.get(entry.dev) if entry.dev[0] != 0 else None
     return node if node is not None else index.resolve_source(entry.source)
@@ -403,10 +337,6 @@ def partition_error(path: str, node: SysfsNode) -> ConfigError:
         key="--drive",
         fix=f"use --drive=/dev/{node.disk} (this tool tests whole drives, never partitions)",
     )
-
-
-def _unescape(text: str) -> str:
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), text)
 
 
 def _read_text(path: Path) -> str | None:

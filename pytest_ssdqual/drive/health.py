@@ -9,7 +9,7 @@ into one :class:`DriveHealth`:
   error-log entries): the data is kept and the findings listed.
 * nvme-cli prints numbers as JSON integers, as floats (long-double printing of older versions,
   ``310.0``), as quoted strings, or as comma-grouped strings (``"3,200,631,791,616"``, 2.3);
-  all go through :func:`~pytest_ssdqual.drive.identity.coerce_int`.
+  all go through :func:`~pytest_ssdqual.drive.tool_values.coerce_int`.
 * ``critical_warning`` is an integer bit mask, or since nvme-cli 2.11 an object
   ``{"value": N, "available_spare": 0, ...}``; smartctl >= 7.3 also expands it under
   ``smart_status.nvme``.
@@ -24,7 +24,8 @@ into one :class:`DriveHealth`:
   status) or Device Statistics page 5 "Specified Maximum Operating Temperature", host and NAND
   bytes written from the vendor attributes whose smartmontools drive-database name carries the
   unit (``Host_Writes_32MiB``, ``NAND_Writes_32MiB``, ``Lifetime_Writes_GiB``,
-  ``Flash_Writes_GiB``, ``Total_LBAs_Written`` in logical sectors; ``ATA_WRITE_ATTRIBUTES``).
+  ``Flash_Writes_GiB``, ``Total_LBAs_Written`` in logical sectors;
+  :data:`~pytest_ssdqual.drive.health_ata.ATA_WRITE_ATTRIBUTES`).
 
 Units: temperatures in °C (nvme-cli prints Kelvin, smartctl Celsius; Kelvin - 273 as nvme-cli
 and smartctl convert), percentages in %, ``data_units_*`` in NVMe data units of 1000 512-byte
@@ -37,20 +38,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ssdqual.drive.identity import (
-    KELVIN_OFFSET,
+from pytest_ssdqual.drive.health_ata import ata_fields
+from pytest_ssdqual.drive.smartctl import (
     SMARTCTL_EXIT_BITS,
     SMARTCTL_NO_DATA_MASK,
-    coerce_int,
+    smartctl_envelope,
 )
+from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
 from pytest_ssdqual.errors import DeviceError
 
 __all__ = [
-    "ATA_WRITE_ATTRIBUTES",
     "CRITICAL_WARNING_BITS",
     "COUNTER_FIELDS",
     "DATA_UNIT_BYTES",
     "DriveHealth",
+    "FieldReader",
     "health_from_nvme_smart_log",
     "health_from_smartctl",
 ]
@@ -91,22 +93,6 @@ _FIELDS: tuple[str, ...] = (
 )
 
 _LIMIT_64 = 2**64
-
-#: ATA attribute name (smartmontools drive database) -> (``'host'`` or ``'nand'``, bytes per raw
-#: unit; ``0`` = the drive's logical sector size). Only names that carry their unit are read.
-ATA_WRITE_ATTRIBUTES: dict[str, tuple[str, int]] = {
-    "Total_LBAs_Written": ("host", 0),
-    "Host_Writes_32MiB": ("host", 32 * 2**20),
-    "Host_Writes_GiB": ("host", 2**30),
-    "Lifetime_Writes_GiB": ("host", 2**30),
-    "Host_Writes_MiB": ("host", 2**20),
-    "NAND_Writes_32MiB": ("nand", 32 * 2**20),
-    "NAND_Writes_GiB": ("nand", 2**30),
-    "NAND_Writes_1GiB": ("nand", 2**30),
-    "Flash_Writes_GiB": ("nand", 2**30),
-}
-#: ATA attribute 187, Reported Uncorrectable Errors: the ATA drive's media-error count.
-ATA_MEDIA_ERRORS_ID = 187
 
 #: nvme smart-log key -> field, alternatives in order (nvme-cli 1.x/2.x spellings).
 _NVME_CLI_KEYS: dict[str, tuple[str, ...]] = {
@@ -216,8 +202,9 @@ class DriveHealth:
         )
 
 
-class _Reader:
-    """Collects fields from one document, noting unreadable and implausible values."""
+class FieldReader:
+    """Collects the fields of one :class:`DriveHealth` from a document, noting unreadable and
+    implausible values (``integer``), then builds it (``build``)."""
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
@@ -258,7 +245,7 @@ class _Reader:
         )
 
 
-def _critical_warning(reader: _Reader, raw: object) -> None:
+def _critical_warning(reader: FieldReader, raw: object) -> None:
     """An int (or int-like) bit mask, or nvme-cli 2.11's ``{"value": N, ...}`` object."""
     if isinstance(raw, Mapping):
         if "value" not in raw:
@@ -287,7 +274,7 @@ def health_from_nvme_smart_log(doc: dict[str, object]) -> DriveHealth:
         raise DeviceError(
             "not nvme smart-log JSON output: no 'critical_warning' or 'temperature' field"
         )
-    reader = _Reader()
+    reader = FieldReader()
     if "critical_warning" in doc:
         _critical_warning(reader, doc["critical_warning"])
     if doc.get("temperature") is not None:
@@ -318,26 +305,14 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
         DeviceError: not smartctl JSON, or exit-status bit 0 or 1 (no device data; the message
             quotes smartctl's messages).
     """
-    meta = doc.get("smartctl") if isinstance(doc, Mapping) else None
-    if not isinstance(meta, Mapping):
-        raise DeviceError("not smartctl JSON output: no 'smartctl' object (smartctl >= 7.0 -j)")
-    status = meta.get("exit_status", 0)
-    status = status if isinstance(status, int) and not isinstance(status, bool) else 0
-    version = meta.get("version")
-    source = "smartctl"
-    if isinstance(version, list) and version:
-        source += " " + ".".join(str(v) for v in version)
+    envelope = smartctl_envelope(doc)
+    meta, status, source = envelope.meta, envelope.status, envelope.source
     if status & SMARTCTL_NO_DATA_MASK:
-        messages = meta.get("messages")
-        quoted = " | ".join(
-            str(m["string"]) for m in (messages if isinstance(messages, list) else [])
-            if isinstance(m, Mapping) and isinstance(m.get("string"), str)
-        ) or "no message"
-        bits = "; ".join(SMARTCTL_EXIT_BITS[b] for b in range(2) if status & (1 << b))
-        raise DeviceError(f"{source} read no device data (exit status {status}: {bits}): {quoted}")
+        raise DeviceError(f"{source} read no device data (exit status {status}: "
+                          f"{envelope.no_data}): {envelope.quoted}")
     findings = tuple(SMARTCTL_EXIT_BITS[b] for b in range(2, 8) if status & (1 << b))
 
-    reader = _Reader()
+    reader = FieldReader()
     log = doc.get("nvme_smart_health_information_log")
     if isinstance(log, Mapping):
         if "critical_warning" in log:
@@ -352,7 +327,7 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
             reader.integer("temperature_c", temperature["current"], where="temperature.current")
     if reader.values.get("temperature_c") == 0:  # smartctl prints 0 when there is no sensor
         del reader.values["temperature_c"]
-    _ata_fields(reader, doc)
+    ata_fields(reader, doc)
     hours = doc.get("power_on_time")
     if "power_on_hours" not in reader.values and isinstance(hours, Mapping):
         if hours.get("hours") is not None:
@@ -371,59 +346,6 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
         source, smart_passed=passed if isinstance(passed, bool) else None, findings=findings,
         exit_status=status, messages=messages,
     )
-
-
-def _ata_statistic(doc: Mapping[str, object], name: str) -> object:
-    """One value of smartctl's ``ata_device_statistics`` by its name, or ``None``."""
-    stats = doc.get("ata_device_statistics")
-    pages = stats.get("pages") if isinstance(stats, Mapping) else None
-    for page in pages if isinstance(pages, list) else []:
-        table = page.get("table") if isinstance(page, Mapping) else None
-        for entry in table if isinstance(table, list) else []:
-            if isinstance(entry, Mapping) and entry.get("name") == name:
-                flags = entry.get("flags")
-                if isinstance(flags, Mapping) and flags.get("valid") is False:
-                    return None
-                return entry.get("value")
-    return None
-
-
-def _ata_fields(reader: _Reader, doc: Mapping[str, object]) -> None:
-    """ATA-only fields: media errors (attribute 187), percentage used (Device Statistics),
-    warning temperature, host / NAND bytes written (``ATA_WRITE_ATTRIBUTES``)."""
-    attrs = doc.get("ata_smart_attributes")
-    table = attrs.get("table") if isinstance(attrs, Mapping) else None
-    sector = doc.get("logical_block_size")
-    sector = sector if isinstance(sector, int) and sector > 0 else 512
-    for attr in table if isinstance(table, list) else []:
-        if not isinstance(attr, Mapping):
-            continue
-        raw = attr.get("raw")
-        value = raw.get("value") if isinstance(raw, Mapping) else None
-        if value is None:
-            continue
-        name = attr.get("name")
-        if attr.get("id") == ATA_MEDIA_ERRORS_ID and "media_errors" not in reader.values:
-            reader.integer("media_errors", value, where=f"attribute 187 {name}")
-        if isinstance(name, str) and name in ATA_WRITE_ATTRIBUTES:
-            kind, unit = ATA_WRITE_ATTRIBUTES[name]
-            field = f"{kind}_written_bytes"
-            if field not in reader.values:
-                count = reader.integer(field, value, where=name)
-                if count is not None:
-                    reader.values[field] = count * (unit or sector)
-    if "percentage_used" not in reader.values:
-        used = _ata_statistic(doc, "Percentage Used Endurance Indicator")
-        if used is not None:
-            reader.integer("percentage_used", used, where="Percentage Used Endurance Indicator")
-    temperature = doc.get("temperature")
-    limit = temperature.get("op_limit_max") if isinstance(temperature, Mapping) else None
-    if limit is None:
-        limit = _ata_statistic(doc, "Specified Maximum Operating Temperature")
-    if limit is not None and "nvme_smart_health_information_log" not in doc:
-        reader.integer("warning_temperature_c", limit, where="temperature.op_limit_max")
-        if reader.values.get("warning_temperature_c") == 0:
-            del reader.values["warning_temperature_c"]
 
 
 def _key(name: str) -> str:

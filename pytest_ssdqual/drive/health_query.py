@@ -17,7 +17,8 @@ from pytest_ssdqual.drive.health import (
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
-from pytest_ssdqual.drive.identity import KELVIN_OFFSET, Runner, _default_run, _run_tool, coerce_int
+from pytest_ssdqual.drive.tool_runner import Runner, _default_run, _run_tool
+from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
 from pytest_ssdqual.errors import DeviceError, SsdQualError
 
 __all__ = ["HealthUnavailable", "query_health"]

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_ssdqual.catalog.health import IDLE_GAPS_MS, idle_point
-from pytest_ssdqual.drive.identity import coerce_int
+from pytest_ssdqual.drive.tool_values import coerce_int
 from pytest_ssdqual.fio.job import global_lines
 from pytest_ssdqual.fio.result import WorkloadResult
 

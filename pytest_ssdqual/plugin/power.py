@@ -21,7 +21,6 @@ import pytest
 
 from pytest_ssdqual.catalog.health import IDLE_WAKE_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import get_workload
-from pytest_ssdqual.drive.identity import TOOL_TIMEOUT_S, _default_run, _run_tool
 from pytest_ssdqual.drive.power_states import (
     PowerStateTable,
     apst_enabled,
@@ -31,6 +30,7 @@ from pytest_ssdqual.drive.power_states import (
     render_idle_job,
     wake_metrics,
 )
+from pytest_ssdqual.drive.tool_runner import TOOL_TIMEOUT_S, _default_run, _run_tool
 from pytest_ssdqual.fio.job import aligned_span
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result

@@ -24,14 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive.blockdev import (
-    BlockDeviceState,
-    inspect_block_device,
-    read_mountinfo,
-    read_swaps,
-)
+from pytest_ssdqual.drive.blockdev import BlockDeviceState, inspect_block_device
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.lock import DriveLock
+from pytest_ssdqual.drive.mounts import read_mountinfo, read_swaps
 from pytest_ssdqual.drive.safety import write_refusal_reasons
 from pytest_ssdqual.drive.spec import DriveSpec, _char_device_fix, parse_drive_option
 from pytest_ssdqual.drive.target import DriveTarget, IdentityFn

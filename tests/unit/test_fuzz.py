@@ -28,12 +28,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_ssdqual.drive.health import health_from_nvme_smart_log, health_from_smartctl
-from pytest_ssdqual.drive.identity import (
-    coerce_int,
-    identity_from_nvme_id_ctrl,
-    identity_from_smartctl,
-)
 from pytest_ssdqual.drive.inventory import Inventory
+from pytest_ssdqual.drive.nvme_identity import identity_from_nvme_id_ctrl
+from pytest_ssdqual.drive.smartctl_identity import identity_from_smartctl
+from pytest_ssdqual.drive.tool_values import coerce_int
 from pytest_ssdqual.errors import ConfigError, DeviceError, FioError, SsdQualError
 from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.io_errors import parse_io_errors

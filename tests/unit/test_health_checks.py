@@ -29,7 +29,7 @@ from pytest_ssdqual.drive.health_checks import (
     judge_health,
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.drive.identity import _default_run
+from pytest_ssdqual.drive.tool_runner import _default_run
 from pytest_ssdqual.errors import ConfigErrors
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.thresholds.loader import ThresholdSet

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.drive.identity import DriveIdentity, identity_from_smartctl
+from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, load_schema, resolve_assignment
+from pytest_ssdqual.drive.smartctl_identity import identity_from_smartctl
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 
 REPO = Path(__file__).resolve().parents[2]
