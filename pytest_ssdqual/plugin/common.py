@@ -28,7 +28,7 @@ SCRATCH_INPUT = "ssdqual_scratch"
 
 
 def allure_labels(node: pytest.Item, session: QualSession) -> dict[str, Any]:
-    """``allure_report.label_test`` keywords: the ``ssdqual_family`` marker, labels the test
+    """``allure_labels.label_test`` keywords: the ``ssdqual_family`` marker, labels the test
     already sets with ``@allure`` decorators (never set twice), the run profile."""
     family = node.get_closest_marker("ssdqual_family")
     return {

@@ -34,7 +34,8 @@ from pytest_ssdqual.drive.health_checks import (
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.plugin.common import PROP_DRIVE, PROP_ROWS, allure_labels
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_attach
+from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.summary import rows_from_verdicts
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
@@ -172,7 +173,7 @@ class DriveHealthTest:
 
     def _prepare(self) -> HealthTracker:
         self.node.user_properties.append((PROP_DRIVE, self.ctx.describe()))
-        allure_report.label_test(self.ctx, get_workload(HEALTH_WORKLOAD_ID),
+        label_test(self.ctx, get_workload(HEALTH_WORKLOAD_ID),
                                  **allure_labels(self.node, self.session))
         found = tracker(self.node.config, self.session, self.ctx)
         if found.unavailable is not None:
@@ -193,7 +194,7 @@ class DriveHealthTest:
             {f"{j.label}: {k}": v for j, _ in judgements for k, v in j.metrics.items()},
             [v for j, _ in judgements for v in j.verdicts], (),
         )
-        allure_report.attach_verdicts(merged)  # type: ignore[arg-type]
+        allure_attach.attach_verdicts(merged)  # type: ignore[arg-type]
         if lines:
             said = "; ".join(line.strip() for line in describe(judgements[-1][1]))
             pytest.fail(f"{drive}: drive health fails ({said})\n" + "\n".join(lines),

@@ -56,7 +56,8 @@ from pytest_ssdqual.qualify.session import (
     WorkloadOutcome,
     host_facts,
 )
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_attach
+from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import (
     SummaryRow,
@@ -484,7 +485,7 @@ def qualify(
         facts = ssd_drive.describe()
         node.user_properties.append((PROP_DRIVE, facts))
         health = health_tracker(request.config, ssd_session, ssd_drive)  # before the workload
-        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         plugin_workers.note_labels(request)  # a worker that dies now: result on this drive
         if workload.writes:
             refusal = ssd_session.refusal(ssd_drive)
@@ -500,7 +501,7 @@ def qualify(
 
         def attach_runs() -> None:
             for plan, fio_run in runs:
-                allure_report.attach_run(plan, fio_run)
+                allure_attach.attach_run(plan, fio_run)
             runs.clear()
 
         gate = request.config.stash[GATE_KEY]
@@ -509,7 +510,7 @@ def qualify(
 
         def measure(workdir: Path) -> None:
             try:
-                with allure_report.phase(f"measure: fio {workload_id}"):
+                with allure_attach.phase(f"measure: fio {workload_id}"):
                     repetitions.append(
                         ssd_session.run_workload(ssd_drive, workload, workdir, on_run=attach)
                     )
@@ -517,7 +518,7 @@ def qualify(
                 attach_runs()
                 if isinstance(exc, FioError):
                     exc.drive = f"{ssd_drive.target.spec.raw} {workload_id}"
-                    allure_report.attach_failure_output(exc)
+                    allure_attach.attach_failure_output(exc)
                 raise
 
         for workdir in gate.workdirs(tmp_path):  # --repeat N: judged on the median
@@ -525,10 +526,10 @@ def qualify(
         # an inconclusive comparison with --baseline: more runs, up to --repeat-max
         while gate.wants_more_runs(ssd_drive, workload_id, [o.metrics for o in repetitions]):
             measure(gate.workdir(tmp_path, len(repetitions) + 1))
-        with allure_report.phase("judge against the limits"):
+        with allure_attach.phase("judge against the limits"):
             outcome, spread = gate.combine(repetitions, ssd_drive.limits, strict=strict)
-        allure_report.attach_verdicts(outcome)
-        allure_report.attach_workload_charts(
+        allure_attach.attach_verdicts(outcome)
+        allure_attach.attach_workload_charts(
             outcome, title=f"{workload.title} — {ssd_drive.target.spec.raw}")
         attach_runs()
         rows = rows_from_outcome(ssd_drive, outcome)
@@ -544,7 +545,7 @@ def qualify(
 @pytest.fixture(autouse=True)
 def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
     """Tests on a drive: the drive's Allure parameters (its identity in the history id, see
-    ``allure_report.drive_parameters``) at set-up time, and the worker's journal entry
+    ``allure_labels.drive_parameters``) at set-up time, and the worker's journal entry
     (``plugin_workers.start_drive_test``)."""
     if "ssd_drive" in request.fixturenames:
         plugin_workers.start_drive_test(request, request.getfixturevalue("ssd_drive"))

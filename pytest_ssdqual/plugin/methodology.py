@@ -27,7 +27,8 @@ from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.plugin.verdict import gate_and_fail
 from pytest_ssdqual.qualify.progress import ProgressEvent
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_attach
+from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.summary import SummaryRow, rows_from_verdicts
 
 
@@ -42,7 +43,7 @@ class TerminalProgress:
         self.lines: list[str] = []
 
     def phase(self, name: str) -> contextlib.AbstractContextManager[None]:
-        return allure_report.phase(name)
+        return allure_attach.phase(name)
 
     def progress(self, event: ProgressEvent) -> None:
         line = f"[ssdqual {self.drive}] {event.line()}"
@@ -96,7 +97,7 @@ def run_methodology(
             )
         drive = ssd_drive.target.spec.raw
         node.user_properties.append((PROP_DRIVE, ssd_drive.describe()))
-        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         plugin_workers.note_labels(request)  # a worker that dies now: result on this drive
         refusal = ssd_session.refusal(ssd_drive)
         if refusal is not None:
@@ -109,12 +110,12 @@ def run_methodology(
             result = _run(workload_id, ssd_session, ssd_drive, tmp_path / workload_id,
                           observer=progress)
         except FioError as exc:
-            allure_report.attach_failure_output(exc)
+            allure_attach.attach_failure_output(exc)
             raise
         outcome = judge_result(result, ssd_drive.limits, strict=ssd_session.options.strict)
         for note in result.notes:
             progress.write(f"[ssdqual {drive}] {workload_id}: {note}")
-        allure_report.attach_methodology(outcome)
+        allure_attach.attach_methodology(outcome)
         rows = rows_from_verdicts(drive, workload_id, outcome.verdicts, result.states)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
         # Stored and compared with --baseline like any workload (health first: a test failed

@@ -40,7 +40,8 @@ from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.plugin.methodology import _stored_files
 from pytest_ssdqual.plugin.verdict import gate_and_fail
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_attach
+from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.summary import rows_from_verdicts
 
 
@@ -111,7 +112,7 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
         workload = get_workload(IDLE_WAKE_WORKLOAD_ID)
         drive = ssd_drive.target.spec.raw
         node.user_properties.append((PROP_DRIVE, ssd_drive.describe()))
-        allure_report.label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
+        label_test(ssd_drive, workload, **allure_labels(node, ssd_session))
         try:
             table, apst = read_power_states(ssd_drive)
         except NoPowerStates as exc:
@@ -147,7 +148,7 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
         states = dict.fromkeys(metrics, state)
         outcome = judge_result(MethodologyResult(workload, metrics, states, notes, []),
                                ssd_drive.limits, strict=ssd_session.options.strict)
-        allure_report.attach_verdicts(outcome)
+        allure_attach.attach_verdicts(outcome)
         rows = rows_from_verdicts(drive, workload.id, outcome.verdicts, states)
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
         # stored, gated and re-judgeable like every suite; reads only: start health findings

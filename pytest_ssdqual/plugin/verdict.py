@@ -18,7 +18,7 @@ import pytest
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_GATE
 from pytest_ssdqual.plugin.health import HealthTracker, health_failures
 from pytest_ssdqual.qualify.session import DriveContext
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.results.gate import Judged
 
 
@@ -62,7 +62,7 @@ def gate_and_fail(
         strict=strict, files=files, health=unhealthy,
     )
     node.user_properties.append((PROP_GATE, checked.rows()))
-    allure_report.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
+    allure_attach.attach_regression([f"{r['status']}: {r['line']}" for r in checked.rows()])
     regression = checked.failure_message()  # "REGRESSION: ..." (its own category)
     tail = (f"\n{regression}" if regression else "")
     if outcome.failed:

@@ -31,7 +31,8 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.plugin.interrupt import Terminated
-from pytest_ssdqual.report import allure_results as allure_report
+from pytest_ssdqual.report import allure_results
+from pytest_ssdqual.report.allure_labels import drive_parameters
 from pytest_ssdqual.results.journal import (
     INTERRUPTED_PREFIX,
     NOT_RERUN_PREFIX,
@@ -76,7 +77,7 @@ def register(config: pytest.Config) -> None:
 def start_drive_test(request: pytest.FixtureRequest, ctx: Any) -> None:
     """At a drive test's set-up: the drive's Allure parameters, and (xdist worker) the journal
     entry of the test and of the file target this worker created."""
-    allure_report.drive_parameters(ctx)
+    drive_parameters(ctx)
     journal = request.config.stash.get(JOURNAL_KEY, None)
     if journal is None:
         return
@@ -90,7 +91,7 @@ def note_labels(request: pytest.FixtureRequest) -> None:
     """After a test set its Allure title and labels: keep them in the journal."""
     journal = request.config.stash.get(JOURNAL_KEY, None)
     if journal is not None:
-        journal.update(allure_report.snapshot_current_test(_params(request.node)))
+        journal.update(allure_results.snapshot_current_test(_params(request.node)))
 
 
 def _params(item: Any) -> dict[str, Any]:
@@ -129,7 +130,7 @@ class TestHooks:
 
     def pytest_runtest_call(self, item: pytest.Item) -> None:
         if self.journal is not None and self.journal.entry.test is not None:
-            self.journal.update(allure_report.snapshot_current_test(_params(item)))
+            self.journal.update(allure_results.snapshot_current_test(_params(item)))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any
@@ -137,7 +138,7 @@ class TestHooks:
         try:
             return (yield)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``interrupt.Terminated``)
-            allure_report.mark_current_broken(
+            allure_results.mark_current_broken(
                 interrupted_message(exc, worker=self.journal is not None))
             raise
 
@@ -203,7 +204,7 @@ class ControllerHooks:
     def _write(self, alluredir: Path, nodeid: str, message: str,
                test: dict[str, Any] | None) -> None:
         test = test or {}
-        allure_report.write_crashed_result(
+        allure_results.write_crashed_result(
             alluredir, nodeid, message,
             snapshot=test.get("snapshot"),
             drive_facts=test.get("facts"),
@@ -225,7 +226,7 @@ class ControllerHooks:
         alluredir = self._alluredir()
         if exitstatus != int(pytest.ExitCode.INTERRUPTED) or not alluredir:
             return 0
-        written = allure_report.result_uuids(alluredir) if alluredir.is_dir() else set()
+        written = allure_results.result_uuids(alluredir) if alluredir.is_dir() else set()
         count = 0
         for entry in journals(self.folder):
             test = entry.test

@@ -13,7 +13,7 @@ How it is called (Allure 3.18; see ``allure awesome --help``)::
 * ``awesome``, not ``generate``: only it has ``--single-file`` and ``--history-path``.
 * Allure does not clean its output folder: ``DIR`` is removed first -- only when it is empty or
   holds a report this command built (marker file ``.ssdqual-report``), never anything else.
-* The categories (``allure_report.CATEGORIES``) go into the config file: Allure 3's report
+* The categories (``allure_session.CATEGORIES``) go into the config file: Allure 3's report
   ignores ``categories.json`` in the results.
 * History: Allure appends one line per build to the history file; the report folder keeps it as
   ``DIR/history.jsonl`` so the next build can continue it (``--history DIR_OF_PREVIOUS_REPORT``
@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ssdqual.report.allure_results import CATEGORIES
 from pytest_ssdqual.errors import ConfigError, SsdQualError
+from pytest_ssdqual.report.allure_session import CATEGORIES
 from pytest_ssdqual.results.stored import load_results
 
 #: The Allure 3 release the project pins (tools/package.json).

@@ -20,9 +20,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_ssdqual.report import allure_results as allure_report
-from pytest_ssdqual.report.drive_summary import summary_lines, write_summaries
 from pytest_ssdqual.errors import SsdQualError
+from pytest_ssdqual.report import allure_session
+from pytest_ssdqual.report.drive_summary import summary_lines, write_summaries
 from pytest_ssdqual.results.stored import load_results
 
 
@@ -44,17 +44,17 @@ def finish_session(
         Lines for the terminal: one per drive summary (overall verdict and path), or why no
         summary was written (no results, unreadable results).
     """
-    allure_report.write_environment(alluredir, drives=drives, profile=profile,
+    allure_session.write_environment(alluredir, drives=drives, profile=profile,
                                     fio_version=fio_version, host=dict(host))
-    allure_report.write_categories(alluredir)
+    allure_session.write_categories(alluredir)
     try:
         tests = load_results(alluredir)
     except SsdQualError as exc:
-        allure_report.write_executor(alluredir, host=host.get("host", ""),
+        allure_session.write_executor(alluredir, host=host.get("host", ""),
                                      started_s=time.time(), profile=profile)
         return [f"no qualification summary: {exc}"]
     started = min((t.start_ms for t in tests if t.start_ms), default=0) / 1000 or time.time()
-    allure_report.write_executor(alluredir, host=host.get("host", ""), started_s=started,
+    allure_session.write_executor(alluredir, host=host.get("host", ""), started_s=started,
                                  profile=profile)
     written = write_summaries(alluredir, tests=tests)
     attachments: list[tuple[str, bytes, str, str]] = []
@@ -66,5 +66,5 @@ def finish_session(
         for title, png in summary.charts.items():
             attachments.append((f"{title}: {summary.title}", png, "image/png", "png"))
     if attachments:
-        allure_report.write_global_attachments(alluredir, attachments)
+        allure_session.write_global_attachments(alluredir, attachments)
     return summary_lines(written)

@@ -8,7 +8,7 @@ worker keeps a small journal file in a folder the controller made (``<folder>/<w
 
 * ``test``: the test in progress (``None`` between tests): node id, the drive (``--drive`` as
   given), the test's temporary folder (where its fio job files are), the Allure result as it
-  stood (``allure_report.snapshot_current_test``: uuid, title, labels, parameters, history id,
+  stood (``allure_results.snapshot_current_test``: uuid, title, labels, parameters, history id,
   attachments written so far);
 * ``created_files``: file targets this worker created (path, device and inode), which a dead
   worker cannot remove.

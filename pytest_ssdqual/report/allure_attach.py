@@ -1,0 +1,223 @@
+"""Allure steps and attachments of a running test (STYLE.md row 11).
+
+Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, measure, judge).
+Attachments: the verdict table (HTML and JSON), the metrics, PNG charts (``plots`` via
+``chart_data``), the fio job, fio's output and per-second logs (CSV), a methodology test's
+record, the regression gate's lines. The names of what summaries read back are in
+``stored_results``. Without ``--alluredir`` allure-pytest registers no listener: these calls do
+nothing and no chart is drawn.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import allure
+
+from pytest_ssdqual.methodology.curves import curves_to_json
+from pytest_ssdqual.methodology.figure_state import (
+    AS_FOUND_NOTE,
+    figure_states,
+    read_as_found,
+    verdict_word,
+)
+from pytest_ssdqual.results.stored import ATTACH_VERDICTS_JSON, LOG_CSV_HEADER, VerdictRecord
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.errors import FioError
+    from pytest_ssdqual.fio.job import JobPlan
+    from pytest_ssdqual.fio.runner import FioRun
+    from pytest_ssdqual.methodology.base import MethodologyOutcome
+    from pytest_ssdqual.qualify.session import WorkloadOutcome
+
+__all__ = [
+    "attach_failure_output",
+    "attach_methodology",
+    "attach_methodology_charts",
+    "attach_png",
+    "attach_regression",
+    "attach_run",
+    "attach_verdicts",
+    "attach_workload_charts",
+    "phase",
+    "recording",
+]
+
+
+def attach_run(plan: JobPlan, run: FioRun | None) -> None:
+    """Attach the fio job file, fio's raw output and the per-second logs as CSV."""
+    allure.attach(plan.text, name="fio job", attachment_type=allure.attachment_type.TEXT,
+                  extension="fio")
+    if run is None:
+        return
+    if run.raw_output:
+        allure.attach(run.raw_output, name="fio output (JSON)",
+                      attachment_type=allure.attachment_type.JSON)
+    if run.stderr.strip():
+        allure.attach(run.stderr, name="fio stderr", attachment_type=allure.attachment_type.TEXT)
+    for log in sorted(run.job_path.parent.glob("log_*.log")):
+        allure.attach(
+            LOG_CSV_HEADER + "\n" + log.read_text(),
+            name=f"per-second log {log.name}",
+            attachment_type=allure.attachment_type.CSV,
+        )
+
+
+def attach_failure_output(exc: FioError) -> None:
+    """Attach what fio printed when it failed (the test is broken with the error); when it
+    printed nothing (killed, not installed) the attachment says so, with the reason."""
+    text = exc.raw_output if exc.raw_output and exc.raw_output.strip() else (
+        f"(fio printed nothing: {exc})"
+    )
+    allure.attach(text, name="fio raw output (failed run)",
+                  attachment_type=allure.attachment_type.TEXT)
+
+
+def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
+    """Attach the verdict table (HTML, with the drive state of each figure; a read limit
+    passed on media as found reads ``PASS (as found)``) and the metrics (JSON)."""
+    states = figure_states(outcome)
+    rows = []
+    for v in outcome.verdicts:
+        limit = v.limit
+        state = states.get(v.metric, "")
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(cell)}</td>"
+                for cell in (
+                    v.metric,
+                    "-" if v.measured is None else f"{v.measured:.6g}",
+                    str(limit) if limit else "-",
+                    "-" if v.margin_pct is None else f"{v.margin_pct:+.1f} %",
+                    verdict_word(v.status.upper(), state),
+                    state,
+                    str(limit.provenance) if limit else "",
+                )
+            )
+            + "</tr>"
+        )
+    table = (
+        "<table border='1' cellpadding='4' style='border-collapse:collapse'>"
+        "<tr><th>metric</th><th>measured</th><th>limit</th><th>margin</th><th>verdict</th>"
+        "<th>drive state</th><th>provenance</th></tr>" + "".join(rows) + "</table>"
+        + (f"<p>{html.escape(AS_FOUND_NOTE)}</p>"
+           if any(read_as_found(s) for s in states.values()) else "")
+    )
+    allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
+    allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
+                  attachment_type=allure.attachment_type.JSON)
+    records = [VerdictRecord.from_verdict(v, states.get(v.metric, "")).as_dict()
+               for v in outcome.verdicts]
+    allure.attach(json.dumps(records, indent=1), name=ATTACH_VERDICTS_JSON,
+                  attachment_type=allure.attachment_type.JSON)
+
+
+def attach_png(name: str, png: bytes) -> None:
+    """Attach one PNG chart (``plots`` functions return PNG bytes), e.g. a steady-state chart
+    a methodology test draws with ``plots.steady_state_chart``."""
+    allure.attach(png, name=name, attachment_type=allure.attachment_type.PNG)
+
+
+def recording() -> bool:
+    """True when Allure results are being written (``--alluredir``: allure-pytest registered
+    its listener). Charts are drawn only then."""
+    import allure_commons
+    from allure_pytest.listener import AllureListener
+
+    return any(isinstance(p, AllureListener) for p in allure_commons.plugin_manager.get_plugins())
+
+
+def attach_workload_charts(outcome: WorkloadOutcome, *, title: str) -> list[str]:
+    """Draw and attach the charts of one fio workload run: bandwidth/IOPS per second with the
+    limits (from fio's logs next to the job file), latency percentiles with the latency
+    limits, IOPS per phase. Returns the attachment names, in order (none without
+    ``--alluredir``)."""
+    if not recording():
+        return []
+    # matplotlib: imported when a chart is drawn
+    from pytest_ssdqual.report.chart_data import charts_for_test
+
+    logs = {p.name: p.read_text() for p in sorted(outcome.run.job_path.parent.glob("log_*.log"))}
+    charts = charts_for_test(
+        title=title, logs=logs, metrics=outcome.metrics,
+        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+    )
+    for name, png in charts.items():
+        attach_png(name, png)
+    return list(charts)
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    """An Allure step around one phase of a test: purge, precondition, a round, idle, measure,
+    judge. Allure shows each step with its start and duration, and marks it failed or broken
+    when the block raises. Without ``--alluredir`` it does nothing.
+
+    Example::
+
+        with allure_attach.phase("precondition: 2x span, sequential 128 KiB writes"):
+            ...
+    """
+    with allure.step(name):
+        yield
+
+
+def attach_methodology(outcome: MethodologyOutcome) -> None:
+    """Attach a methodology test's record: notes (purge method, steady-state verdict, SLC cliff,
+    recovery), the per-round table and the per-second log (CSV), the drive state of every
+    metric (JSON), each distinct fio job file, then the verdicts and metrics."""
+    result = outcome.result
+    allure.attach("\n".join(result.notes) + "\n", name="methodology notes",
+                  attachment_type=allure.attachment_type.TEXT)
+    allure.attach(result.rounds_csv(), name="rounds", attachment_type=allure.attachment_type.CSV)
+    allure.attach(result.per_second_csv(), name="per-second log",
+                  attachment_type=allure.attachment_type.CSV)
+    allure.attach(json.dumps(result.states, indent=2, sort_keys=True),
+                  name="drive state of each metric", attachment_type=allure.attachment_type.JSON)
+    if result.curves:
+        allure.attach(curves_to_json(result.curves), name="curves",
+                      attachment_type=allure.attachment_type.JSON)
+    seen: set[str] = set()
+    for step in result.steps:
+        if step.job.name in seen:
+            continue
+        seen.add(step.job.name)
+        allure.attach(step.job_run.job_text, name=f"fio job {step.job.name}",
+                      attachment_type=allure.attachment_type.TEXT, extension="fio")
+    attach_verdicts(outcome)
+    attach_methodology_charts(outcome)
+
+
+def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
+    """Draw and attach a methodology test's charts from its stored tables (the ``rounds`` and
+    ``per-second log`` CSV): bandwidth/IOPS over the test per phase with the limits, the
+    steady-state window with its fit line, bandwidth by fill state, IOPS per phase. Returns
+    the attachment names (none without ``--alluredir``)."""
+    if not recording():
+        return []
+    # matplotlib: imported here
+    from pytest_ssdqual.report.chart_data import curve_charts, methodology_charts
+
+    result = outcome.result
+    charts = methodology_charts(
+        title=result.workload.title, rounds_csv=result.rounds_csv(),
+        per_second_csv=result.per_second_csv(), metrics=result.metrics,
+        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+    )
+    charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
+    for name, png in charts.items():
+        attach_png(name, png)
+    return list(charts)
+
+
+def attach_regression(lines: list[str]) -> None:
+    """Attach the regression gate's comparisons (one line per gated metric, with its status:
+    regressed, inconclusive, improved, within limit, ...) as text."""
+    if lines:
+        allure.attach("\n".join(lines) + "\n", name="regression vs baseline",
+                      attachment_type=allure.attachment_type.TEXT)

@@ -1,0 +1,119 @@
+"""Allure labels and history ids of a workload test (STYLE.md row 11).
+
+Labels: parent suite = drive, feature = methodology family, story = workload, severity from the
+family (integrity and health are critical); controller, NAND and firmware as tags. Parameters:
+``drive identity`` (the serial, else the path) is part of the history id, so two drives running
+the same test are two tests with a history each (never "retries" of one another); the drive
+path, serial and firmware are parameters with ``excluded=True``, so a drive's history follows
+it across firmware builds and /dev names. Measured numbers are never parameters. A label the
+test sets with an ``@allure`` decorator is not set again (Allure would show it twice).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import allure
+
+from pytest_ssdqual.results.stored import ATTACH_DRIVE
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.catalog.workloads import Workload
+    from pytest_ssdqual.qualify.session import DriveContext
+
+__all__ = [
+    "CRITICAL_FAMILIES",
+    "DRIVE_IDENTITY_PARAM",
+    "DYNAMIC_LABELS",
+    "drive_identity",
+    "drive_parameters",
+    "label_test",
+    "parent_suite",
+    "severity_for",
+]
+
+
+#: Methodology families whose failure is critical (data integrity, drive health); every
+#: other family is ``normal``. A suite can still set ``@allure.severity`` itself.
+CRITICAL_FAMILIES: frozenset[str] = frozenset({"integrity", "health"})
+
+#: Labels this module sets dynamically (a decorator on the test wins: never both).
+DYNAMIC_LABELS: tuple[str, ...] = ("parentSuite", "feature", "story", "severity", "tag")
+
+
+def severity_for(family: str) -> str:
+    """Allure severity of a methodology family: ``critical`` for integrity and health,
+    ``normal`` otherwise."""
+    return "critical" if family in CRITICAL_FAMILIES else "normal"
+
+
+#: The parameter that carries the drive into Allure's history id.
+DRIVE_IDENTITY_PARAM = "drive identity"
+
+
+def drive_identity(facts: Mapping[str, str]) -> str:
+    """What tells one drive from another across runs: its serial, else its path (a scratch
+    file, a device that reports no serial). ``facts``: ``DriveContext.describe()``."""
+    serial = str(facts.get("serial") or "").strip()
+    return serial if serial and serial not in ("?", "unknown") else str(facts.get("drive", ""))
+
+
+def drive_parameters(ctx: DriveContext) -> None:
+    """Record the drive's parameters: ``drive identity`` (serial, else path; *not* excluded, so
+    each drive has its own history id) and the drive parametrization ``ssd_drive`` (the path,
+    excluded: /dev names move between boots).
+
+    Must run during the test's set-up (an autouse fixture): allure-pytest adds pytest's own
+    parameters after set-up only when they are not there yet, and its history id
+    (``md5(fullName, non-excluded parameter values)``) skips excluded parameters.
+    """
+    allure.dynamic.parameter(DRIVE_IDENTITY_PARAM, drive_identity(ctx.describe()))
+    allure.dynamic.parameter("ssd_drive", ctx.target.spec.raw, excluded=True)
+
+
+def parent_suite(facts: Mapping[str, str]) -> str:
+    """The parent suite of a drive's tests: ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``."""
+    return (f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, "
+            f"S/N {facts.get('serial', '?')})")
+
+
+def label_test(
+    ctx: DriveContext,
+    workload: Workload,
+    *,
+    family: str | None = None,
+    decorated: frozenset[str] = frozenset(),
+    profile: str = "",
+) -> None:
+    """Title, suite hierarchy, severity, tags and excluded parameters for one workload test,
+    and the drive's facts as the ``drive`` JSON attachment (read back by summaries).
+
+    Args:
+        family: methodology family (``@pytest.mark.ssdqual_family``); default the workload's.
+        decorated: label names the test already sets with an ``@allure`` decorator (those are
+            not set again: Allure would show them twice).
+        profile: the run profile's name, stored with the drive's facts.
+
+    Title example: ``4 KiB random read, QD32 — PS5012-E12 / BiCS3 / ECFM11.0``.
+    """
+    ident = ctx.identity
+    controller = ctx.assignment.controller or "unknown controller"
+    nand = ctx.assignment.nand or "unknown NAND"
+    family = family or workload.family
+    allure.dynamic.title(f"{workload.title} — {controller} / {nand} / {ident.firmware}")
+    if "parentSuite" not in decorated:
+        allure.dynamic.parent_suite(parent_suite(ctx.describe()))
+    if "feature" not in decorated:
+        allure.dynamic.feature(family)
+    if "story" not in decorated:
+        allure.dynamic.story(workload.id)
+    if "severity" not in decorated:
+        allure.dynamic.severity(allure.severity_level(severity_for(family)))
+    allure.dynamic.tag(f"controller:{controller}", f"nand:{nand}", f"firmware:{ident.firmware}")
+    allure.dynamic.parameter("drive serial", ident.serial, excluded=True)
+    allure.dynamic.parameter("firmware", ident.firmware, excluded=True)
+    facts = dict(ctx.describe(), profile=profile)
+    allure.attach(json.dumps(facts, indent=2, sort_keys=True), name=ATTACH_DRIVE,
+                  attachment_type=allure.attachment_type.JSON)
