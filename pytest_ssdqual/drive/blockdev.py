@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ssdqual.drive.mounts import MountEntry, read_mountinfo, read_swaps, root_device
+from pytest_ssdqual.drive.path_stat import stat_or_none
 from pytest_ssdqual.errors import ConfigError, DeviceError
 
 #: Mount points whose device counts as the running system's disk, besides ``/`` itself.
@@ -151,12 +152,7 @@ class SysfsIndex:
         Raises:
             DeviceError: the path is not a block device, or sysfs does not know it.
         """
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            st = None
-        except OSError as exc:
-            raise DeviceError(f"cannot stat {path}: {exc}") from exc
+        st = stat_or_none(path, error=lambda exc: DeviceError(f"cannot stat {path}: {exc}"))
         if st is None:
             name = os.path.basename(os.path.normpath(path))
             node = self.by_name.get(name)

@@ -14,6 +14,7 @@ import errno
 import os
 import stat
 
+from pytest_ssdqual.drive.path_stat import stat_or_none
 from pytest_ssdqual.errors import ConfigError, DeviceError
 
 __all__ = ["ensure_file", "existing_file_id", "remove_file"]
@@ -24,12 +25,10 @@ def ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
 
     Returns ``(created, (st_dev, st_ino))``. ``size_bytes`` must be > 0 only when creating.
     """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise DeviceError(f"cannot stat file target {path}: {exc.strerror}") from exc
+    st = stat_or_none(
+        path, follow=False,
+        error=lambda exc: DeviceError(f"cannot stat file target {path}: {exc.strerror}"),
+    )
     if st is not None:
         return False, existing_file_id(path, st)
     if size_bytes <= 0:

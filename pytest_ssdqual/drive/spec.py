@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ssdqual.drive.blockdev import SysfsIndex, partition_error
+from pytest_ssdqual.drive.path_stat import stat_or_none
 from pytest_ssdqual.errors import ConfigError, DeviceError
 
 __all__ = ["MAX_SPEED", "DriveSpec", "EmuRef", "parse_drive_option", "parse_emu_ref"]
@@ -160,12 +161,7 @@ def _parse_file_target(raw: str, rest: str, base: str) -> DriveSpec:
             f"file:{path} is under /dev: a file target must be a regular file",
             f"for a block device write --drive={path} (without file:)",
         )
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise _bad(f"cannot stat {path}: {exc.strerror}") from None
+    st = stat_or_none(path, error=lambda exc: _bad(f"cannot stat {path}: {exc.strerror}"))
     if st is not None:
         if stat.S_ISBLK(st.st_mode):
             raise _bad(
