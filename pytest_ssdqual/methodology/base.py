@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MethodologyPlan, Workload
-from pytest_ssdqual.fio.logs import Series, find_logs, read_series
+from pytest_ssdqual.fio.logs import find_logs, read_series
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
+from pytest_ssdqual.fio.series import Series
 from pytest_ssdqual.methodology.curves import Curve
 from pytest_ssdqual.methodology.jobs import MethodJob, aligned_span
 from pytest_ssdqual.methodology.purge import PurgeRecord, purge

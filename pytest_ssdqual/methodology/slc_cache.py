@@ -55,7 +55,7 @@ import statistics
 from dataclasses import dataclass
 
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.logs import BandwidthSeries
+from pytest_ssdqual.fio.series import BandwidthSeries
 
 #: The post-cache (median) level must be below this share of the burst (median) level, and a
 #: window at burst speed is one at or above the post-cache level divided by it.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pytest_ssdqual.catalog.workloads import KIB
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.logs import BandwidthSeries
+from pytest_ssdqual.fio.series import BandwidthSeries
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,

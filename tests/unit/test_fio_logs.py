@@ -15,9 +15,6 @@ from hypothesis import strategies as st
 
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.logs import (
-    BandwidthSeries,
-    LogGaps,
-    Stall,
     bandwidth_series,
     find_logs,
     infer_window_ms,
@@ -26,6 +23,7 @@ from pytest_ssdqual.fio.logs import (
     read_series,
     to_series,
 )
+from pytest_ssdqual.fio.series import BandwidthSeries, LogGaps, Stall
 
 from ..conftest import cases_dir
 

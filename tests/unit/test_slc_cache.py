@@ -11,7 +11,8 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.logs import BandwidthSeries, LogSample, read_log, to_series
+from pytest_ssdqual.fio.logs import LogSample, read_log, to_series
+from pytest_ssdqual.fio.series import BandwidthSeries
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff, running_median
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
