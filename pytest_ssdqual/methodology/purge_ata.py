@@ -40,6 +40,7 @@ def ata_secure_erase(
     target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
     timeout_s: float,
 ) -> tuple[str, str | None]:
+    """Method 2: ATA SECURITY ERASE UNIT -> ``(outcome, method or None)``."""
     if is_nvme(target, dev) or target.identity.transport != "SATA":
         return f"not an ATA drive (transport {target.identity.transport})", None
     hdparm = which("hdparm")

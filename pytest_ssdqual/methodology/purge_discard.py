@@ -33,6 +33,7 @@ def blkdiscard(
     target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
     timeout_s: float,
 ) -> tuple[str, str | None]:
+    """Method 3: ``blkdiscard -f`` -> ``(outcome, method or None)``."""
     tool = which("blkdiscard")
     if tool is None:
         return "blkdiscard not installed (util-linux)", None
@@ -46,6 +47,12 @@ def blkdiscard(
 
 
 def purge_file(path: str, size_bytes: int, attempts: list[str]) -> str | None:
+    """Method 4 (file target): punch holes over the whole file, else truncate it to 0 and back;
+    each try appended to ``attempts``. Returns the method that worked, or ``None``.
+
+    Raises:
+        DeviceError: the file cannot be opened.
+    """
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError as exc:

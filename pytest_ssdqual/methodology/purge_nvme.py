@@ -34,6 +34,7 @@ def nvme_format(
     target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
     timeout_s: float,
 ) -> tuple[str, str | None]:
+    """Method 1: ``nvme format --ses=1`` -> ``(outcome, method or None)``."""
     if not is_nvme(target, dev):
         return "not an NVMe namespace", None
     nvme = which("nvme")

@@ -68,6 +68,7 @@ class FileChecker:
         self.errors: list[ConfigError] = []
 
     def error(self, parts: KeyPath, message: str, fix: str | None) -> None:
+        """Record one problem at key path ``parts`` (its YAML line looked up) with its fix."""
         self.errors.append(
             ConfigError(
                 message,
@@ -81,6 +82,7 @@ class FileChecker:
     # -- schema --------------------------------------------------------------------------------
 
     def check_schema(self, data: object) -> None:
+        """Record every JSON-schema error of ``data`` (the parsed file), each with a fix."""
         validator = Draft202012Validator(schema())
         for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
             self._schema_error(err)

@@ -35,6 +35,8 @@ class SenseChecker(FileChecker):
     """A ``FileChecker`` that also runs the sense checks (``check_sense``)."""
 
     def check_sense(self, data: object) -> None:
+        """Record every sense problem of ``data`` (the parsed file; parts the schema already
+        rejected are skipped, not reported twice)."""
         if not isinstance(data, dict):
             return
         version = data.get("version")
