@@ -17,7 +17,7 @@ from pytest_ssdqual.drive.health import (
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
-from pytest_ssdqual.drive.tool_runner import Runner, _default_run, _run_tool
+from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
 from pytest_ssdqual.errors import DeviceError, SsdQualError
 
@@ -67,10 +67,10 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
     """
     if kind in _NO_HEALTH:
         raise HealthUnavailable(f"{path}: {_NO_HEALTH[kind]}", applicable=False)
-    run = run or _default_run
+    run = run or default_run
     notes: list[str] = []
     health: DriveHealth | None = None
-    doc = _run_tool(run, ["smartctl", "-j", "-a", path], "smartctl", notes)
+    doc = run_tool(run, ["smartctl", "-j", "-a", path], "smartctl", notes)
     if doc is not None:
         try:
             health = health_from_smartctl(doc)
@@ -81,7 +81,7 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             raise HealthUnavailable(f"{path}: no health data: {'; '.join(notes)}")
         return health
     if health is None:
-        log = _run_tool(run, ["nvme", "smart-log", "-o", "json", path], "nvme-cli", notes)
+        log = run_tool(run, ["nvme", "smart-log", "-o", "json", path], "nvme-cli", notes)
         if log is not None:
             try:
                 health = health_from_nvme_smart_log(log)
@@ -89,7 +89,7 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
                 notes.append(f"nvme-cli smart-log: {exc}")
         if health is None:
             raise HealthUnavailable(f"{path}: no health data: {'; '.join(notes)}")
-    ctrl = _run_tool(run, ["nvme", "id-ctrl", "-o", "json", path], "nvme-cli", notes)
+    ctrl = run_tool(run, ["nvme", "id-ctrl", "-o", "json", path], "nvme-cli", notes)
     wctemp = ctrl.get("wctemp") if ctrl else None
     if wctemp is not None and health.warning_temperature_c is None:
         try:
@@ -98,7 +98,7 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             kelvin = 0
         if kelvin > 0:  # 0: the controller reports no warning temperature
             health = replace(health, warning_temperature_c=kelvin - KELVIN_OFFSET)
-    ocp = _run_tool(run, ["nvme", "ocp", "smart-add-log", "-o", "json", path], "nvme-cli ocp",
+    ocp = run_tool(run, ["nvme", "ocp", "smart-add-log", "-o", "json", path], "nvme-cli ocp",
                     notes)
     if ocp is not None and health.nand_written_bytes is None:
         try:

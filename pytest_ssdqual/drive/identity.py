@@ -36,7 +36,7 @@ from pathlib import Path
 from pytest_ssdqual.drive.nvme_identity import identity_from_nvme_id_ctrl
 from pytest_ssdqual.drive.smartctl_identity import identity_from_smartctl, smartctl_note
 from pytest_ssdqual.drive.sysfs_identity import block_dir, identity_from_sysfs, read_sysfs
-from pytest_ssdqual.drive.tool_runner import Runner, _default_run, _run_tool
+from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.errors import DeviceError
 
 __all__ = [
@@ -217,12 +217,12 @@ def identify(
         if re.fullmatch(virtual + r"\d+", name):
             return _virtual_block(name, virtual, sysfs)
 
-    run = run or _default_run
+    run = run or default_run
     merged = identity_from_sysfs(name, sysfs=sysfs)
     sources = [str(merged.pop("source"))]
     transport = str(merged.get("transport", "unknown"))
 
-    smart = _run_tool(run, ["smartctl", "-j", "-i", path], "smartctl", sources)
+    smart = run_tool(run, ["smartctl", "-j", "-i", path], "smartctl", sources)
     if smart is not None:
         try:
             found = identity_from_smartctl(smart)
@@ -235,7 +235,7 @@ def identify(
                 transport = str(found["transport"])
 
     if transport == "NVMe":
-        nvme = _run_tool(run, ["nvme", "id-ctrl", "-o", "json", path], "nvme-cli", sources)
+        nvme = run_tool(run, ["nvme", "id-ctrl", "-o", "json", path], "nvme-cli", sources)
         if nvme is not None:
             try:
                 found = identity_from_nvme_id_ctrl(nvme)

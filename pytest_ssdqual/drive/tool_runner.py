@@ -12,7 +12,7 @@ import os
 import subprocess
 from collections.abc import Callable
 
-__all__ = ["TOOL_TIMEOUT_S", "Runner"]
+__all__ = ["TOOL_TIMEOUT_S", "Runner", "default_run", "run_tool"]
 
 #: ``argv -> (returncode, stdout)``; raises ``FileNotFoundError`` when the program is missing.
 Runner = Callable[[list[str]], tuple[int, str]]
@@ -21,7 +21,7 @@ Runner = Callable[[list[str]], tuple[int, str]]
 TOOL_TIMEOUT_S = 30
 
 
-def _default_run(argv: list[str]) -> tuple[int, str]:
+def default_run(argv: list[str]) -> tuple[int, str]:
     """Run a helper tool with ``LC_ALL=C`` (locale-free numbers), no stdin, a 30 s timeout."""
     proc = subprocess.run(
         argv,
@@ -48,7 +48,7 @@ def _json_document(text: str) -> dict[str, object] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def _run_tool(
+def run_tool(
     run: Runner, argv: list[str], tool: str, notes: list[str]
 ) -> dict[str, object] | None:
     """Run ``argv``; return its JSON document, or None after noting why there is none."""

@@ -30,7 +30,7 @@ from pytest_ssdqual.drive.power_states import (
     render_idle_job,
     wake_metrics,
 )
-from pytest_ssdqual.drive.tool_runner import TOOL_TIMEOUT_S, _default_run, _run_tool
+from pytest_ssdqual.drive.tool_runner import TOOL_TIMEOUT_S, default_run, run_tool
 from pytest_ssdqual.fio.job import aligned_span
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
@@ -73,7 +73,7 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
             "exist only on an NVMe drive"
         )
     notes: list[str] = []
-    doc = _run_tool(_default_run, ["nvme", "id-ctrl", "-o", "json", ctx.target.device],
+    doc = run_tool(default_run, ["nvme", "id-ctrl", "-o", "json", ctx.target.device],
                     "nvme-cli", notes)
     if doc is None:
         raise NoPowerStates(f"{drive}: no power-state table: {'; '.join(notes)}",
@@ -90,7 +90,7 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
         )
     argv = ["nvme", "get-feature", "-f", "0x0c", ctx.target.device]
     try:
-        _, text = _default_run(argv)
+        _, text = default_run(argv)
     except subprocess.TimeoutExpired:
         raise NoPowerStates(
             f"{drive}: `{' '.join(argv)}` (APST setting) gave no answer within "

@@ -29,7 +29,7 @@ from pytest_ssdqual.drive.health_checks import (
     judge_health,
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.drive.tool_runner import _default_run
+from pytest_ssdqual.drive.tool_runner import default_run
 from pytest_ssdqual.errors import ConfigErrors
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.thresholds.loader import ThresholdSet
@@ -74,7 +74,7 @@ def test_b11_disk_failing_shim_is_a_failing_health_verdict(tmp_path: Path) -> No
     (shim / "smartctl").chmod(0o755)
 
     def run(argv: list[str]) -> tuple[int, str]:
-        return _default_run([str(shim / argv[0]), *argv[1:]])
+        return default_run([str(shim / argv[0]), *argv[1:]])
 
     health = query_health("/dev/sdX", kind="block", transport="SATA", run=run)
     assert health.exit_status == 8

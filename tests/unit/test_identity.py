@@ -734,9 +734,9 @@ def test_identify_missing_device(fake_sys: FakeSysfs) -> None:
 
 def test_default_run_sets_c_locale(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LC_ALL", "ru_RU.UTF-8")
-    assert tool_runner._default_run(["sh", "-c", 'printf %s "$LC_ALL"']) == (0, "C")
+    assert tool_runner.default_run(["sh", "-c", 'printf %s "$LC_ALL"']) == (0, "C")
     with pytest.raises(FileNotFoundError):
-        tool_runner._default_run(["ssdqual-no-such-tool"])
+        tool_runner.default_run(["ssdqual-no-such-tool"])
 
 
 def test_drive_identity_rejects_unknown_transport() -> None:
@@ -788,7 +788,7 @@ def test_real_smartctl_on_loop_device_reads_no_data(real_loop: tuple[str, Path])
     if shutil.which("smartctl") is None:
         pytest.skip("smartctl not installed")
     dev, _ = real_loop
-    returncode, stdout = tool_runner._default_run(["smartctl", "-j", "-i", dev])
+    returncode, stdout = tool_runner.default_run(["smartctl", "-j", "-i", dev])
     assert returncode & 0b11
     with pytest.raises(DeviceError, match=dev):
         identity_from_smartctl(json.loads(stdout))

@@ -136,7 +136,7 @@ def test_a_hung_nvme_get_feature_is_a_clear_skip_reason(
             return 0, json.dumps(doc)
         raise subprocess.TimeoutExpired(argv, 30)
 
-    monkeypatch.setattr(plugin_power, "_default_run", run)
+    monkeypatch.setattr(plugin_power, "default_run", run)
     ctx = SimpleNamespace(identity=SimpleNamespace(kind="block", transport="NVMe"),
                           target=SimpleNamespace(spec=SimpleNamespace(raw="/dev/nvme0n1"),
                                                  device="/dev/nvme0n1"))
