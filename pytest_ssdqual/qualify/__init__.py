@@ -1,1 +1,2 @@
-"""qualify."""
+"""The per-test flow in plain Python: one drive, one workload, run -> judge -> store -> gate
+(``session``), with progress events (``progress``)."""

@@ -1,1 +1,2 @@
-"""results."""
+"""Results kept between runs: the store (run folders + index), the record read back, the firmware
+regression gate and its statistics, compare, rejudge and trend."""
