@@ -1,4 +1,4 @@
-"""What the pytest glue modules (``plugin``, ``plugin_methodology``) share: stash keys for
+"""What the plugin's modules (``hooks``, ``fixtures``, ``host``, ``reporter``) share: stash keys for
 per-process state, the ``user_properties`` names that carry results from (xdist) workers to the
 controller's reporter, and the Allure label keywords read from a test's markers."""
 
@@ -16,6 +16,8 @@ OPTIONS_KEY = pytest.StashKey[SessionOptions]()
 SESSION_KEY = pytest.StashKey[QualSession]()
 GATE_KEY = pytest.StashKey[ResultsGate]()
 SCRATCH_KEY = pytest.StashKey[DriveSpec]()
+#: True when the plugin acts from the start (``options.in_play``); else it stays inert.
+IN_PLAY_KEY = pytest.StashKey[bool]()
 
 #: user_properties keys: verdict rows, drive facts, regression-gate rows.
 PROP_ROWS = "ssdqual_rows"

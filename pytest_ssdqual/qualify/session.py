@@ -32,7 +32,7 @@ from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
-from pytest_ssdqual.thresholds.verdict import Verdict, judge
+from pytest_ssdqual.thresholds.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ class WorkloadOutcome:
 
     Attributes:
         metrics: canonical metric name -> value (``write.bw_mbps`` in MB/s, ``*_us`` in µs).
-        verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit.
+        verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit;
+            empty until judged (``qualify.measure.measure_workload`` judges once).
     """
 
     workload: Workload
@@ -222,7 +223,8 @@ class QualSession:
         *,
         on_run: Callable[[JobPlan, FioRun | None], None] | None = None,
     ) -> WorkloadOutcome:
-        """Run ``workload`` on the drive with fio and judge it against the drive's limits.
+        """Run ``workload`` on the drive with fio; its figures are not judged yet (``verdicts``
+        empty): the flow judges once, on the figures the verdict uses (``qualify.measure``).
 
         Args:
             workdir: per-test folder for the job file, fio's JSON and per-second logs.
@@ -264,9 +266,7 @@ class QualSession:
             if on_run is not None:
                 on_run(plan, run)
         result = check_run(run, expected_runtime_s=plan.expected_runtime_s)
-        metrics = result.metrics()
-        verdicts = judge(workload, metrics, ctx.limits, strict=self.options.strict)
-        return WorkloadOutcome(workload, plan, run, result, metrics, verdicts, state,
+        return WorkloadOutcome(workload, plan, run, result, result.metrics(), [], state,
                                ctx.prefilled_bytes if state == STATE_PREFILLED else None)
 
     def prefill(self, ctx: DriveContext, workdir: Path) -> str:

@@ -25,7 +25,7 @@ import pytest
 from pytest_ssdqual.drive.health import DriveHealth
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.plugin import health as plugin_health
-from pytest_ssdqual.plugin import power as plugin_power
+from pytest_ssdqual.qualify import idle_wake as idle_wake_module
 from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
@@ -219,7 +219,7 @@ def test_idle_wake_runs_fio_with_thinktime(
         pytest.skip("fio not installed")
     table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
                                                                          8000)), True)
-    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    monkeypatch.setattr(idle_wake_module, "read_power_states", lambda ctx: (table, True))
     th = pytester.path / "limits.yaml"
     th.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {}\n    source: lab\n"
                   "    limits:\n      idle_wake_read_4k_qd1:\n"
@@ -274,7 +274,7 @@ def test_failing_drive_fails_the_idle_wake_test_and_is_stored_failed(
         pytest.skip("fio not installed")
     table = PowerStateTable((PowerState(0, 8.0, False, 0, 0), PowerState(1, 0.005, True, 2000,
                                                                          8000)), True)
-    monkeypatch.setattr(plugin_power, "read_power_states", lambda ctx: (table, True))
+    monkeypatch.setattr(idle_wake_module, "read_power_states", lambda ctx: (table, True))
     failing = replace(_reading(0), exit_status=8,
                       findings=("SMART status check returned DISK FAILING",))
     monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)

@@ -279,7 +279,7 @@ def test_default_scratch_file_is_in_a_private_folder_removed_when_empty() -> Non
     import stat
     import tempfile
 
-    from pytest_ssdqual.plugin.hooks import _scratch_path
+    from pytest_ssdqual.plugin.options import scratch_path
 
     class Config:
         def __init__(self) -> None:
@@ -289,7 +289,7 @@ def test_default_scratch_file_is_in_a_private_folder_removed_when_empty() -> Non
             self.cleanups.append(fn)
 
     config = Config()
-    path = _scratch_path(config)  # type: ignore[arg-type]
+    path = scratch_path(config)  # type: ignore[arg-type]
     folder = path.parent
     st = os.lstat(folder)
     assert folder.parent == Path(tempfile.gettempdir())
@@ -297,7 +297,7 @@ def test_default_scratch_file_is_in_a_private_folder_removed_when_empty() -> Non
     assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
     assert st.st_uid == os.getuid()
     assert not path.exists() and os.listdir(folder) == []
-    other = _scratch_path(Config())  # type: ignore[arg-type]
+    other = scratch_path(Config())  # type: ignore[arg-type]
     assert other.parent != folder  # a folder per session
     other.parent.rmdir()
     path.write_bytes(b"left")  # a file still there: the folder is kept

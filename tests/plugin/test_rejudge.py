@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.methodology.registry import run_methodology
-from pytest_ssdqual.plugin import methodology as plugin_methodology
+from pytest_ssdqual.qualify import measure as qualify_measure
 from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
@@ -237,7 +237,7 @@ def test_a_stored_never_recovered_run_rejudges_with_the_runs_reason(
     recovers: the run fails the ``time_to_recover_s`` limit saying so. Before, the record did
     not keep ``unreached`` and ``ssdqual rejudge`` failed it as "not measured"."""
     # no real idle: the methodology's idle periods are skipped
-    monkeypatch.setattr(plugin_methodology, "_run",
+    monkeypatch.setattr(qualify_measure, "run_methodology",
                         functools.partial(run_methodology, sleep=lambda _s: None))
     monkeypatch.setenv("FAKEFIO_IOPS", ",".join(["4000"] + ["500"] * 100))
     limits = pytester.path / "limits.yaml"

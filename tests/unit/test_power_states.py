@@ -21,7 +21,7 @@ from pytest_ssdqual.drive.power_states import (
     wake_metrics,
 )
 from pytest_ssdqual.fio.parse import parse_fio_file
-from pytest_ssdqual.plugin import power as plugin_power
+from pytest_ssdqual.qualify import idle_wake as idle_wake_module
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "idle_wake"
 PM983 = "nvme/nvme-cli-1.x_id-ctrl_samsung_pm983_MZ1LB960HAJQ-000FB.json"
@@ -136,12 +136,12 @@ def test_a_hung_nvme_get_feature_is_a_clear_skip_reason(
             return 0, json.dumps(doc)
         raise subprocess.TimeoutExpired(argv, 30)
 
-    monkeypatch.setattr(plugin_power, "default_run", run)
+    monkeypatch.setattr(idle_wake_module, "default_run", run)
     ctx = SimpleNamespace(identity=SimpleNamespace(kind="block", transport="NVMe"),
                           target=SimpleNamespace(spec=SimpleNamespace(raw="/dev/nvme0n1"),
                                                  device="/dev/nvme0n1"))
-    with pytest.raises(plugin_power.NoPowerStates) as caught:
-        plugin_power.read_power_states(ctx)  # type: ignore[arg-type]
+    with pytest.raises(idle_wake_module.NoPowerStates) as caught:
+        idle_wake_module.read_power_states(ctx)  # type: ignore[arg-type]
     assert str(caught.value) == (
         "/dev/nvme0n1: `nvme get-feature -f 0x0c /dev/nvme0n1` (APST setting) gave no answer "
         "within 30 s: nvme-cli or the drive's admin queue hangs; check the drive (dmesg, "

@@ -1,0 +1,123 @@
+"""The plugin's fixtures, each a thin adapter over the one per-test flow (``qualify.flow``):
+``ssd_session`` (the process's ``QualSession``), ``ssd_drive`` (the drive under test,
+parametrized over every ``--drive``), ``qualify`` (a catalog workload), ``run_methodology``
+(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), plus the autouse set-up of a
+drive test's Allure parameters. ``fio_workload`` (a workload from parameters) is in
+``plugin.workload``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.catalog.workloads import Workload, get_workload
+from pytest_ssdqual.drive.spec import DriveSpec
+from pytest_ssdqual.errors import DriveUnusable, SsdQualError
+from pytest_ssdqual.methodology.base import MethodologyOutcome
+from pytest_ssdqual.plugin import workers as plugin_workers
+from pytest_ssdqual.plugin.common import IN_PLAY_KEY, OPTIONS_KEY, SESSION_KEY
+from pytest_ssdqual.plugin.host import PytestHost
+from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
+from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
+from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
+from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
+
+
+@pytest.fixture(scope="session")
+def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[QualSession]:
+    """The process's ``QualSession`` (drives, limits, fio runner)."""
+    options = request.config.stash[OPTIONS_KEY]
+    if not request.config.stash.get(IN_PLAY_KEY, False):  # inert until now: SIGTERM as Ctrl-C
+        request.config.add_cleanup(install_sigterm_handler())
+    session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"))
+    request.config.stash[SESSION_KEY] = session
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="session")
+def ssd_drive(request: pytest.FixtureRequest, ssd_session: QualSession) -> DriveContext:
+    """The drive under test (parametrized over every ``--drive``), opened on first use."""
+    spec: DriveSpec = request.param
+    try:
+        return ssd_session.drive(spec)
+    except SsdQualError as exc:
+        raise DriveUnusable(f"{spec.raw}: {exc}") from None
+
+
+@pytest.fixture
+def qualify(request: pytest.FixtureRequest, ssd_session: QualSession, ssd_drive: DriveContext,
+            tmp_path: Path) -> Callable[[str], WorkloadOutcome]:
+    """``qualify(workload_id)``: run a catalog workload on the drive and judge it
+    (``qualify.flow.run_test``); returns the judged ``WorkloadOutcome``.
+
+    The test fails (one line per violated limit) when a limit is violated; fio or device errors
+    propagate as the project's exceptions (the test is broken, not failed). A workload that
+    writes is skipped with the exact reason when the drive refuses writes. With ``--repeat N``
+    it runs N times and is judged once, on the medians; every workload is stored in the results
+    store, and with ``--baseline`` a regressed metric fails the test with a message starting
+    ``REGRESSION:``, as does one still inconclusive after ``--repeat-max`` runs (it is rerun
+    until then); a baseline of another model/controller/NAND breaks it.
+    """
+    return lambda workload_id: run_workload_test(request, ssd_session, ssd_drive,
+                                                 get_workload(workload_id), tmp_path)
+
+
+@pytest.fixture
+def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
+                    ssd_drive: DriveContext, tmp_path: Path
+                    ) -> Callable[[str], MethodologyOutcome]:
+    """``run_methodology(workload_id)``: run a methodology test (``sustained_write``,
+    ``steady_state_rand_write_4k``, ``recovery_after_idle``) on the drive, printing its progress,
+    and judge it. Must be marked ``destructive``; skipped with the reason when the drive refuses
+    writes, failed (violated limits, then the test's notes) or broken as ``qualify``."""
+    host = PytestHost(request, ssd_session, ssd_drive)
+
+    def run(workload_id: str) -> MethodologyOutcome:
+        workload = get_workload(workload_id)
+        check_marked(workload, methodology=True, destructive=host.destructive,
+                     test=request.node.nodeid)
+        return host.run(workload, lambda: measure_methodology(host, ssd_session, ssd_drive,
+                                                              workload, tmp_path), writes=True)
+
+    return run
+
+
+@pytest.fixture
+def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
+              ssd_drive: DriveContext, tmp_path: Path) -> Callable[[], dict[str, float]]:
+    """``idle_wake()``: run the NVMe idle wake-up test on the drive (skipped with the reason on
+    a target without idle power states) and judge it; returns its metrics."""
+    host = PytestHost(request, ssd_session, ssd_drive)
+
+    def run() -> dict[str, float]:
+        return host.run(IDLE_WAKE, lambda: measure_idle_wake(host, ssd_session, ssd_drive,
+                                                             tmp_path), writes=False).metrics
+
+    return run
+
+
+def run_workload_test(request: pytest.FixtureRequest, session: QualSession, ctx: DriveContext,
+                      workload: Workload, workdir: Path) -> WorkloadOutcome:
+    """One fio workload (a catalog one, or one built from parameters) through the flow, ended
+    as pytest's outcome: what ``qualify`` and ``fio_workload`` run."""
+    host = PytestHost(request, session, ctx)
+    check_marked(workload, methodology=False, destructive=host.destructive,
+                 test=request.node.nodeid)
+    return host.run(workload, lambda: measure_workload(host, session, host.gate, ctx, workload,
+                                                       workdir), writes=workload.writes)
+
+
+@pytest.fixture(autouse=True)
+def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
+    """Tests on a drive: the drive's Allure parameters (its identity in the history id, see
+    ``allure_labels.drive_parameters``) at set-up time, and the worker's journal entry
+    (``plugin_workers.start_drive_test``)."""
+    if "ssd_drive" in request.fixturenames:
+        plugin_workers.start_drive_test(request, request.getfixturevalue("ssd_drive"))
+
+

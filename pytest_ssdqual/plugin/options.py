@@ -1,0 +1,319 @@
+"""The plugin's command-line options and ini values, parsed into one ``SessionOptions`` and one
+``ResultsGate`` at configure time (bad input -> ``ConfigError``, turned into ``pytest.UsageError``
+by ``hooks.pytest_configure`` before any I/O).
+
+``in_play(config)`` says whether this run uses the plugin at all (``--drive``, an ssdqual option
+or ini value, or a conftest declaring ``ssdqual_suite = True``): only then does the plugin act
+before collection (SIGTERM handler, ``--dist`` change, report header with ``fio --version``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.catalog.workloads import PROFILES
+from pytest_ssdqual.drive.inventory import Inventory
+from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.plugin.common import RUN_ID_INPUT, SCRATCH_INPUT, SCRATCH_KEY
+from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
+from pytest_ssdqual.qualify.session import SessionOptions
+from pytest_ssdqual.results.gate import ResultsGate, build_gate_options
+from pytest_ssdqual.results.run_folder import new_run_id
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+
+#: Smallest ``--scratch-size``: 1 MiB.
+MIN_SCRATCH_BYTES = 1024 * 1024
+
+
+def _size(value: str) -> int:
+    """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", value, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
+        )
+    size = int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
+    if size < MIN_SCRATCH_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is {size} bytes: the scratch size must be at least 1M "
+            f"({MIN_SCRATCH_BYTES} bytes)"
+        )
+    return size
+
+
+def _profile(value: str) -> str:
+    if value not in PROFILES:
+        raise argparse.ArgumentTypeError(
+            f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
+        )
+    return value
+
+
+def _repeat(value: str) -> int:
+    """``--repeat`` parser: a whole number >= 1."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
+        )
+    return int(value)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ssdqual", "SSD qualification (pytest-ssdqual)")
+    group.addoption(
+        "--drive", action="append", default=[], metavar="PATH",
+        help="drive under test, repeatable: a block device (/dev/sdb, /dev/nvme0n1, /dev/loop0), "
+        "an existing regular file, or file:PATH (created and sized when missing, removed "
+        "afterwards), or emu:MODEL[@SPEED] (an emulated drive; needs root). Default: a scratch "
+        "file in the temp folder.",
+    )
+    group.addoption(
+        "--confirm-destroy", action="append", default=[], metavar="SERIAL",
+        help="allow write (destructive) tests on the block device with this serial, repeatable. "
+        "Default: none, write tests on block devices are skipped.",
+    )
+    group.addoption(
+        "--ssd-profile", default=None, type=_profile, metavar="NAME",
+        help="run profile: smoke (seconds per workload, small span), quick (minutes), full "
+        "(published methodology). Default: ini ssdqual_profile, else smoke without --drive and "
+        "quick with one.",
+    )
+    group.addoption(
+        "--thresholds", action="append", default=[], metavar="PATH",
+        help="threshold YAML file or folder, repeatable. Default: ini ssdqual_thresholds, else "
+        "thresholds/ in the rootdir.",
+    )
+    group.addoption(
+        "--inventory", default=None, metavar="PATH",
+        help="lab inventory YAML mapping model/serial to controller and NAND. Default: ini "
+        "ssdqual_inventory, else inventory.yaml in the rootdir when present.",
+    )
+    group.addoption("--controller", default=None, metavar="NAME",
+                    help="controller of the drive(s), overriding the inventory. Default: none.")
+    group.addoption("--nand", default=None, metavar="NAME",
+                    help="NAND of the drive(s), overriding the inventory. Default: none.")
+    group.addoption("--fio-bin", default=None, metavar="PATH",
+                    help="fio executable. Default: ini ssdqual_fio_bin, else fio on PATH.")
+    group.addoption(
+        "--fio-cgroup", default=None, metavar="DIR",
+        help="cgroup-v1 blkio folder to run every fio in (e.g. a throttled test setup). "
+        "Default: none.",
+    )
+    group.addoption(
+        "--strict-thresholds", action="store_true", default=False,
+        help="a measured metric with no limit fails the test. Default: reported as not judged.",
+    )
+    group.addoption(
+        "--scratch-size", default=None, type=_size, metavar="SIZE",
+        help="size of a file target the plugin creates (512M, 4G). Default: the profile's.",
+    )
+    group.addoption(
+        "--emu-models", action="append", default=[], metavar="DIR",
+        help="folder of emulated drive models (emu:NAME looks here first), repeatable. "
+        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir.",
+    )
+    parser.addini("ssdqual_emu_models", "default emulated drive model folders", type="paths",
+                  default=[])
+    parser.addini("ssdqual_profile", "default --ssd-profile", default="")
+    parser.addini("ssdqual_thresholds", "default threshold files/folders", type="paths",
+                  default=[])
+    parser.addini("ssdqual_inventory", "default lab inventory file", default="")
+    parser.addini("ssdqual_fio_bin", "default fio executable", default="")
+    group.addoption(
+        "--results-dir", default=None, metavar="DIR",
+        help="results store: one folder per run (run.json, fio jobs, outputs, logs, verdicts) "
+        "and an SQLite index. Default: $SSDQUAL_RESULTS_DIR, else ini ssdqual_results_dir, else "
+        "ssdqual-results/ in the rootdir.",
+    )
+    group.addoption(
+        "--baseline", default=None, metavar="REF",
+        help="firmware regression gate: compare every gated metric with this run -- a run id "
+        "of the results store, a run folder, or firmware:NAME (the latest passing run of that "
+        "firmware on the same model/controller/NAND). Default: none (no regression gate).",
+    )
+    group.addoption(
+        "--repeat", default=1, type=_repeat, metavar="N",
+        help="run each workload N times; limits judge the median, the regression gate judges "
+        "the change on every run of both builds (90 %% confidence interval, Welch t on log "
+        "values; --repeat 3 on the baseline and this build is the usual choice). Default: 1.",
+    )
+    group.addoption(
+        "--repeat-max", default=None, type=_repeat, metavar="N",
+        help="with --baseline: rerun a workload whose comparison is inconclusive until it is "
+        "decided or it ran N times (not when another metric already regressed); still "
+        "inconclusive then fails (INCONCLUSIVE). Default: twice --repeat.",
+    )
+    group.addoption(
+        "--firmware", default=None, metavar="NAME",
+        help="firmware label of the drive(s), overriding what the drive reports (dev builds); "
+        "used for threshold matching, reports and the results store. Default: as reported.",
+    )
+    parser.addini("ssdqual_results_dir", "default --results-dir", default="")
+    add_outcome_options(group)  # --allow-skipped-writes
+
+
+def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
+    """The results store and regression gate; the run id is the controller's (xdist workers
+    get it through ``workerinput``)."""
+    workerinput = getattr(config, "workerinput", None) or {}
+    option, ini = config.getoption("results_dir"), config.getini("ssdqual_results_dir")
+    env = os.environ.get("SSDQUAL_RESULTS_DIR", "")
+    results_dir = (Path(config.invocation_params.dir) / option if option
+                   else Path(config.rootpath) / (env or ini or "ssdqual-results"))
+    return ResultsGate(build_gate_options(
+        results_dir=results_dir,
+        run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
+        repeat=config.getoption("repeat"),
+        repeat_max=config.getoption("repeat_max"),
+        baseline=config.getoption("baseline"),
+        profile=options.profile.name,
+    ))
+
+
+def build_options(config: pytest.Config) -> SessionOptions:
+    root = Path(config.rootpath)
+    drives = config.getoption("drive") or []
+    specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
+    if not specs:
+        specs = [parse_drive_option(f"file:{scratch_path(config)}")]
+        config.stash[SCRATCH_KEY] = specs[0]
+    seen: set[str] = set()
+    for spec in specs:
+        key = spec.raw if spec.kind == "emu" else spec.path  # emu:X and emu:X@0.8: two drives
+        if key in seen:
+            raise ConfigError(f"{spec.raw} is given twice", key="--drive",
+                              fix="name each drive once")
+        seen.add(key)
+    if any(spec.kind == "emu" for spec in specs):
+        specs = _resolve_emulated(config, specs)
+
+    profile_name = (
+        config.getoption("ssd_profile")
+        or config.getini("ssdqual_profile")
+        or ("quick" if drives else "smoke")
+    )
+    try:
+        profile = PROFILES[_profile(str(profile_name))]
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(str(exc), key="ssdqual_profile") from None
+
+    threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
+        Path(p) for p in config.getini("ssdqual_thresholds")
+    ]
+    if not threshold_paths and (root / "thresholds").is_dir():
+        threshold_paths = [root / "thresholds"]
+    for p in threshold_paths:
+        if not p.exists():
+            raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
+                              fix="give a YAML file or a folder of them")
+    thresholds = ThresholdSet.load(threshold_paths)
+
+    inv_opt = config.getoption("inventory") or config.getini("ssdqual_inventory")
+    inventory: Inventory | None = None
+    if inv_opt:
+        if not Path(inv_opt).is_file():
+            raise ConfigError(f"inventory file {inv_opt} does not exist", key="--inventory",
+                              fix="give the lab inventory YAML (see inventory.example.yaml)")
+        inventory = Inventory.load(inv_opt)
+    elif (root / "inventory.yaml").is_file():
+        inventory = Inventory.load(root / "inventory.yaml")
+
+    fio_given = config.getoption("fio_bin") or config.getini("ssdqual_fio_bin")
+    if fio_given and shutil.which(fio_given) is None:
+        raise ConfigError(
+            f"{fio_given} does not exist or is not an executable file",
+            key="--fio-bin" if config.getoption("fio_bin") else "ssdqual_fio_bin",
+            fix="give the path of the fio executable (which fio), or leave the option out to "
+            "use fio on PATH (apt-get install fio)",
+        )
+    cgroup = config.getoption("fio_cgroup")
+    if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
+        raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
+                          key="--fio-cgroup", fix="create it under /sys/fs/cgroup/blkio/")
+    return SessionOptions(
+        specs=tuple(specs),
+        confirmed_serials=tuple(config.getoption("confirm_destroy") or ()),
+        profile=profile,
+        thresholds=thresholds,
+        inventory=inventory,
+        controller=config.getoption("controller"),
+        nand=config.getoption("nand"),
+        fio_bin=config.getoption("fio_bin") or config.getini("ssdqual_fio_bin") or "fio",
+        strict=bool(config.getoption("strict_thresholds")),
+        file_size_bytes=config.getoption("scratch_size"),
+        cgroup=Path(cgroup) if cgroup else None,
+        firmware=config.getoption("firmware") or None,
+    )
+
+
+def scratch_path(config: pytest.Config) -> Path:
+    """The default scratch file, in a private folder of its own per session
+    (``mkdtemp``: mode 0700, a new name, so no other user can plant a file or symlink there),
+    made by the controller and shared with xdist workers through ``workerinput`` so every
+    worker names the same file. The folder is removed at unconfigure once empty (the session
+    removes the file it created). Call once."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and SCRATCH_INPUT in workerinput:
+        return Path(workerinput[SCRATCH_INPUT])
+    folder = Path(tempfile.mkdtemp(prefix="pytest-ssdqual-"))
+    config.add_cleanup(lambda: _remove_empty_folder(folder))
+    return folder / f"scratch-{os.getpid()}.img"
+
+
+def _remove_empty_folder(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (a file left behind on purpose) or already gone
+        pass
+
+
+def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[DriveSpec]:
+    """Find and validate the model of every ``emu:`` drive; check the host can emulate."""
+    from pytest_ssdqual.emulate.resolve import model_folders, resolve_spec
+
+    extra = [Path(p) for p in config.getoption("emu_models")] or [
+        Path(p) for p in config.getini("ssdqual_emu_models")
+    ]
+    for folder in extra:
+        if not folder.is_dir():
+            raise ConfigError(f"model folder {folder} does not exist", key="--emu-models",
+                              fix="give a folder of emulated drive model YAML files")
+    folders = model_folders(Path(config.rootpath), extra)
+    cwd = Path(config.invocation_params.dir)
+    return [resolve_spec(s, folders, cwd=cwd) if s.kind == "emu" else s for s in specs]
+
+
+
+
+#: Options (``dest``) and ini values that put the plugin in play when given (``in_play``).
+PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
+                "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
+                "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
+                "repeat_max")
+PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
+             "ssdqual_emu_models", "ssdqual_results_dir")
+#: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification
+#: suite, so the plugin is in play from the start even without ``--drive``.
+SUITE_FLAG = "ssdqual_suite"
+
+
+def in_play(config: pytest.Config) -> bool:
+    """True when this run uses the plugin, as far as can be told before collection: a
+    ``--drive`` or another ssdqual option (a conftest's ``pytest_configure`` may set one as a
+    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, or a loaded conftest with
+    ``ssdqual_suite = True``. Otherwise the plugin stays inert until a test asks for one of its
+    fixtures (pytest-xdist likewise registers its ``DSession`` only when distributing)."""
+    if any(config.getoption(name) for name in PLAY_OPTIONS):
+        return True
+    if config.getoption("repeat") != 1 or any(config.getini(name) for name in PLAY_INIS):
+        return True
+    return any(getattr(plugin, SUITE_FLAG, False) is True
+               for plugin in config.pluginmanager.get_plugins())

@@ -1,0 +1,147 @@
+"""The plugin's session-wide outputs, written once on the controller: the terminal verdict
+table and regression-gate summary, the results store's ``run.json`` and the Allure session files
+(``SsdQualReporter``); and the hand-over of the scratch path and run id to xdist workers
+(``XdistHooks``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from pytest_ssdqual.errors import FioError, SsdQualError
+from pytest_ssdqual.fio.runner import FioRunner
+from pytest_ssdqual.plugin.common import (
+    GATE_KEY,
+    IN_PLAY_KEY,
+    PROP_DRIVE,
+    PROP_GATE,
+    PROP_ROWS,
+    RUN_ID_INPUT,
+    SCRATCH_INPUT,
+)
+from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
+from pytest_ssdqual.qualify.session import SessionOptions, host_facts
+from pytest_ssdqual.report.session_report import finish_session
+from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
+from pytest_ssdqual.results.gate import format_gate_summary
+
+
+class XdistHooks:
+    """Registered only when pytest-xdist is active: hands the scratch path and the run id of
+    the results store to every worker."""
+
+    def __init__(self, scratch: str | None, run_id: str = "") -> None:
+        self.scratch = scratch
+        self.run_id = run_id
+
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.scratch:
+            node.workerinput[SCRATCH_INPUT] = self.scratch
+        node.workerinput[RUN_ID_INPUT] = self.run_id
+
+
+def _fio_version(fio_bin: str) -> str:
+    try:
+        return FioRunner(fio_bin).version()
+    except FioError as exc:
+        return f"unavailable ({exc})"
+
+
+class SsdQualReporter:
+    """Collects verdict rows and drive facts from every test report (xdist workers' too, since
+    ``user_properties`` travel with the report) and writes the session-wide outputs once, on the
+    controller: the terminal verdict table and the Allure ``environment.properties``."""
+
+    def __init__(self, config: pytest.Config, options: SessionOptions) -> None:
+        self.config = config
+        self.options = options
+        self.rows: list[SummaryRow] = []
+        self.drives: dict[str, dict[str, str]] = {}
+        self.gate_rows: list[dict[str, Any]] = []
+        self.run_dir: Path | None = None
+        self.report_lines: list[str] = []  # session_report: per-drive summaries written
+        self.skipped = 0  # tests skipped / deselected: such a run is never a firmware baseline
+        self.deselected = 0
+        self.failed_tests: set[str] = set()  # failed or broken in any phase (rejudge checks)
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and not hasattr(report, "wasxfail") and not any(
+            key == PROP_NOT_APPLICABLE for key, _ in report.user_properties
+        ):  # a test that cannot apply to this target (no SMART, no power states) is not missed
+            self.skipped += 1
+        if report.failed:
+            self.failed_tests.add(report.nodeid)
+        if report.when != "call" and not (report.when == "setup" and report.failed):
+            return  # a broken set-up (drive unusable) brings its BROKEN row (plugin_outcomes)
+        for key, value in report.user_properties:
+            value = cast(Any, value)
+            if key == PROP_ROWS:
+                self.rows.extend(SummaryRow.from_dict(r) for r in value)
+            elif key == PROP_DRIVE:
+                self.drives[value["drive"]] = value
+            elif key == PROP_GATE:
+                self.gate_rows.extend(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows and not self.drives:
+            self._write_report_lines(terminalreporter)
+            return
+        terminalreporter.write_sep("=", "ssdqual verdicts")
+        for line in format_drives(self.drives):
+            terminalreporter.write_line(line)
+        for line in format_summary(self.rows):
+            terminalreporter.write_line(line)
+        gate = self.config.stash[GATE_KEY]
+        if self.gate_rows or gate.options.baseline:
+            terminalreporter.write_sep("=", "ssdqual regression gate")
+        for line in format_gate_summary(self.gate_rows, self.run_dir):
+            terminalreporter.write_line(line)
+        self._write_report_lines(terminalreporter)
+
+    def _write_report_lines(self, terminalreporter: Any) -> None:
+        if self.report_lines:
+            terminalreporter.write_sep("=", "ssdqual qualification summary")
+        for line in self.report_lines:
+            terminalreporter.write_line(line)
+
+    @pytest.hookimpl(trylast=True)  # after pytest-xdist stopped its workers
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        crashes = self.config.pluginmanager.get_plugin("ssdqual-worker-crashes")
+        if crashes is not None:  # tests a SIGTERM-ed run's workers were stopped in
+            crashes.finish_workers(int(session.exitstatus))
+        try:  # run.json + index: completes the stored run (a failure fails the session)
+            self.run_dir = self.config.stash[GATE_KEY].finish(
+                exitstatus=int(session.exitstatus),
+                session_options=self.options,
+                argv=[str(a) for a in self.config.invocation_params.args],
+                fio_version=lambda: _fio_version(self.options.fio_bin),
+                host=host_facts(),
+                skipped=self.skipped,
+                deselected=self.deselected,
+                failed=len(self.failed_tests),
+            )
+        except SsdQualError as exc:
+            self.gate_rows.append({"drive": "-", "workload": "-", "metric": "-", "status": "error",
+                                   "line": f"results NOT stored: {exc}", "baseline_run": None})
+            session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
+        alluredir = getattr(self.config.option, "allure_report_dir", None)
+        if not alluredir or not (self.drives or self.config.stash.get(IN_PLAY_KEY, False)):
+            return
+        self.report_lines = finish_session(  # environment, categories, executor, summaries
+            Path(alluredir),
+            drives=self.drives,
+            profile=self.options.profile.name,
+            fio_version=_fio_version(self.options.fio_bin),
+            host=host_facts(),
+        )
+
+

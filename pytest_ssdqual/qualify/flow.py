@@ -1,0 +1,190 @@
+"""The one per-test flow of every judged drive test: start -> (refused?) -> measure -> judge
+once -> report -> drive health -> store and gate -> verdict.
+
+Plain Python (no pytest, no Allure): whatever the test measures (a catalog workload with
+``--repeat``, a methodology test, the idle wake-up test, a workload built from parameters), it
+hands the flow a ``measure`` callable returning a ``Measured`` -- the judged figures, judged
+once on the figures the verdict uses (the medians with ``--repeat``). The flow tells its host
+what happens through ``Host``, a small observer the plugin implements with Allure attachments,
+``user_properties`` and the drive-health tracker (``plugin.host``), and returns a ``Concluded``
+whose ``failure`` the host turns into a failed test. A test that cannot run here raises
+``Skipped`` (the host skips it with the reason).
+
+Order matters: the drive-health lines are worked out *before* the record is stored, so a test
+that fails on drive health (DISK FAILING at session start, a media error during a destructive
+workload) is stored as ``failed`` with the health lines (``ResultsGate.check``'s ``health``),
+and ``ssdqual rejudge``, compare and trend count it as the run did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_ssdqual.catalog.workloads import Workload
+from pytest_ssdqual.fio.job import JobPlan
+from pytest_ssdqual.fio.runner import FioRun
+from pytest_ssdqual.qualify.progress import ProgressEvent
+from pytest_ssdqual.qualify.session import DriveContext, QualSession
+from pytest_ssdqual.report.summary import SummaryRow
+from pytest_ssdqual.results.gate import Judged, ResultsGate
+
+
+class Skipped(Exception):
+    """The test cannot run on this target; the message is the skip reason.
+
+    Attributes:
+        applicable: False when the test can never apply to this target (no power states on a
+            scratch file): such a skip does not make the run incomplete.
+    """
+
+    def __init__(self, message: str, *, applicable: bool = True) -> None:
+        super().__init__(message)
+        self.applicable = applicable
+
+
+@dataclass
+class Measured:
+    """What a test measured, judged once.
+
+    Attributes:
+        outcome: the judged figures (a ``WorkloadOutcome`` or ``MethodologyOutcome``): metrics
+            by canonical name (``read.bw_mbps`` in MB/s, ``*_us`` in µs) and their verdicts.
+        repetitions: every run (``--repeat``), unjudged; ``[outcome]`` for a single run.
+        spread_pct: run-to-run spread per metric in percent; empty for one run.
+        states: metric -> drive state (FOB, steady state, ...) appended to a violated limit.
+        rows: the verdict rows for the terminal summary and reports.
+        files: per repetition, store name -> file; None: the fio run's own files.
+        details: lines after the violated limits in a failure (the test's notes), indented.
+        report: how the host reports it: ``workload`` (verdicts, charts, fio files),
+            ``methodology`` (the methodology record) or ``verdicts`` (the verdicts only).
+    """
+
+    outcome: Judged
+    rows: list[SummaryRow]
+    repetitions: Sequence[Judged] = ()
+    spread_pct: Mapping[str, float] = field(default_factory=dict)
+    states: Mapping[str, str] = field(default_factory=dict)
+    files: Sequence[Mapping[str, Path | str]] | None = None
+    details: Sequence[str] = ()
+    report: str = "workload"
+
+
+@dataclass(frozen=True)
+class Concluded:
+    """The end of a test: its judged figures and, when it fails, the failure message (one line
+    per violated limit, the test's notes, the regression and the drive-health lines)."""
+
+    outcome: Judged
+    failure: str | None
+
+
+class Host(Protocol):
+    """What the flow tells the test's host (the plugin: Allure, ``user_properties``, drive
+    health). Every method is called in the order of the flow."""
+
+    def started(self, ctx: DriveContext, workload: Workload) -> None:
+        """Before any I/O: the drive's facts and the test's labels."""
+
+    def rows(self, rows: Sequence[SummaryRow]) -> None:
+        """Verdict rows for the terminal summary (a refusal's, or the judged figures')."""
+
+    def health_before(self) -> object:
+        """The drive's health read before the test writes; passed back to ``health_after``."""
+
+    def phase(self, name: str) -> AbstractContextManager[Any]:
+        """A named step of the test (an Allure step)."""
+
+    def progress(self, event: ProgressEvent) -> None:
+        """A methodology test's progress (phase, round, figure, ETA)."""
+
+    def note(self, line: str) -> None:
+        """A line for the terminal, outside output capture."""
+
+    def attach_text(self, name: str, text: str) -> None:
+        """A text attachment (e.g. the drive's power-state table)."""
+
+    def fio_run(self, plan: JobPlan, run: FioRun | None) -> None:
+        """One fio run's files (``run`` None: fio did not finish), attached after the verdicts."""
+
+    def fio_failed(self, exc: BaseException) -> None:
+        """fio (or the device) failed: attach what there is, then the error propagates."""
+
+    def judged(self, measured: Measured) -> None:
+        """The judged figures: attach verdicts, charts and the fio files."""
+
+    def health_after(self, before: object, workload_id: str, *, destructive: bool
+                     ) -> list[str]:
+        """Failure lines for the drive's health (start findings; after a destructive test, its
+        change), ``[]`` when healthy."""
+
+    def gated(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """The regression gate's rows for this test."""
+
+
+def run_test(
+    host: Host,
+    session: QualSession,
+    gate: ResultsGate,
+    ctx: DriveContext,
+    workload: Workload,
+    measure: Callable[[], Measured],
+    *,
+    writes: bool,
+) -> Concluded:
+    """Run one judged drive test: the whole flow (see the module docstring).
+
+    Args:
+        measure: runs the test's fio jobs and judges their figures once.
+        writes: the test writes: refused drives skip it, and health is read again afterwards.
+
+    Raises:
+        Skipped: the test writes and the drive refuses writes (the exact reasons).
+        FioError, DeviceError: from ``measure`` (the test is broken, not failed).
+        BaselineError, StoreError: from ``ResultsGate.check`` (the test is broken).
+    """
+    host.started(ctx, workload)
+    refusal = session.refusal(ctx) if writes else None
+    if refusal is not None:
+        host.rows([SummaryRow.refused(ctx.target.spec.raw, workload.id, refusal.reasons)])
+        raise Skipped(str(refusal))
+    before = host.health_before()
+    measured = measure()
+    host.judged(measured)
+    host.rows(measured.rows)
+    outcome = measured.outcome
+    unhealthy = host.health_after(before, workload.id, destructive=writes)
+    checked = gate.check(
+        ctx, outcome, list(measured.repetitions) or [outcome], measured.spread_pct,
+        strict=session.options.strict, files=measured.files, health=unhealthy,
+    )
+    host.gated(checked.rows())
+    return Concluded(outcome, failure_message(ctx, measured, checked.failure_message(),
+                                              unhealthy))
+
+
+def failure_message(ctx: DriveContext, measured: Measured, regression: str | None,
+                    unhealthy: Sequence[str]) -> str | None:
+    """The test's failure message, or None when it passes: a violated limit (one line each,
+    with the figure's drive state), then the notes, the regression and the health lines; else
+    the drive's health; else the regression (``REGRESSION: ...``, its own category)."""
+    outcome = measured.outcome
+    tail = f"\n{regression}" if regression else ""
+    if outcome.failed:
+        states = measured.states
+        return (
+            f"{ctx.target.spec.raw} {outcome.workload.id}: {len(outcome.failed)} limit(s) "
+            "violated\n"
+            + "\n".join("  " + v.line() + (f" [{states[v.metric]}]" if v.metric in states
+                                           else "")
+                        for v in outcome.failed)
+            + "".join("\n" + line for line in measured.details)
+            + tail
+            + "".join("\n" + line for line in unhealthy)
+        )
+    if unhealthy:
+        return "\n".join(unhealthy) + tail
+    return regression
