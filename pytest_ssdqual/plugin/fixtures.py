@@ -1,9 +1,8 @@
 """The plugin's fixtures, each a thin adapter over the one per-test flow (``qualify.flow``):
 ``ssd_session`` (the process's ``QualSession``), ``ssd_drive`` (the drive under test,
 parametrized over every ``--drive``), ``qualify`` (a catalog workload), ``run_methodology``
-(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), plus the autouse set-up of a
-drive test's Allure parameters. ``fio_workload`` (a workload from parameters) is in
-``plugin.workload``.
+(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), ``fio_workload`` (an fio
+pattern built from parameters), plus the autouse set-up of a drive test's Allure parameters.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.parametric import workload_by_id
 from pytest_ssdqual.catalog.workloads import Workload, get_workload
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import DriveUnusable, SsdQualError
@@ -23,6 +23,7 @@ from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
 from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
+from pytest_ssdqual.qualify.patterns import pattern_workload
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 
 
@@ -64,7 +65,25 @@ def qualify(request: pytest.FixtureRequest, ssd_session: QualSession, ssd_drive:
     until then); a baseline of another model/controller/NAND breaks it.
     """
     return lambda workload_id: run_workload_test(request, ssd_session, ssd_drive,
-                                                 get_workload(workload_id), tmp_path)
+                                                 workload_by_id(workload_id), tmp_path)
+
+
+@pytest.fixture
+def fio_workload(request: pytest.FixtureRequest, ssd_session: QualSession,
+                 ssd_drive: DriveContext, tmp_path: Path) -> Callable[..., WorkloadOutcome]:
+    """``fio_workload(rw, bs="4k", iodepth=1, numjobs=1, write_pct=None)``: run the fio pattern
+    (``rw`` as fio's ``rw=``; ``bs`` bytes or ``"4k"``/``"1m"``; ``iodepth`` per thread;
+    ``numjobs`` threads; ``write_pct`` the write share of a mix, %) on the drive and judge it
+    against the limits of its id (``rand_read_4k_qd4``) like ``qualify``; returns the judged
+    ``WorkloadOutcome``. A bad parameter raises ``ValueError`` naming it."""
+
+    def run(rw: str, bs: int | str = "4k", iodepth: int = 1, numjobs: int = 1,
+            write_pct: int | None = None) -> WorkloadOutcome:
+        workload = pattern_workload(rw, bs, iodepth, numjobs, write_pct)
+        return run_workload_test(request, ssd_session, ssd_drive, workload,
+                                 tmp_path / workload.id)
+
+    return run
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import GATE_KEY, IN_PLAY_KEY, OPTIONS_KEY, SCRATCH_KEY
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
+    fio_workload,
     idle_wake,
     qualify,
     run_methodology,

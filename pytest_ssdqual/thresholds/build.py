@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.catalog.parametric import threshold_workload
+from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.thresholds.profile import ThresholdProfile
 from pytest_ssdqual.thresholds.verdict import FAIL, Limit, Provenance
 from pytest_ssdqual.yamlutil import line_of
@@ -18,14 +19,22 @@ from pytest_ssdqual.yamlutil import line_of
 __all__ = ["build_profile"]
 
 
+def _workload(workload_id: str) -> Workload:
+    """The checked workload of a limits key (a catalog id, or ``fio:`` + an fio pattern's)."""
+    workload = threshold_workload(workload_id)
+    assert workload is not None, workload_id
+    return workload
+
+
 def _canonical_key(key: str) -> str:
     """A checked ``regression.per_metric`` key in canonical form (``workload[.metric]``)."""
     workload_id, _, metric = key.partition(".")
     if not metric:
         return workload_id
-    canonical = CATALOG[workload_id].canonical_metric(metric)
+    workload = _workload(workload_id)
+    canonical = workload.canonical_metric(metric)
     assert canonical is not None
-    return f"{workload_id}.{canonical}"
+    return f"{workload.id}.{canonical}"
 
 
 def build_profile(
@@ -37,7 +46,7 @@ def build_profile(
     name, source = str(raw["name"]), str(raw["source"])
     limits: list[Limit] = []
     for workload_id, metrics in (raw.get("limits") or {}).items():
-        workload = CATALOG[workload_id]
+        workload = _workload(workload_id)
         for metric, spec in metrics.items():
             canonical = workload.canonical_metric(metric)
             assert canonical is not None
@@ -48,7 +57,7 @@ def build_profile(
             if "min" in spec or "max" in spec:
                 limits.append(
                     Limit(
-                        workload_id,
+                        workload.id,
                         canonical,
                         _float(spec.get("min")),
                         _float(spec.get("max")),
@@ -58,7 +67,7 @@ def build_profile(
                     )
                 )
             if "max_delta" in spec:  # a limit on the change: its own metric, <name>_delta
-                limits.append(Limit(workload_id, f"{canonical}_delta", None,
+                limits.append(Limit(workload.id, f"{canonical}_delta", None,
                                     _float(spec["max_delta"]), None, provenance, severity))
     regression = raw.get("regression") or {}
     per_metric: dict[str, float] = {}

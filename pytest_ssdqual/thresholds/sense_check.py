@@ -1,6 +1,7 @@
 """Threshold-file sense checks: what the JSON schema cannot express.
 
-Workload ids from ``catalog.workloads.CATALOG``, metrics via ``Workload.canonical_metric`` (with
+Workload ids from ``catalog.workloads.CATALOG`` or ``fio:`` + an fio pattern's
+(``catalog.parametric``), metrics via ``Workload.canonical_metric`` (with
 "did you mean" and the direction a mixed workload needs), ``min <= max``, ``version: 1``,
 ``capacity_gb`` low <= high, finite numbers, profile names unique within the file, ``max: 0`` and
 ``max_delta`` only where they mean something (health counters). Run after
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pytest_ssdqual.catalog.parametric import threshold_workload
 from pytest_ssdqual.catalog.workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
 from pytest_ssdqual.thresholds.schema_check import FileChecker, KeyPath, did_you_mean
 from pytest_ssdqual.thresholds.verdict import format_number
@@ -98,7 +100,7 @@ class SenseChecker(FileChecker):
             )
 
     def _workload(self, parts: KeyPath, workload_id: str) -> Workload | None:
-        workload = CATALOG.get(workload_id)
+        workload = threshold_workload(workload_id)  # a catalog id, or fio: + a pattern's
         if workload is None:
             close = did_you_mean(workload_id, CATALOG)
             hint = f"did you mean `{close}`? " if close else ""
