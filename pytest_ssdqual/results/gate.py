@@ -6,9 +6,9 @@ Plain Python (no pytest). One ``ResultsGate`` per pytest process; the plugin cal
 * ``build_gate_options(...)`` at configure time -- a bad ``--baseline`` is a ``ConfigError``
   (usage error before any I/O): unknown run id or folder, an incomplete run, ``firmware:NAME``
   with no passing run, or a baseline taken with another run profile;
-* ``workdirs`` / ``combine`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged
-  on the median), and ``wants_more_runs`` / ``workdir`` for the reruns of a workload whose
-  comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
+* ``workdirs`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged once on the
+  median by ``qualify.measure``), and ``wants_more_runs`` / ``workdir`` for the reruns of a
+  workload whose comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
 * ``check`` inside each test: compares with the baseline drive's figures and stores the workload
   (``store.ResultsStore.write_workload``) -- a baseline taken on another model, controller or
   NAND raises ``BaselineError`` (the test is broken with the reason);
@@ -64,12 +64,11 @@ from pytest_ssdqual.results.regression_stats import (
 )
 from pytest_ssdqual.results.run_folder import StoredRun, StoreError, drive_slug, utc_now
 from pytest_ssdqual.results.store import ResultsStore
-from pytest_ssdqual.thresholds.verdict import Verdict, judge
+from pytest_ssdqual.thresholds.verdict import Verdict
 
 if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
-    from pytest_ssdqual.qualify.session import DriveContext, SessionOptions, WorkloadOutcome
-    from pytest_ssdqual.thresholds.profile import ResolvedLimits
+    from pytest_ssdqual.qualify.session import DriveContext, SessionOptions
 
 __all__ = [
     "BaselineRef",
@@ -362,23 +361,6 @@ class ResultsGate:
                              "spread_pct": base.get("spread_pct") or {},
                              "samples": base_samples}
 
-    @staticmethod
-    def combine(
-        outcomes: Sequence[WorkloadOutcome], limits: ResolvedLimits, *, strict: bool
-    ) -> tuple[WorkloadOutcome, dict[str, float]]:
-        """One outcome judged on the median of the repetitions, and the spread per metric.
-
-        A single repetition is returned as it is (spread empty). With several, ``plan``, ``run``
-        and ``result`` are the last repetition's; ``metrics`` are the medians and the verdicts
-        are judged on them.
-        """
-        if len(outcomes) == 1:
-            return outcomes[0], {}
-        median, spread = aggregate_repeats([o.metrics for o in outcomes])
-        last = outcomes[-1]
-        verdicts = judge(last.workload, median, limits, strict=strict)
-        return dataclasses.replace(last, metrics=median, verdicts=verdicts), spread
-
     # -- the baseline ----------------------------------------------------------------------------
 
     def _load(self, path: Path) -> StoredRun:
@@ -478,7 +460,7 @@ class ResultsGate:
             outcome: the judged workload (a ``WorkloadOutcome``, or any ``Judged`` such as a
                 methodology test's outcome).
             repetitions: every run of it (``--repeat``); ``[outcome]`` for a single run.
-            spread_pct: run-to-run spread per metric (``combine``), empty for one run.
+            spread_pct: run-to-run spread per metric (``aggregate_repeats``), empty for one run.
             files: per repetition, store name -> file or text; default: the fio job, output,
                 stderr and per-second logs of a ``WorkloadOutcome``'s run.
             health: the test's drive-health failure lines (``plugin_health.health_failures``);
