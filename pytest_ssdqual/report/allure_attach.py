@@ -25,7 +25,8 @@ from pytest_ssdqual.methodology.figure_state import (
     read_as_found,
     verdict_word,
 )
-from pytest_ssdqual.results.stored import ATTACH_VERDICTS_JSON, LOG_CSV_HEADER, VerdictRecord
+from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.stored import ATTACH_VERDICTS_JSON, LOG_CSV_HEADER
 
 if TYPE_CHECKING:
     from pytest_ssdqual.errors import FioError
@@ -111,7 +112,7 @@ def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
     allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
     allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
                   attachment_type=allure.attachment_type.JSON)
-    records = [VerdictRecord.from_verdict(v, states.get(v.metric, "")).as_dict()
+    records = [LimitVerdict.from_verdict(v, states.get(v.metric, "")).to_json()
                for v in outcome.verdicts]
     allure.attach(json.dumps(records, indent=1), name=ATTACH_VERDICTS_JSON,
                   attachment_type=allure.attachment_type.JSON)
@@ -145,7 +146,7 @@ def attach_workload_charts(outcome: WorkloadOutcome, *, title: str) -> list[str]
     logs = {p.name: p.read_text() for p in sorted(outcome.run.job_path.parent.glob("log_*.log"))}
     charts = charts_for_test(
         title=title, logs=logs, metrics=outcome.metrics,
-        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
     )
     for name, png in charts.items():
         attach_png(name, png)
@@ -207,7 +208,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
     charts = methodology_charts(
         title=result.workload.title, rounds_csv=result.rounds_csv(),
         per_second_csv=result.per_second_csv(), metrics=result.metrics,
-        verdicts=[VerdictRecord.from_verdict(v) for v in outcome.verdicts],
+        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
     )
     charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
     for name, png in charts.items():

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.fio.logs import DIRECTIONS, parse_log, to_series
 from pytest_ssdqual.fio.result import PERCENTILE_FIELDS
-from pytest_ssdqual.results.stored import LOG_CSV_HEADER, VerdictRecord
+from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.stored import LOG_CSV_HEADER
 from pytest_ssdqual.catalog.sweeps import size_label
 from pytest_ssdqual.catalog.workloads import CATALOG
 
@@ -67,7 +68,7 @@ def log_series(
     return out
 
 
-def limit_lines(verdicts: Iterable[VerdictRecord], metric: str) -> dict[str, float]:
+def limit_lines(verdicts: Iterable[LimitVerdict], metric: str) -> dict[str, float]:
     """Limits on ``*.{metric}`` (e.g. ``bw_mbps``) as ``{"read.bw_mbps >= 400": 400.0}``."""
     out: dict[str, float] = {}
     for v in verdicts:
@@ -80,7 +81,7 @@ def limit_lines(verdicts: Iterable[VerdictRecord], metric: str) -> dict[str, flo
 
 
 def throughput_panels(
-    logs: Mapping[str, str], verdicts: Sequence[VerdictRecord]
+    logs: Mapping[str, str], verdicts: Sequence[LimitVerdict]
 ) -> list[Panel]:
     """Bandwidth (MB/s) and IOPS panels over time with their limits; panels with no log are
     left out (an empty list when fio wrote neither log)."""
@@ -115,7 +116,7 @@ def percentile_curves(
     return out
 
 
-def latency_limits(verdicts: Iterable[VerdictRecord]) -> dict[str, tuple[float, float]]:
+def latency_limits(verdicts: Iterable[LimitVerdict]) -> dict[str, tuple[float, float]]:
     """Upper limits on latency percentiles as ``{"read.lat_p99_us <= 400": (99.0, 400.0)}``."""
     out: dict[str, tuple[float, float]] = {}
     for v in verdicts:
@@ -187,7 +188,7 @@ def charts_for_test(
     title: str,
     logs: Mapping[str, str],
     metrics: Mapping[str, float],
-    verdicts: Sequence[VerdictRecord],
+    verdicts: Sequence[LimitVerdict],
 ) -> dict[str, bytes]:
     """Every chart one test's stored data supports, as attachment name -> PNG bytes.
 
@@ -245,7 +246,7 @@ def _float(value: str | None) -> float | None:
         return None
 
 
-def methodology_panels(per_second_csv: str, verdicts: Sequence[VerdictRecord]) -> list[Panel]:
+def methodology_panels(per_second_csv: str, verdicts: Sequence[LimitVerdict]) -> list[Panel]:
     """Bandwidth and IOPS per second over the whole test (``t_s`` since it started), one line
     per phase, with the limits on ``*bw_mbps`` / ``*iops`` metrics (e.g. ``sustained_bw_mbps
     >= 1000``). Columns read: ``t_s, phase, bw_mbps, iops``."""
@@ -335,7 +336,7 @@ def fill_state_bars(per_second_csv: str, phase: str = "sustained write",
 
 def methodology_charts(
     *, title: str, rounds_csv: str, per_second_csv: str, metrics: Mapping[str, float],
-    verdicts: Sequence[VerdictRecord],
+    verdicts: Sequence[LimitVerdict],
 ) -> dict[str, bytes]:
     """Every chart a methodology test's stored tables support: bandwidth/IOPS over the whole
     test per phase, the steady-state window with its fit line, bandwidth by fill state

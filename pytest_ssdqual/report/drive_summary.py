@@ -31,17 +31,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_ssdqual.report import chart_data
-from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, verdict_word
-from pytest_ssdqual.results.stored import StoredTest, VerdictRecord, group_by_drive, load_results
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND
+from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.stored import StoredTest, group_by_drive, load_results
 from pytest_ssdqual.thresholds.verdict import format_number
 from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX
 
 #: Allure status -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED"}
-
-#: Verdict status -> the word the summary uses.
-VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged",
-                 "warn": "WARN"}
 
 SUMMARY_DIR = "summary"
 
@@ -74,13 +71,10 @@ class LimitRow:
     state: str = ""
 
     @classmethod
-    def from_record(cls, v: VerdictRecord) -> LimitRow:
+    def from_record(cls, v: LimitVerdict) -> LimitRow:
         source = f'profile "{v.profile}" in {v.file}' + (f": {v.source}" if v.source else "")
         location = f"{Path(v.file).name}:{v.line}" if v.line else Path(v.file).name
-        limit = v.limit.replace(v.metric, "x").strip()
-        limit = limit[2:] if limit.startswith("x ") else limit
-        word = verdict_word(VERDICT_WORDS.get(v.status, v.status), v.state)
-        return cls(v.workload, v.metric, v.measured, limit, v.margin_pct, word, v.marginal,
+        return cls(v.workload, v.metric, v.measured, v.bound, v.margin_pct, v.word, v.marginal,
                    location, source, v.state)
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, figure_states, verdict_word
+from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
@@ -52,13 +53,15 @@ class SummaryRow:
         return cls(**data)
 
     @classmethod
+    def from_verdict(cls, drive: str, v: LimitVerdict) -> SummaryRow:
+        """The row of one recorded verdict on ``drive``."""
+        return cls(drive, v.workload, v.metric, v.measured, v.bound, verdict_words(v.status),
+                   v.margin_pct, v.provenance, v.state)
+
+    @classmethod
     def refused(cls, drive: str, workload: str, reasons: Iterable[str]) -> SummaryRow:
         """A write workload that did not run because the drive refuses writes."""
         return cls(drive, workload, "-", None, "-", "SKIPPED", None, "; ".join(reasons))
-
-
-_STATUS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "not_judged": "not judged",
-           "warn": "WARN"}
 
 
 def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
@@ -75,27 +78,12 @@ def rows_from_verdicts(
     states: Mapping[str, str] | None = None,
 ) -> list[SummaryRow]:
     """Verdicts as rows; ``states`` maps a metric to the drive state it was taken in."""
-    rows = []
-    for v in verdicts:
-        limit = v.limit
-        rows.append(
-            SummaryRow(
-                drive=drive,
-                workload=workload_id,
-                metric=v.metric,
-                measured=v.measured,
-                limit=_limit_text(str(limit), v.metric) if limit is not None else "-",
-                verdict=_STATUS.get(v.status, v.status),
-                margin_pct=v.margin_pct,
-                source=str(limit.provenance) if limit is not None else "",
-                state=(states or {}).get(v.metric, ""),
-            )
-        )
-    return rows
+    return rows_from_records([TestRecord.judged(drive, workload_id, verdicts, states)])
 
 
-def _limit_text(limit: str, metric: str) -> str:
-    return limit.replace(metric, "").strip() or limit
+def rows_from_records(records: Iterable[TestRecord]) -> list[SummaryRow]:
+    """The rows of test records (``results.record``): one per verdict, in order."""
+    return [SummaryRow.from_verdict(r.drive, v) for r in records for v in r.verdicts]
 
 
 def format_summary(rows: list[SummaryRow]) -> list[str]:

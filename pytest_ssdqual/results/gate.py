@@ -49,6 +49,7 @@ from pytest_ssdqual.results.comparison import (
     Comparison,
     failure_message,
 )
+from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression import (
     BaselineError,
     aggregate_repeats,
@@ -78,7 +79,6 @@ __all__ = [
     "ResultsGate",
     "build_gate_options",
     "format_gate_summary",
-    "verdict_dict",
 ]
 
 FIRMWARE_PREFIX = "firmware:"
@@ -231,22 +231,6 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
             fix=f"run with --ssd-profile={run.profile} or pick a {profile} baseline",
         )
     return BaselineRef(raw, run_dir=run.path)
-
-
-def verdict_dict(v: Verdict) -> dict[str, Any]:
-    """A verdict as stored: metric, measured, status, margin, limit text/bounds, provenance."""
-    limit = v.limit
-    return {
-        "metric": v.metric,
-        "measured": v.measured,
-        "status": v.status,
-        "margin_pct": v.margin_pct,
-        "marginal": v.marginal,
-        "limit": str(limit) if limit else None,
-        "min": limit.min if limit else None,
-        "max": limit.max if limit else None,
-        "provenance": str(limit.provenance) if limit else None,
-    }
 
 
 @dataclass
@@ -499,12 +483,11 @@ class ResultsGate:
                 "baseline_samples": base["samples"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
-        failed = bool(outcome.failed) or any(c.failed for c in comparisons) or bool(health)
-        record = self._record(ctx, outcome, repetitions, spread_pct, regression, failed, strict)
-        record["health_failures"] = [line.strip() for line in health]
+        record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict,
+                              health, regressed=any(c.failed for c in comparisons))
         if files is None:
             files = [self._files(o) for o in repetitions]
-        record_dir = self.store.write_workload(self.options.run_id, record, files)
+        record_dir = self.store.write_workload(self.options.run_id, record.to_json(), files)
         if refused is not None:
             raise refused
         warnings = [self._warned[found[0].path]] if found and found[0].path in self._warned else []
@@ -518,44 +501,48 @@ class ResultsGate:
         repetitions: Sequence[Judged],
         spread_pct: Mapping[str, float],
         regression: dict[str, Any] | None,
-        failed: bool,
         strict: bool,
-    ) -> dict[str, Any]:
+        health: Sequence[str],
+        *,
+        regressed: bool,
+    ) -> TestRecord:
+        """The workload's ``TestRecord``: failed on a failed verdict, a regression or a
+        drive-health finding (``reason``: the failed limits and health lines)."""
         workload = outcome.workload
-        identity = dataclasses.asdict(ctx.identity)
-        return {
-            "schema": 1,
-            "run_id": self.options.run_id,
-            "drive": ctx.target.spec.raw,
-            "drive_slug": drive_slug(ctx.target.spec.raw),
-            "workload": workload.id,
-            "title": workload.title,
-            "family": workload.family,
-            "profile": self.options.profile,
-            "facts": dataclasses.asdict(ctx.facts),
-            "identity": identity,
-            "firmware_reported": ctx.reported_firmware or ctx.identity.firmware,
-            "assignment": dataclasses.asdict(ctx.assignment),
-            "threshold_profiles": [f"{p.name} ({p.location})" for p in ctx.limits.profiles],
-            "strict": strict,
-            "repeat": len(repetitions),
-            "metrics": outcome.metrics,
-            "spread_pct": dict(spread_pct),
-            "repetitions": [
+        record = TestRecord.judged(
+            ctx.target.spec.raw, workload.id, outcome.verdicts, figure_states(outcome),
+            health=tuple(line.strip() for line in health),
+            run_id=self.options.run_id,
+            drive_slug=drive_slug(ctx.target.spec.raw),
+            title=workload.title,
+            family=workload.family,
+            profile=self.options.profile,
+            facts=dataclasses.asdict(ctx.facts),
+            identity=dataclasses.asdict(ctx.identity),
+            firmware_reported=ctx.reported_firmware or ctx.identity.firmware,
+            assignment=dataclasses.asdict(ctx.assignment),
+            threshold_profiles=tuple(f"{p.name} ({p.location})" for p in ctx.limits.profiles),
+            strict=strict,
+            repeat=len(repetitions),
+            metrics=outcome.metrics,
+            spread_pct=dict(spread_pct),
+            repetitions=tuple(
                 {"folder": f"rep{i}", "metrics": o.metrics, **_run_facts(o)}
                 for i, o in enumerate(repetitions, start=1)
-            ],
-            "verdicts": [verdict_dict(v) for v in outcome.verdicts],
-            "states": figure_states(outcome),  # drive state of each figure (figure_state)
-            "requirements": _requirements(outcome),
+            ),
+            requirements=tuple(_requirements(outcome)),
             # metric -> why the drive never got there (never recovered): a limit on it fails
             # with that reason, in the run and in ``ssdqual rejudge``
-            "unreached": dict(getattr(getattr(outcome, "result", None), "unreached", None)
-                              or {}),
-            "regression": regression,
-            "status": "failed" if failed else "passed",
-            "written_utc": utc_now(),
-        }
+            unreached=dict(getattr(getattr(outcome, "result", None), "unreached", None) or {}),
+            regression=regression,
+            written_utc=utc_now(),
+        )
+        reasons = [str(v) for v in record.failed] + list(record.health)
+        if regressed:
+            reasons.append("regression vs baseline")
+        if reasons:
+            record = dataclasses.replace(record, status="failed", reason="; ".join(reasons))
+        return record
 
     @staticmethod
     def _files(outcome: Judged) -> dict[str, Path | str]:

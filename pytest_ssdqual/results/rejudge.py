@@ -28,7 +28,6 @@ bad threshold file).
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
+from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
@@ -90,8 +90,6 @@ def _facts(record: dict[str, Any]) -> DriveFacts:
 
 #: The provenance profile of a methodology test's implicit requirement (``methodology.base``).
 IMPLICIT = "implicit requirement"
-_PROVENANCE = re.compile(r'^(?P<file>.*?)(?::(?P<line>\d+))? profile "(?P<profile>[^"]*)" '
-                         r'\(source: (?P<source>.*)\)$', re.S)
 
 
 def stored_requirements(record: dict[str, Any]) -> list[Limit]:
@@ -107,13 +105,11 @@ def stored_requirements(record: dict[str, Any]) -> list[Limit]:
                                     str(r.get("source", "")), r.get("line"))))
     if "requirements" in record:
         return out
-    for v in record.get("verdicts") or []:
-        m = _PROVENANCE.match(str(v.get("provenance") or ""))
-        if m is None or m["profile"] != IMPLICIT or (v.get("min"), v.get("max")) == (None, None):
+    for v in TestRecord.from_json(record).verdicts:
+        if v.profile != IMPLICIT or (v.min, v.max) == (None, None):
             continue
-        out.append(Limit(workload, str(v["metric"]), v.get("min"), v.get("max"), None,
-                         Provenance(m["file"], IMPLICIT, m["source"],
-                                    int(m["line"]) if m["line"] else None)))
+        out.append(Limit(workload, v.metric, v.min, v.max, None,
+                         Provenance(v.file, IMPLICIT, v.source, v.line)))
     return out
 
 

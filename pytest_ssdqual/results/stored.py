@@ -7,7 +7,8 @@ attachments, whose names are the contract between the writer and this reader:
 * ``drive`` (JSON) -- the drive's facts: path, model, serial, firmware, capacity, controller,
   NAND, threshold profiles, and the run profile (``DriveContext.describe()`` + ``profile``).
 * ``metrics`` (JSON) -- measured figures by canonical metric name (``read.iops``, ...).
-* ``verdicts (JSON)`` -- one ``VerdictRecord`` per judged or measured metric.
+* ``verdicts (JSON)`` -- one ``record.LimitVerdict`` (``to_json``) per judged or measured
+  metric; read back with ``LimitVerdict.from_json`` (older folders too).
 * ``per-second log <file>`` (CSV) -- fio's per-second logs with a header line.
 
 Charts (``chart_data`` + ``plots``) and the one-page summary (``drive_summary``) are built from
@@ -21,16 +22,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.journal import NOT_RERUN_PREFIX
-
-if TYPE_CHECKING:
-    from pytest_ssdqual.thresholds.verdict import Verdict
+from pytest_ssdqual.results.record import LimitVerdict
 
 ATTACH_DRIVE = "drive"
 ATTACH_METRICS = "metrics"
@@ -40,72 +39,6 @@ ATTACH_LOG_PREFIX = "per-second log "
 
 #: Header line of the per-second log CSV attachments (fio's columns, fio HOWTO "Log File Formats").
 LOG_CSV_HEADER = "time_ms,value,direction,bs,offset"
-
-
-@dataclass(frozen=True)
-class VerdictRecord:
-    """One verdict as stored (JSON) and read back.
-
-    Attributes:
-        workload, metric: workload id and canonical metric (``write.bw_mbps``).
-        measured: value in the metric's unit, or None (not measured).
-        status: ``pass``, ``fail``, ``missing`` or ``not_judged`` (``thresholds.verdict``).
-        margin_pct: signed headroom in percent of the bound (positive = inside), or None.
-        marginal: passed inside the limit's marginal band.
-        limit: the limit as text (``write.bw_mbps >= 140``), ``""`` when none.
-        min, max: the limit's bounds (None when absent).
-        file, line, profile, source: the limit's provenance (``""``/None when no limit).
-        state: the drive state the figure was taken in (``figure_state``: ``prefilled``,
-            ``as found ...``, ``FOB``, ``steady state``...), ``""`` when not recorded.
-    """
-
-    workload: str
-    metric: str
-    measured: float | None
-    status: str
-    margin_pct: float | None
-    marginal: bool = False
-    limit: str = ""
-    min: float | None = None
-    max: float | None = None
-    file: str = ""
-    line: int | None = None
-    profile: str = ""
-    source: str = ""
-    state: str = ""
-
-    @classmethod
-    def from_verdict(cls, v: Verdict, state: str = "") -> VerdictRecord:
-        """The record of verdict ``v``; ``state``: the drive state of its figure."""
-        lim = v.limit
-        return cls(
-            workload=v.workload, metric=v.metric, measured=v.measured, status=v.status,
-            margin_pct=v.margin_pct, marginal=v.marginal,
-            limit=str(lim) if lim else "", min=lim.min if lim else None,
-            max=lim.max if lim else None, file=lim.provenance.file if lim else "",
-            line=lim.provenance.line if lim else None,
-            profile=lim.provenance.profile if lim else "",
-            source=lim.provenance.source if lim else "",
-            state=state,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VerdictRecord:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def judged(self) -> bool:
-        """True when a limit applied (pass, fail or missing)."""
-        return bool(self.limit)
-
-    @property
-    def location(self) -> str:
-        """``file:line`` of the limit."""
-        return f"{self.file}:{self.line}" if self.line else self.file
 
 
 @dataclass(frozen=True)
@@ -186,9 +119,12 @@ class StoredTest:
         return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     @cached_property
-    def verdicts(self) -> list[VerdictRecord]:
+    def verdicts(self) -> list[LimitVerdict]:
+        """The test's verdicts (``verdicts (JSON)`` attachment), ``[]`` when it has none."""
         data = self.json_attachment(ATTACH_VERDICTS_JSON)
-        return [VerdictRecord.from_dict(d) for d in data] if isinstance(data, list) else []
+        if not isinstance(data, list):
+            return []
+        return [LimitVerdict.from_json(d, self.workload) for d in data if isinstance(d, dict)]
 
     def logs(self) -> dict[str, str]:
         """fio log file name -> CSV text (header included), e.g. ``{"log_bw.1.log": ...}``."""

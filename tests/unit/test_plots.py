@@ -11,7 +11,8 @@ import pytest
 from matplotlib.image import imread
 
 from pytest_ssdqual.report import chart_data, plots
-from pytest_ssdqual.results.stored import LOG_CSV_HEADER, VerdictRecord
+from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.stored import LOG_CSV_HEADER
 
 #: The colour limits are drawn in (matplotlib's "crimson").
 CRIMSON = (220 / 255, 20 / 255, 60 / 255)
@@ -107,8 +108,8 @@ IOPS_LOG = "1000, 24414, 0, 0, 0\n2000, 24414, 0, 0, 0\n3001, 12207, 0, 0, 0\n"
 
 
 def _record(metric: str, limit: str, lo: float | None = None, hi: float | None = None
-            ) -> VerdictRecord:
-    return VerdictRecord("rand_rw70_4k_qd32", metric, 1.0, "pass", 10.0, limit=limit,
+            ) -> LimitVerdict:
+    return LimitVerdict("rand_rw70_4k_qd32", metric, 1.0, "pass", 10.0, limit=limit,
                          min=lo, max=hi, file="thresholds/x.yaml", line=3, profile="P")
 
 

@@ -1,0 +1,282 @@
+"""The one record of a verdict: what a test found on a drive, and every output's source.
+
+Two frozen dataclasses, after OpenHTF's ``TestRecord`` (one record, output callbacks convert
+it) and allure-python's ``model2`` (one model, file and memory loggers):
+
+* ``LimitVerdict`` -- one metric of one workload judged (or only measured): the figure, the
+  limit with its bounds, severity and provenance, the status, the margin, the drive state the
+  figure was taken in (``figure_state``). ``str()`` reads like the limit:
+  ``write.bw_mbps 412 >= 300 PASS``.
+* ``TestRecord`` -- one test on one drive: drive and its facts, workload, metrics, the drive
+  state per figure, the verdicts, drive-health findings, the status (``passed``, ``failed``,
+  ``broken``, ``interrupted``, ``skipped``) and its reason, plus what the results store keeps
+  for baselines and ``ssdqual rejudge`` (repetitions, spread, requirements, regression block).
+
+Every output converts these: the results store's ``record.json`` (``TestRecord.to_json``), the
+Allure ``verdicts (JSON)`` attachment (read back by ``results.stored``), the terminal verdict
+table (``report.summary``), the per-drive summary (``report.drive_summary``), ``ssdqual
+rejudge`` and ``ssdqual compare``.
+
+JSON schema ``SCHEMA`` (2). ``from_json`` also reads what older versions wrote: a schema-1
+``record.json`` (verdicts with one ``provenance`` text and ``limit: null`` when unlimited) and
+the Allure verdict list of before (no ``severity``). Plain Python (no pytest).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from pytest_ssdqual.methodology.figure_state import verdict_word
+from pytest_ssdqual.thresholds.verdict import FAIL, Verdict, format_number
+
+__all__ = ["SCHEMA", "STATUSES", "LimitVerdict", "TestRecord", "verdict_words"]
+
+#: Version of the JSON written by ``TestRecord.to_json`` (1: before the typed record).
+SCHEMA = 2
+
+#: Statuses of a test record (Allure's, plus ``interrupted``: SIGINT/SIGTERM stopped it).
+STATUSES: tuple[str, ...] = ("passed", "failed", "broken", "interrupted", "skipped")
+
+#: Verdict status (``thresholds.verdict``) -> the word every report prints.
+VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING",
+                 "not_judged": "not judged", "warn": "WARN"}
+
+#: ``str(Provenance)`` as schema 1 stored it: ``file[:line] profile "P" (source: S)``.
+_PROVENANCE = re.compile(r'^(?P<file>.*?)(?::(?P<line>\d+))? profile "(?P<profile>[^"]*)" '
+                         r'\(source: (?P<source>.*)\)$', re.S)
+
+
+def verdict_words(status: str) -> str:
+    """The report word of a verdict status (``pass`` -> ``PASS``); unknown ones unchanged."""
+    return VERDICT_WORDS.get(status, status)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else format_number(value)
+
+
+@dataclass(frozen=True)
+class LimitVerdict:
+    """One verdict as recorded.
+
+    Attributes:
+        workload, metric: workload id and canonical metric (``write.bw_mbps``).
+        measured: value in the metric's unit, or None (not measured).
+        status: ``pass``, ``fail``, ``missing``, ``not_judged`` or ``warn``
+            (``thresholds.verdict``).
+        margin_pct: signed headroom in percent of the bound (positive = inside), or None.
+        marginal: passed inside the limit's marginal band.
+        limit: the limit as text (``write.bw_mbps >= 140``), ``""`` when none.
+        min, max: the limit's bounds (None when absent).
+        file, line, profile, source: the limit's provenance (``""``/None when no limit).
+        state: the drive state the figure was taken in (``figure_state``: ``prefilled``,
+            ``as found ...``, ``FOB``, ``steady state``...), ``""`` when not recorded.
+        severity: the limit's severity, ``fail`` or ``warn``.
+        reason: why a limited metric has no value when that is a finding (never recovered),
+            ``""`` otherwise.
+    """
+
+    workload: str
+    metric: str
+    measured: float | None
+    status: str
+    margin_pct: float | None
+    marginal: bool = False
+    limit: str = ""
+    min: float | None = None
+    max: float | None = None
+    file: str = ""
+    line: int | None = None
+    profile: str = ""
+    source: str = ""
+    state: str = ""
+    severity: str = FAIL
+    reason: str = ""
+
+    @classmethod
+    def from_verdict(cls, v: Verdict, state: str = "") -> LimitVerdict:
+        """The record of verdict ``v``; ``state``: the drive state of its figure."""
+        lim = v.limit
+        if lim is None:
+            return cls(v.workload, v.metric, v.measured, v.status, v.margin_pct, v.marginal,
+                       state=state, reason=v.reason or "")
+        p = lim.provenance
+        return cls(v.workload, v.metric, v.measured, v.status, v.margin_pct, v.marginal,
+                   str(lim), lim.min, lim.max, p.file, p.line, p.profile, p.source, state,
+                   lim.severity, v.reason or "")
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data (every field by name)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], workload: str = "") -> LimitVerdict:
+        """Read ``to_json`` data, or a verdict of an older version: schema-1 ``record.json``
+        (no ``workload``: ``workload`` gives it; ``limit`` None; one ``provenance`` text) or
+        the former Allure verdict list. Unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values.setdefault("workload", workload)
+        values["limit"] = values.get("limit") or ""
+        m = _PROVENANCE.match(str(data.get("provenance") or ""))
+        if m is not None and "file" not in data:
+            values.update(file=m["file"], profile=m["profile"], source=m["source"],
+                          line=int(m["line"]) if m["line"] else None)
+        for key in ("file", "profile", "source", "state", "reason"):
+            values[key] = values.get(key) or ""
+        values["severity"] = values.get("severity") or FAIL
+        return cls(**values)
+
+    @property
+    def judged(self) -> bool:
+        """True when a limit applied (pass, fail, warn or missing)."""
+        return bool(self.limit)
+
+    @property
+    def failed(self) -> bool:
+        """True for ``fail`` and ``missing``: the test failed on it."""
+        return self.status in ("fail", "missing")
+
+    @property
+    def location(self) -> str:
+        """``file:line`` of the limit."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    @property
+    def provenance(self) -> str:
+        """Where the limit comes from, as ``thresholds.verdict.Provenance`` prints it; ``""``
+        without a limit."""
+        if not self.judged:
+            return ""
+        return f'{self.location} profile "{self.profile}" (source: {self.source})'
+
+    @property
+    def bound(self) -> str:
+        """The limit without its metric: ``>= 140``, ``<= 400``, ``10 <= x <= 20``; ``-``
+        without a limit."""
+        if not self.judged:
+            return "-"
+        text = self.limit.replace(self.metric, "x").strip()
+        return text[2:] if text.startswith("x ") else text
+
+    @property
+    def word(self) -> str:
+        """The report word: ``PASS``, ``FAIL``, ``MISSING``, ``WARN``, ``not judged``, and
+        ``PASS (as found)`` for a read passed on media as found (``figure_state``)."""
+        return verdict_word(verdict_words(self.status), self.state)
+
+    def __str__(self) -> str:
+        """Reads like the limit: ``write.bw_mbps 412 >= 300 PASS``."""
+        return f"{self.metric} {_num(self.measured)} {self.bound} {self.word}"
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """One test (one workload) on one drive, as every output records it.
+
+    Attributes:
+        drive: the drive as given (``/dev/sdb``, ``file:/tmp/x.img``).
+        workload: workload id. status: ``STATUSES``. reason: why it is not ``passed`` (the
+            failure, error or skip message), ``""`` otherwise.
+        verdicts: every judged or measured metric. metrics: figures by canonical metric name.
+        states: metric -> the drive state it was taken in (``figure_state``).
+        health: drive-health failure lines (the test failed on them whatever the limits).
+        run_id, title, family, profile: the run, the workload's title and family, the run
+            profile. facts: the drive's facts for threshold resolution (``DriveFacts``);
+            identity: ``DriveIdentity`` fields; firmware_reported: the firmware the drive
+            reports; assignment: controller/NAND and their source; threshold_profiles:
+            ``name (file)`` of each profile that judged it; strict: ``--strict-thresholds``.
+        repeat: runs of the workload; repetitions: each run's figures and facts; spread_pct:
+            run-to-run spread per metric. requirements: a methodology test's implicit limits;
+            unreached: metric -> why the drive never got there; regression: the baseline
+            comparison block (None when not gated). written_utc: when it was recorded.
+        drive_slug: the drive's folder in the results store (``store.drive_slug``).
+    """
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    drive: str
+    workload: str
+    status: str
+    reason: str = ""
+    verdicts: tuple[LimitVerdict, ...] = ()
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    states: Mapping[str, str] = field(default_factory=dict)
+    health: tuple[str, ...] = ()
+    run_id: str = ""
+    title: str = ""
+    family: str = ""
+    profile: str = ""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    identity: Mapping[str, Any] = field(default_factory=dict)
+    firmware_reported: str = ""
+    assignment: Mapping[str, Any] = field(default_factory=dict)
+    threshold_profiles: tuple[str, ...] = ()
+    strict: bool = False
+    repeat: int = 1
+    repetitions: tuple[Mapping[str, Any], ...] = ()
+    spread_pct: Mapping[str, float] = field(default_factory=dict)
+    requirements: tuple[Mapping[str, Any], ...] = ()
+    unreached: Mapping[str, str] = field(default_factory=dict)
+    regression: Mapping[str, Any] | None = None
+    written_utc: str = ""
+    drive_slug: str = ""
+
+    @classmethod
+    def judged(cls, drive: str, workload: str, verdicts: Iterable[Verdict],
+               states: Mapping[str, str] | None = None, **more: Any) -> TestRecord:
+        """A record of ``verdicts`` (``thresholds.verdict``), each with the drive state of its
+        figure from ``states``; status ``failed`` when a verdict or ``health`` failed, unless
+        ``status`` is given. ``more``: the other fields."""
+        states = dict(states or {})
+        records = tuple(LimitVerdict.from_verdict(v, states.get(v.metric, "")) for v in verdicts)
+        failed = any(v.failed for v in records) or bool(more.get("health"))
+        more.setdefault("status", "failed" if failed else "passed")
+        return cls(drive=drive, workload=workload, verdicts=records, states=states, **more)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON data: ``record.json`` of the results store (schema ``SCHEMA``;
+        ``health_failures`` holds ``health``)."""
+        out: dict[str, Any] = {"schema": SCHEMA}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "verdicts":
+                value = [v.to_json() for v in value]
+            elif f.name == "health":
+                out["health_failures"] = list(value)
+                continue
+            elif isinstance(value, tuple):
+                value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TestRecord:
+        """Read ``to_json`` data of this or an older schema (a schema-1 ``record.json``: its
+        verdicts carry no workload and one provenance text). Unknown keys are ignored."""
+        workload = str(data.get("workload", ""))
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in data and data[f.name] is not None:
+                values[f.name] = data[f.name]
+        values["drive"] = str(data.get("drive", ""))
+        values["workload"] = workload
+        values["status"] = str(data.get("status", "broken"))
+        values["verdicts"] = tuple(LimitVerdict.from_json(v, workload)
+                                   for v in data.get("verdicts") or [])
+        values["health"] = tuple(str(h) for h in data.get("health_failures") or ())
+        for name in ("threshold_profiles", "repetitions", "requirements"):
+            values[name] = tuple(values.get(name) or ())
+        if data.get("regression") is not None:
+            values["regression"] = data["regression"]
+        return cls(**values)
+
+    @property
+    def failed(self) -> list[LimitVerdict]:
+        """The verdicts that fail the test (``fail``, ``missing``)."""
+        return [v for v in self.verdicts if v.failed]
