@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.report.drive_summary import summary_lines, write_summaries
 from pytest_ssdqual.report.html import build_report
+from pytest_ssdqual.report.summary_page import summary_lines, write_summaries
 
 
 def add_parser(sub: Any) -> None:

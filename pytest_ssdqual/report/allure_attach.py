@@ -23,7 +23,6 @@ from pytest_ssdqual.methodology.figure_state import (
     AS_FOUND_NOTE,
     figure_states,
     read_as_found,
-    verdict_word,
 )
 from pytest_ssdqual.results.record import LimitVerdict
 from pytest_ssdqual.results.stored import ATTACH_VERDICTS_JSON, LOG_CSV_HEADER
@@ -80,28 +79,17 @@ def attach_failure_output(exc: FioError) -> None:
 
 def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
     """Attach the verdict table (HTML, with the drive state of each figure; a read limit
-    passed on media as found reads ``PASS (as found)``) and the metrics (JSON)."""
+    passed on media as found reads ``PASS (as found)``), the metrics (JSON) and the verdicts
+    (JSON: ``record.LimitVerdict.to_json`` each, read back by ``results.stored``)."""
     states = figure_states(outcome)
-    rows = []
-    for v in outcome.verdicts:
-        limit = v.limit
-        state = states.get(v.metric, "")
-        rows.append(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(cell)}</td>"
-                for cell in (
-                    v.metric,
-                    "-" if v.measured is None else f"{v.measured:.6g}",
-                    str(limit) if limit else "-",
-                    "-" if v.margin_pct is None else f"{v.margin_pct:+.1f} %",
-                    verdict_word(v.status.upper(), state),
-                    state,
-                    str(limit.provenance) if limit else "",
-                )
-            )
-            + "</tr>"
-        )
+    records = [LimitVerdict.from_verdict(v, states.get(v.metric, "")) for v in outcome.verdicts]
+    rows = [
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in (
+            v.metric, "-" if v.measured is None else f"{v.measured:.6g}", v.limit or "-",
+            "-" if v.margin_pct is None else f"{v.margin_pct:+.1f} %", v.word, v.state,
+            v.provenance)) + "</tr>"
+        for v in records
+    ]
     table = (
         "<table border='1' cellpadding='4' style='border-collapse:collapse'>"
         "<tr><th>metric</th><th>measured</th><th>limit</th><th>margin</th><th>verdict</th>"
@@ -112,9 +100,7 @@ def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
     allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
     allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
                   attachment_type=allure.attachment_type.JSON)
-    records = [LimitVerdict.from_verdict(v, states.get(v.metric, "")).to_json()
-               for v in outcome.verdicts]
-    allure.attach(json.dumps(records, indent=1), name=ATTACH_VERDICTS_JSON,
+    allure.attach(json.dumps([v.to_json() for v in records], indent=1), name=ATTACH_VERDICTS_JSON,
                   attachment_type=allure.attachment_type.JSON)
 
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_ssdqual.catalog.sweeps import size_label
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.fio.logs import DIRECTIONS, parse_log, to_series
 from pytest_ssdqual.fio.result import PERCENTILE_FIELDS
 from pytest_ssdqual.results.record import LimitVerdict
 from pytest_ssdqual.results.stored import LOG_CSV_HEADER
-from pytest_ssdqual.catalog.sweeps import size_label
-from pytest_ssdqual.catalog.workloads import CATALOG
 
 if TYPE_CHECKING:
     from pytest_ssdqual.methodology.curves import Curve

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pytest_ssdqual.errors import SsdQualError
 from pytest_ssdqual.report import allure_session
-from pytest_ssdqual.report.drive_summary import summary_lines, write_summaries
+from pytest_ssdqual.report.summary_page import summary_lines, write_summaries
 from pytest_ssdqual.results.stored import load_results
 
 

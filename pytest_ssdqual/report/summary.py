@@ -11,7 +11,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, figure_states, verdict_word
+from pytest_ssdqual.methodology.figure_state import (
+    AS_FOUND_NOTE,
+    PASS_AS_FOUND,
+    figure_states,
+    verdict_word,
+)
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
 if TYPE_CHECKING:

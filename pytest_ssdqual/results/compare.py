@@ -9,7 +9,8 @@ shows that decision, and no other metric is called regressed; against another ru
 marks a worsening of the figures beyond B's limit. Output: Markdown (default), self-contained
 HTML, or JSON.
 
-Plain Python (no pytest); reads run folders only (``store.StoredRun``).
+Plain Python (no pytest); reads run folders only (``store.StoredRun``), each workload's
+record as a ``record.TestRecord``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
+from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression_stats import INCONCLUSIVE, REGRESSED
 from pytest_ssdqual.results.run_folder import StoredRun, StoreError
 from pytest_ssdqual.results.store import ResultsStore
@@ -101,8 +103,9 @@ def compare_runs(a: StoredRun, b: StoredRun) -> tuple[list[Delta], list[str]]:
                 side = "A" if workload in ra else "B"
                 notes.append(f"{workload} ran only in {side} on {db.get('model')}")
                 continue
-            ma, mb = ra[workload].get("metrics") or {}, rb[workload].get("metrics") or {}
-            gate = rb[workload].get("regression") or {}
+            ta, tb = TestRecord.from_json(ra[workload]), TestRecord.from_json(rb[workload])
+            ma, mb = ta.metrics, tb.metrics
+            gate = tb.regression or {}
             comparisons = gate.get("comparisons") or []
             limits = {c["metric"]: c["limit_pct"] for c in comparisons}
             decided = ({c["metric"]: str(c.get("status")) for c in comparisons}

@@ -190,7 +190,8 @@ class TestRecord:
             reports; assignment: controller/NAND and their source; threshold_profiles:
             ``name (file)`` of each profile that judged it; strict: ``--strict-thresholds``.
         repeat: runs of the workload; repetitions: each run's figures and facts; spread_pct:
-            run-to-run spread per metric. requirements: a methodology test's implicit limits;
+            run-to-run spread per metric. requirements: a methodology test's implicit limits
+            (None: not recorded, a record of an older version);
             unreached: metric -> why the drive never got there; regression: the baseline
             comparison block (None when not gated). written_utc: when it was recorded.
         drive_slug: the drive's folder in the results store (``store.drive_slug``).
@@ -219,7 +220,7 @@ class TestRecord:
     repeat: int = 1
     repetitions: tuple[Mapping[str, Any], ...] = ()
     spread_pct: Mapping[str, float] = field(default_factory=dict)
-    requirements: tuple[Mapping[str, Any], ...] = ()
+    requirements: tuple[Mapping[str, Any], ...] | None = None
     unreached: Mapping[str, str] = field(default_factory=dict)
     regression: Mapping[str, Any] | None = None
     written_utc: str = ""
@@ -270,8 +271,10 @@ class TestRecord:
         values["verdicts"] = tuple(LimitVerdict.from_json(v, workload)
                                    for v in data.get("verdicts") or [])
         values["health"] = tuple(str(h) for h in data.get("health_failures") or ())
-        for name in ("threshold_profiles", "repetitions", "requirements"):
+        for name in ("threshold_profiles", "repetitions"):
             values[name] = tuple(values.get(name) or ())
+        if "requirements" in values:
+            values["requirements"] = tuple(values["requirements"])
         if data.get("regression") is not None:
             values["regression"] = data["regression"]
         return cls(**values)

@@ -83,8 +83,8 @@ class Rejudged:
         return "failed" if self.failed else "passed"
 
 
-def _facts(record: dict[str, Any]) -> DriveFacts:
-    facts = record.get("facts") or {}
+def _facts(record: TestRecord) -> DriveFacts:
+    facts = record.facts
     return DriveFacts(**{k: facts[k] for k in DriveFacts.__dataclass_fields__ if k in facts})
 
 
@@ -92,42 +92,36 @@ def _facts(record: dict[str, Any]) -> DriveFacts:
 IMPLICIT = "implicit requirement"
 
 
-def stored_requirements(record: dict[str, Any]) -> list[Limit]:
-    """The implicit limits a record was judged with: its ``requirements`` list, or -- for a
-    record of an older version -- its stored verdicts whose provenance profile is ``implicit
-    requirement`` (their min/max and provenance text)."""
-    workload = str(record.get("workload"))
-    out: list[Limit] = []
-    for r in record.get("requirements") or []:
-        out.append(Limit(str(r.get("workload") or workload), str(r["metric"]), r.get("min"),
-                         r.get("max"), r.get("marginal_pct"),
-                         Provenance(str(r.get("file", "")), str(r.get("profile", IMPLICIT)),
-                                    str(r.get("source", "")), r.get("line"))))
-    if "requirements" in record:
-        return out
-    for v in TestRecord.from_json(record).verdicts:
-        if v.profile != IMPLICIT or (v.min, v.max) == (None, None):
-            continue
-        out.append(Limit(workload, v.metric, v.min, v.max, None,
-                         Provenance(v.file, IMPLICIT, v.source, v.line)))
-    return out
+def stored_requirements(record: TestRecord) -> list[Limit]:
+    """The implicit limits a record was judged with: its ``requirements``, or -- for a record
+    of an older version (none stored) -- its stored verdicts whose provenance profile is
+    ``implicit requirement`` (their min/max and provenance)."""
+    if record.requirements is not None:
+        return [Limit(str(r.get("workload") or record.workload), str(r["metric"]), r.get("min"),
+                      r.get("max"), r.get("marginal_pct"),
+                      Provenance(str(r.get("file", "")), str(r.get("profile", IMPLICIT)),
+                                 str(r.get("source", "")), r.get("line")))
+                for r in record.requirements]
+    return [Limit(record.workload, v.metric, v.min, v.max, None,
+                  Provenance(v.file, IMPLICIT, v.source, v.line))
+            for v in record.verdicts
+            if v.profile == IMPLICIT and (v.min, v.max) != (None, None)]
 
 
-def judge_record(workload: Workload, record: dict[str, Any], limits: ResolvedLimits
+def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
                  ) -> list[Verdict]:
     """The verdicts of one stored record under ``limits``, judged as the run judged them: a
     methodology workload with its implicit requirements (``methodology.judge_result``), any
     other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
     ``unreached`` reasons (a limit on a metric the drive never reached fails saying why)."""
-    metrics = {k: float(v) for k, v in (record.get("metrics") or {}).items()}
-    strict = bool(record.get("strict"))
-    unreached = {str(k): str(v) for k, v in (record.get("unreached") or {}).items()}
+    metrics = {k: float(v) for k, v in record.metrics.items()}
+    unreached = {str(k): str(v) for k, v in record.unreached.items()}
     if workload.is_methodology:
         result = MethodologyResult(workload, metrics, {}, [], [],
                                    requirements=stored_requirements(record),
                                    unreached=unreached)
-        return judge_result(result, limits, strict=strict).verdicts
-    return judge(workload, metrics, limits, strict=strict, unreached=unreached)
+        return judge_result(result, limits, strict=record.strict).verdicts
+    return judge(workload, metrics, limits, strict=record.strict, unreached=unreached)
 
 
 def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
@@ -137,34 +131,32 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
         ConfigErrors: equally specific profiles of ``thresholds`` disagree for a stored drive.
     """
     out: list[Rejudged] = []
-    for record in run.records:
-        workload = CATALOG.get(str(record.get("workload")))
-        old = str(record.get("status", "?"))
+    for record in (TestRecord.from_json(r) for r in run.records):
+        workload = CATALOG.get(record.workload)
         if workload is None:
-            out.append(Rejudged(str(record.get("drive")), str(record.get("workload")), old, [],
-                                [], [f"workload {record.get('workload')!r} is not in this "
-                                     "version's catalog: not judged"]))
+            out.append(Rejudged(record.drive, record.workload, record.status, [], [],
+                                [f"workload {record.workload!r} is not in this version's "
+                                 "catalog: not judged"]))
             continue
         limits = thresholds.resolve(_facts(record))
-        metrics = record.get("metrics") or {}
         verdicts = judge_record(workload, record, limits)
         comparisons: list[Comparison] = []
-        regression = record.get("regression") or {}
+        regression = record.regression or {}
         notes = []
         if "baseline_metrics" in regression:
             comparisons = compare_workload(
-                workload.id, metrics, regression.get("baseline_metrics") or {},
+                workload.id, record.metrics, regression.get("baseline_metrics") or {},
                 baseline_firmware=str(regression.get("baseline_firmware") or ""),
                 limits=limits,
                 samples=repetition_samples(
-                    [r.get("metrics") or {} for r in record.get("repetitions") or []]),
+                    [r.get("metrics") or {} for r in record.repetitions]),
                 baseline_samples=regression.get("baseline_samples") or {},
                 baseline_run=str(regression.get("baseline_run") or ""),
             )
         elif "error" in regression:
             notes.append(f"the stored run refused its baseline: {regression['error']}")
-        out.append(Rejudged(str(record.get("drive")), workload.id, old, verdicts, comparisons,
-                            notes, [str(h) for h in record.get("health_failures") or []]))
+        out.append(Rejudged(record.drive, workload.id, record.status, verdicts, comparisons,
+                            notes, list(record.health)))
     return out
 
 

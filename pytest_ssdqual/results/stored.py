@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.results.journal import NOT_RERUN_PREFIX
-from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX, NOT_RERUN_PREFIX
+from pytest_ssdqual.results.record import LimitVerdict, TestRecord
 
 ATTACH_DRIVE = "drive"
 ATTACH_METRICS = "metrics"
@@ -125,6 +125,21 @@ class StoredTest:
         if not isinstance(data, list):
             return []
         return [LimitVerdict.from_json(d, self.workload) for d in data if isinstance(d, dict)]
+
+    @cached_property
+    def record(self) -> TestRecord:
+        """The test as a ``record.TestRecord``: drive, workload, status (``interrupted`` for a
+        test SIGINT/SIGTERM stopped: broken with an ``INTERRUPTED:`` message), reason (the
+        Allure message), verdicts, metrics, the drive state per figure, the drive's facts."""
+        status = self.status
+        if status == "broken" and self.message.startswith(INTERRUPTED_PREFIX):
+            status = "interrupted"
+        verdicts = tuple(self.verdicts)
+        return TestRecord(
+            drive=self.drive.get("drive", ""), workload=self.workload, status=status,
+            reason=self.message, verdicts=verdicts, metrics=self.metrics,
+            states={v.metric: v.state for v in verdicts if v.state}, facts=self.drive,
+            profile=self.drive.get("profile", ""))
 
     def logs(self) -> dict[str, str]:
         """fio log file name -> CSV text (header included), e.g. ``{"log_bw.1.log": ...}``."""

@@ -14,6 +14,7 @@ import pytest
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify import measure as qualify_measure
 from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
@@ -167,7 +168,7 @@ def test_a_record_of_an_older_version_gets_its_requirement_from_its_verdicts(
                       "(source: SNIA PTS: figures are reported at steady state)",
     }
     record = _methodology_record(STEADY, {"steady_state_reached": 0.0}, verdicts=[verdict])
-    [limit] = rejudge.stored_requirements(record)
+    [limit] = rejudge.stored_requirements(TestRecord.from_json(record))
     assert (limit.metric, limit.min, limit.max) == ("steady_state_reached", 1.0, None)
     assert limit.provenance.file == "pytest_ssdqual/methodology/steady.py"
     code, out = _rejudge_with(tmp_path, record, LIMITS, capsys)

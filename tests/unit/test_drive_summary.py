@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.report import drive_summary
+from pytest_ssdqual.report import drive_summary, summary_page
 from pytest_ssdqual.results.stored import load_results, read_result
 
 E12 = {"drive": "/dev/nvme0n1", "model": "Phison E12 NVMe 1TB", "serial": "S3Z9NB0K123456",
@@ -83,7 +83,7 @@ def _e12_run(folder: Path, *, read_iops: float = 250_000.0) -> None:
 
 def test_summary_lists_drive_every_judged_limit_and_passes(tmp_path: Path) -> None:
     _e12_run(tmp_path / "results")
-    [(summary, html_path, md_path)] = drive_summary.write_summaries(tmp_path / "results")
+    [(summary, html_path, md_path)] = summary_page.write_summaries(tmp_path / "results")
     assert summary.overall == "PASS"
     assert html_path.parent == tmp_path / "results" / "summary"
     assert html_path.name == "summary-Phison-E12-NVMe-1TB-S3Z9NB0K123456.html"
@@ -120,7 +120,7 @@ def test_a_violated_limit_or_a_broken_test_makes_the_drive_fail(tmp_path: Path) 
                  status="broken", message="fio exited with status 1: fio: engine not loadable")
     [broken] = drive_summary.build_summaries(load_results(tmp_path / "r2"), charts=False)
     assert broken.overall == "FAIL" and broken.tests[0].status == "ERROR"
-    assert "engine not loadable" in drive_summary.render_markdown(broken)
+    assert "engine not loadable" in summary_page.render_markdown(broken)
 
 
 def test_refused_write_tests_make_the_qualification_incomplete(tmp_path: Path) -> None:
@@ -130,11 +130,11 @@ def test_refused_write_tests_make_the_qualification_incomplete(tmp_path: Path) -
                  message="Skipped: write to /dev/nvme0n1 refused: not confirmed", start=3_000)
     [s] = drive_summary.build_summaries(load_results(tmp_path / "results"), charts=False)
     assert s.overall == "INCOMPLETE"
-    md = drive_summary.render_markdown(s)
+    md = summary_page.render_markdown(s)
     assert "| seq_write_128k_qd32 | SKIPPED | Skipped: write to /dev/nvme0n1 refused" in md
     # the page says why it is not a PASS (newcomer trial: "INCOMPLETE" with no reason)
     assert "**Overall: INCOMPLETE** (1 test(s) SKIPPED)" in md
-    assert "<p class='why'>1 test(s) SKIPPED</p>" in drive_summary.render_html(s)
+    assert "<p class='why'>1 test(s) SKIPPED</p>" in summary_page.render_html(s)
 
 
 def test_two_drives_get_two_pages(tmp_path: Path) -> None:
@@ -145,10 +145,10 @@ def test_two_drives_get_two_pages(tmp_path: Path) -> None:
                  status="passed", facts=other, metrics={"read.bw_mbps": 450.0},
                  verdicts=[_verdict("seq_read_128k_qd32", "read.bw_mbps", 450.0, "pass", 12.5,
                                     "read.bw_mbps >= 400", lo=400)])
-    written = drive_summary.write_summaries(tmp_path / "results", tmp_path / "out")
+    written = summary_page.write_summaries(tmp_path / "results", tmp_path / "out")
     assert sorted(p.name for _, p, _ in written) == [
         "summary-JMF667H-128GB-AA00001.html", "summary-Phison-E12-NVMe-1TB-S3Z9NB0K123456.html"]
-    lines = drive_summary.summary_lines(written)
+    lines = summary_page.summary_lines(written)
     assert any(line.startswith("PASS") and "JMF667H 128GB (fw SVN417w" in line for line in lines)
 
 
@@ -187,7 +187,7 @@ def test_a_read_limit_passed_on_media_as_found_is_never_a_plain_pass(tmp_path: P
                                 "read.iops >= 200000", lo=200_000), state=state)
         write_result(folder, name="4 KiB random read, QD32", workload="rand_read_4k_qd32",
                      status="passed", metrics={"read.iops": 250_000.0}, verdicts=[verdict])
-        ((summary, _html, md),) = drive_summary.write_summaries(folder)
+        ((summary, _html, md),) = summary_page.write_summaries(folder)
         assert summary.limits[0].state == state
         return md.read_text()
 

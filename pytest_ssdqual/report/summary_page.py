@@ -1,0 +1,212 @@
+"""The per-drive qualification summary as pages: self-contained HTML and Markdown, written
+next to the results (``drive_summary`` builds what they show).
+
+Each page: the drive block (``fact_rows``), the overall verdict and why, every judged limit
+with its drive state, measured value, margin, verdict and a footnoted source
+(``source_numbers``), the tests, and (HTML) the drive's charts.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND
+from pytest_ssdqual.report.drive_summary import (
+    DriveSummary,
+    LimitRow,
+    build_summaries,
+    overall_reasons,
+)
+from pytest_ssdqual.results.stored import StoredTest, load_results
+from pytest_ssdqual.thresholds.verdict import format_number
+
+SUMMARY_DIR = "summary"
+
+
+def source_numbers(limits: Sequence[LimitRow]) -> dict[str, int]:
+    """Each distinct limit source -> its footnote number (1-based, in order of appearance)."""
+    numbers: dict[str, int] = {}
+    for r in limits:
+        numbers.setdefault(r.source, len(numbers) + 1)
+    return numbers
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else format_number(value)
+
+
+def _margin(row: LimitRow) -> str:
+    if row.margin_pct is None:
+        return "-"
+    return f"{row.margin_pct:+.1f} %" + (" (marginal)" if row.marginal else "")
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else "-"
+
+
+def fact_rows(s: DriveSummary) -> list[tuple[str, str]]:
+    """(label, value) lines of the drive block."""
+    f = s.facts
+    capacity = f.get("capacity_bytes", "")
+    cap = f"{int(capacity) / 1e9:.1f} GB ({int(capacity):,} bytes)" if capacity.isdigit() else "-"
+    return [
+        ("Drive", f.get("drive") or "-"),
+        ("Model", f.get("model") or "-"),
+        ("Serial", f.get("serial") or "-"),
+        ("Firmware", f.get("firmware") or "-"),
+        ("Capacity", cap),
+        ("Transport", f.get("transport") or "-"),
+        ("Controller", f.get("controller") or "unknown"),
+        ("NAND", f.get("nand") or "unknown"),
+        ("Controller/NAND from", f.get("assignment_source") or "-"),
+        ("Threshold profiles", f.get("threshold_profiles") or "-"),
+        ("Run profile", f.get("profile") or "-"),
+        ("Run", f"{_time(s.started)} to {_time(s.finished)}"),
+    ]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def render_markdown(s: DriveSummary) -> str:
+    """The summary as Markdown (tables; no images)."""
+    why = overall_reasons(s.tests, s.limits) if s.overall != "PASS" else []
+    lines = [f"# Qualification summary: {s.title}", "",
+             f"**Overall: {s.overall}**" + (f" ({'; '.join(why)})" if why else ""), ""]
+    lines += ["| | |", "|---|---|"]
+    lines += [f"| {k} | {_md_cell(v)} |" for k, v in fact_rows(s)]
+    lines += ["", "## Limits", ""]
+    if s.limits:
+        refs = source_numbers(s.limits)
+        lines += ["| workload | metric | drive state | measured | limit | margin | verdict | "
+                  "source |", "|---|---|---|---:|---|---:|---|---|"]
+        lines += [
+            f"| {r.workload} | {r.metric} | {_md_cell(r.state or '-')} | {_num(r.measured)} | "
+            f"{_md_cell(r.limit)} | {_margin(r)} | {r.verdict} | {r.location} "
+            f"[{refs[r.source]}] |"
+            for r in s.limits
+        ]
+        if any(r.verdict == PASS_AS_FOUND for r in s.limits):
+            lines += ["", AS_FOUND_NOTE]
+        lines += ["", "Sources:", ""]
+        lines += [f"{n}. {_md_cell(src)}" for src, n in refs.items()]
+    else:
+        lines.append("No limit was judged.")
+    lines += ["", f"{s.not_judged} measured metrics had no limit (not judged).", "",
+              "## Tests", "", "| test | workload | status | reason |", "|---|---|---|---|"]
+    lines += [f"| {_md_cell(t.name)} | {t.workload} | {t.status} | {_md_cell(t.reason)} |"
+              for t in s.tests]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """
+body{font-family:DejaVu Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:22px 0 8px}
+table{border-collapse:collapse;font-size:13px;margin-bottom:8px}
+td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.PASS{color:#17803d;font-weight:bold}.FAIL,.ERROR,.MISSING{color:#c0262d;font-weight:bold}
+.SKIPPED,.INCOMPLETE,.INTERRUPTED{color:#a86400;font-weight:bold}
+.overall{font-size:22px;padding:6px 14px;border:2px solid;display:inline-block;margin:6px 0}
+img{max-width:100%;border:1px solid #ddd;margin:6px 0}pre{margin:0;white-space:pre-wrap}
+ol.sources{font-size:12px;color:#444}
+"""
+
+
+def render_html(s: DriveSummary) -> str:
+    """The summary as one self-contained HTML page (inline CSS, charts as data: URIs)."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>Qualification summary: {e(s.title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Qualification summary: {e(s.title)}</h1>",
+        f"<div class='overall {s.overall}'>Overall: {s.overall}</div>",
+        "".join(f"<p class='why'>{e(r)}</p>" for r in (
+            overall_reasons(s.tests, s.limits) if s.overall != "PASS" else [])),
+        "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in fact_rows(s))
+        + "</table>",
+        "<h2>Limits</h2>",
+    ]
+    if s.limits:
+        refs = source_numbers(s.limits)
+        parts.append(
+            "<table><tr><th>workload</th><th>metric</th><th>drive state</th><th>measured</th>"
+            "<th>limit</th><th>margin</th><th>verdict</th><th>source</th></tr>"
+            + "".join(
+                f"<tr><td>{e(r.workload)}</td><td>{e(r.metric)}</td><td>{e(r.state or '-')}</td>"
+                f"<td class='num'>{_num(r.measured)}</td><td>{e(r.limit)}</td>"
+                f"<td class='num'>{e(_margin(r))}</td>"
+                f"<td class='{r.verdict.split()[0]}'>{e(r.verdict)}</td>"
+                f"<td>{e(r.location)} <sup>[{refs[r.source]}]</sup></td></tr>"
+                for r in s.limits
+            )
+            + "</table>"
+            + (f"<p>{e(AS_FOUND_NOTE)}</p>"
+               if any(r.verdict == PASS_AS_FOUND for r in s.limits) else "")
+            + "<p>Sources:</p><ol class='sources'>"
+            + "".join(f"<li>{e(src)}</li>" for src in refs)
+            + "</ol>"
+        )
+    else:
+        parts.append("<p>No limit was judged.</p>")
+    parts.append(f"<p>{s.not_judged} measured metrics had no limit (not judged).</p>")
+    parts.append(
+        "<h2>Tests</h2><table><tr><th>test</th><th>workload</th><th>status</th><th>reason</th>"
+        "</tr>"
+        + "".join(
+            f"<tr><td>{e(t.name)}</td><td>{e(t.workload)}</td>"
+            f"<td class='{t.status}'>{e(t.status)}</td><td><pre>{e(t.reason)}</pre></td></tr>"
+            for t in s.tests
+        )
+        + "</table>"
+    )
+    for title, png in s.charts.items():
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f"<h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"
+        )
+    parts.append("<p style='color:#888;font-size:11px'>pytest-ssdqual qualification summary</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_summary(s: DriveSummary, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<slug>.html`` and ``<slug>.md`` into ``out_dir``; returns both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    html_path = out_dir / f"{s.slug}.html"
+    md_path = out_dir / f"{s.slug}.md"
+    html_path.write_text(render_html(s))
+    md_path.write_text(render_markdown(s))
+    return html_path, md_path
+
+
+def write_summaries(results_dir: Path, out_dir: Path | None = None,
+                    tests: Sequence[StoredTest] | None = None
+                    ) -> list[tuple[DriveSummary, Path, Path]]:
+    """Build and write every drive's summary from a results folder.
+
+    Args:
+        results_dir: the Allure results folder (``--alluredir``).
+        out_dir: where to write; default ``<results_dir>/summary``.
+        tests: already loaded results (else read from ``results_dir``).
+
+    Returns:
+        (summary, HTML path, Markdown path) per drive.
+
+    Raises:
+        ConfigError: the folder is missing or holds no results.
+    """
+    loaded = list(tests) if tests is not None else load_results(results_dir)
+    target = out_dir if out_dir is not None else results_dir / SUMMARY_DIR
+    return [(s, *write_summary(s, target)) for s in build_summaries(loaded)]
+
+
+def summary_lines(written: Iterable[tuple[DriveSummary, Path, Path]]) -> list[str]:
+    """One terminal line per drive: overall verdict and where the files are."""
+    return [f"{s.overall:10} {s.title}: {h} (+ .md)" for s, h, _m in written]
