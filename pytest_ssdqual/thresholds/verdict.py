@@ -60,6 +60,10 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
+#: Yes/no metrics, 1 or 0 (SNIA PTS steady state reached, the purge done).
+FLAG_METRICS = frozenset({"steady_state_reached", "purged"})
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a limit comes from.
@@ -176,7 +180,17 @@ class Limit:
             marginal=ok and self.is_marginal(value),
         )
 
+    @property
+    def waives_flag(self) -> bool:
+        """A limit on a yes/no metric (``FLAG_METRICS``) that lets both 0 and 1 pass: a profile
+        waiving a requirement (``steady_state_reached: {max: 1}`` on a drive that never gets
+        there); it reads as the waiver, not as ``steady_state_reached <= 1``."""
+        return (_is_flag(self.metric) and (self.min is None or self.min <= 0)
+                and (self.max is None or self.max >= 1))
+
     def __str__(self) -> str:
+        if self.waives_flag:
+            return f"{self.metric} waived (0 or 1 passes)"
         if self.min is not None and self.max is not None:
             if self.min == self.max:
                 return f"{self.metric} == {format_number(self.min)}"
@@ -185,6 +199,10 @@ class Limit:
             return f"{self.metric} >= {format_number(self.min)}"
         assert self.max is not None
         return f"{self.metric} <= {format_number(self.max)}"
+
+
+def _is_flag(metric: str) -> bool:
+    return metric.rpartition(".")[2] in FLAG_METRICS
 
 
 def _relative(delta: float, bound: float) -> float:

@@ -44,6 +44,12 @@ def test_provenance_str_names_file_line_profile_and_source() -> None:
         (limit(lo=100, hi=200), "100 <= write.bw_mbps <= 200"),
         (limit(lo=139.5), "write.bw_mbps >= 139.5"),
         (limit(lo=7, hi=7), "write.bw_mbps == 7"),
+        # a yes/no metric: the requirement reads as it is, a waiver as a waiver
+        (limit("steady_state_reached", lo=1, workload="sustained_write"),
+         "steady_state_reached >= 1"),
+        (limit("steady_state_reached", hi=1, workload="sustained_write"),
+         "steady_state_reached waived (0 or 1 passes)"),
+        (limit("purged", lo=0, hi=1, workload="sustained_write"), "purged waived (0 or 1 passes)"),
     ],
 )
 def test_limit_str_reads_like_the_limit(lim: Limit, text: str) -> None:
