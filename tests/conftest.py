@@ -43,6 +43,51 @@ REPO = Path(__file__).resolve().parents[1]
 FAKE_FIO = Path(__file__).resolve().parent / "fakefio.py"
 
 
+#: The plugin tests' usual small suite: one read test and one destructive write test.
+READ_WRITE_SUITE = """
+import pytest
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+
+@pytest.mark.destructive
+def test_write(qualify):
+    qualify("seq_write_128k_qd32")
+"""
+
+
+def scratch_limits(limits: dict[str, dict[str, dict[str, float]]], *,
+                   max_drop_pct: float | None = None) -> str:
+    """A threshold file of one profile, ``scratch floors``, matching file targets, with
+    ``limits``: workload id -> metric -> ``{"min": ...}`` / ``{"max": ...}``; and a
+    ``regression: {max_drop_pct: ...}`` when ``max_drop_pct`` is given."""
+    lines = ["version: 1", "profiles:", "  - name: scratch floors", "    match: {kind: file}",
+             '    source: "test limits"', "    limits:"]
+    lines += [f"      {workload}: {json.dumps(metrics)}" for workload, metrics in limits.items()]
+    if max_drop_pct is not None:
+        lines.append(f"    regression: {{max_drop_pct: {max_drop_pct}}}")
+    return "\n".join(lines) + "\n"
+
+
+def write_suite(folder: Path, suite: str, limits: str, name: str = "test_suite.py") -> Path:
+    """Write ``suite`` as ``folder/name`` and the threshold text ``limits`` as
+    ``folder/limits.yaml``; return the threshold file's path."""
+    (folder / name).write_text(suite)
+    th = folder / "limits.yaml"
+    th.write_text(limits)
+    return th
+
+
+def qual_args(folder: Path, th: Path, fio_bin: str | None, *extra: str,
+              drives: tuple[str, ...] = ("target.img",)) -> list[str]:
+    """The arguments of a qualification run of the small suites: ``--drive=file:`` of each of
+    ``drives`` in ``folder``, ``--thresholds=th``, ``--fio-bin`` (none when ``fio_bin`` is None:
+    fio from PATH), the ``smoke`` profile, no cache provider, then ``extra``."""
+    return [*(f"--drive=file:{folder / d}" for d in drives), f"--thresholds={th}",
+            *([f"--fio-bin={fio_bin}"] if fio_bin else []), "--ssd-profile=smoke",
+            "-p", "no:cacheprovider", *extra]
+
+
 @pytest.fixture(autouse=True)
 def _results_dir_outside_the_repo(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -28,6 +28,8 @@ from pytest_ssdqual.report import html as htmlreport
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
+from ..conftest import qual_args, scratch_limits, write_suite
+
 pytestmark = pytest.mark.e2e
 
 SUITE = """
@@ -41,17 +43,20 @@ def test_3_never_runs(qualify):
     qualify("rand_read_4k_qd32")
 """
 
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: 1}}
-      rand_read_4k_qd1: {iops: {min: 1}}
-      rand_read_4k_qd32: {iops: {min: 1}}
-"""
+THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
+                             "rand_read_4k_qd1": {"iops": {"min": 1}},
+                             "rand_read_4k_qd32": {"iops": {"min": 1}}})
+
+
+def _argv(tmp_path: Path, name: str, suite: str, *extra: str) -> tuple[list[str], Path, Path]:
+    """A pytest command line running ``suite`` (written as ``tmp_path/name``) with the real
+    fio on a scratch file, and its basetemp and Allure folders."""
+    th = write_suite(tmp_path, suite, THRESHOLDS, name)
+    basetemp, alluredir = tmp_path / "basetemp", tmp_path / "allure"
+    argv = [sys.executable, "-m", "pytest", name, *qual_args(
+        tmp_path, th, None, f"--basetemp={basetemp}", f"--alluredir={alluredir}",
+        f"--results-dir={tmp_path / 'results'}", *extra)]
+    return argv, basetemp, alluredir
 
 
 def _need_fio() -> None:
@@ -97,16 +102,7 @@ def _kill_leftovers(marker: str) -> list[int]:
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path, Path]:
-    (tmp_path / "test_suite.py").write_text(SUITE)
-    (tmp_path / "limits.yaml").write_text(THRESHOLDS)
-    basetemp = tmp_path / "basetemp"
-    alluredir = tmp_path / "allure"
-    argv = [
-        sys.executable, "-m", "pytest", "test_suite.py", "-p", "no:cacheprovider",
-        f"--drive=file:{tmp_path / 'target.img'}", f"--thresholds={tmp_path / 'limits.yaml'}",
-        "--ssd-profile=smoke", f"--basetemp={basetemp}", f"--alluredir={alluredir}",
-        f"--results-dir={tmp_path / 'results'}", "-v", *extra,
-    ]
+    argv, basetemp, alluredir = _argv(tmp_path, "test_suite.py", SUITE, "-v", *extra)
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     return proc, basetemp, alluredir
@@ -200,16 +196,8 @@ def test_crashes_while_fio_runs(qualify):
 
 def test_crashed_xdist_worker_leaves_a_broken_result_and_no_fio(tmp_path: Path) -> None:
     _need_fio()
-    (tmp_path / "test_crash.py").write_text(CRASH_SUITE)
-    (tmp_path / "limits.yaml").write_text(THRESHOLDS)
-    basetemp = tmp_path / "basetemp"
-    alluredir = tmp_path / "allure"
-    argv = [
-        sys.executable, "-m", "pytest", "test_crash.py", "-p", "no:cacheprovider", "-n", "1",
-        f"--drive=file:{tmp_path / 'target.img'}", f"--thresholds={tmp_path / 'limits.yaml'}",
-        "--ssd-profile=smoke", f"--basetemp={basetemp}", f"--alluredir={alluredir}",
-        f"--results-dir={tmp_path / 'results'}", "--max-worker-restart=0",
-    ]
+    argv, basetemp, alluredir = _argv(tmp_path, "test_crash.py", CRASH_SUITE, "-n", "1",
+                                      "--max-worker-restart=0")
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, qual_args, scratch_limits, write_suite
 
 SUITE = """
 import allure
@@ -30,28 +30,20 @@ def test_write(qualify):
     qualify("seq_write_128k_qd32")
 """
 
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: %(read_min)s}}
-      rand_read_4k_qd32: {iops: {min: 1000}, lat_p99_us: {max: 400}}
-      seq_write_128k_qd32: {bw_mbps: {min: 100}}
-"""
+def _limits(read_min: float) -> str:
+    return scratch_limits({
+        "seq_read_128k_qd32": {"bw_mbps": {"min": read_min}},
+        "rand_read_4k_qd32": {"iops": {"min": 1000}, "lat_p99_us": {"max": 400}},
+        "seq_write_128k_qd32": {"bw_mbps": {"min": 100}},
+    })
 
 
 def _run(pytester: pytest.Pytester, fake_fio: FakeFio, alluredir: Path, *extra: str,
          read_min: float = 100, suite: str = SUITE, subprocess: bool = False,
          drives: tuple[str, ...] = ("target.img",)) -> pytest.RunResult:
-    pytester.makepyfile(test_suite=suite)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS % {"read_min": read_min})
-    args = [*(f"--drive=file:{pytester.path / d}" for d in drives), f"--thresholds={th}",
-            f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
-            f"--alluredir={alluredir}", f"--results-dir={pytester.path / 'store'}", *extra]
+    th = write_suite(pytester.path, suite, _limits(read_min))
+    args = qual_args(pytester.path, th, fake_fio.path, f"--alluredir={alluredir}",
+                     f"--results-dir={pytester.path / 'store'}", *extra, drives=drives)
     if subprocess:
         return pytester.runpytest_subprocess(*args)
     return pytester.runpytest(*args)

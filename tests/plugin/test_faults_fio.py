@@ -23,7 +23,7 @@ from pytest_ssdqual.fio.io_errors import IoError, parse_io_errors
 from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.qualify import session as session_module
 
-from ..conftest import FakeFio
+from ..conftest import FakeFio, qual_args, scratch_limits, write_suite
 
 SUITE = """
 def test_first(qualify):
@@ -33,16 +33,8 @@ def test_second(qualify):
     qualify("rand_read_4k_qd1")
 """
 
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: 1}}
-      rand_read_4k_qd1: {iops: {min: 1}}
-"""
+THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
+                             "rand_read_4k_qd1": {"iops": {"min": 1}}})
 
 FAULTY = "seq_read_128k_qd32"
 
@@ -51,14 +43,10 @@ def _run(
     pytester: pytest.Pytester, fio_bin: str | None, *extra: str
 ) -> tuple[pytest.RunResult, Path]:
     """Run SUITE on a scratch file; ``fio_bin`` None: no --fio-bin (fio from PATH)."""
-    pytester.makepyfile(test_suite=SUITE)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS)
+    th = write_suite(pytester.path, SUITE, THRESHOLDS)
     alluredir = pytester.path / "allure"
     result = pytester.runpytest(
-        f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={th}",
-        *([f"--fio-bin={fio_bin}"] if fio_bin else []), "--ssd-profile=smoke",
-        f"--alluredir={alluredir}", "-p", "no:cacheprovider", *extra,
+        *qual_args(pytester.path, th, fio_bin, f"--alluredir={alluredir}", *extra),
     )
     return result, alluredir
 

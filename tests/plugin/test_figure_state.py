@@ -15,41 +15,19 @@ import pytest
 from pytest_ssdqual.methodology.figure_state import STATE_WRITES_AS_FOUND
 from pytest_ssdqual.qualify.session import STATE_AS_FOUND
 
-from ..conftest import FakeFio
+from ..conftest import READ_WRITE_SUITE, FakeFio, qual_args, scratch_limits, write_suite
 
-SUITE = """
-import pytest
-
-def test_read(qualify):
-    qualify("seq_read_128k_qd32")
-
-@pytest.mark.destructive
-def test_write(qualify):
-    qualify("seq_write_128k_qd32")
-"""
-
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: 100}}
-      seq_write_128k_qd32: {bw_mbps: {min: 100}}
-"""
+THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
+                             "seq_write_128k_qd32": {"bw_mbps": {"min": 100}}})
 
 
 def _run(pytester: pytest.Pytester, fake_fio: FakeFio, target: Path, name: str
          ) -> tuple[pytest.RunResult, Path, Path]:
-    pytester.makepyfile(test_suite=SUITE)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS)
+    th = write_suite(pytester.path, READ_WRITE_SUITE, THRESHOLDS)
     alluredir, store = pytester.path / f"allure-{name}", pytester.path / f"store-{name}"
-    result = pytester.runpytest(
-        f"--drive=file:{target}", f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
-        "--ssd-profile=smoke", "--scratch-size=16M", "-p", "no:cacheprovider",
-        f"--alluredir={alluredir}", f"--results-dir={store}", "--allow-skipped-writes")
+    result = pytester.runpytest(*qual_args(
+        target.parent, th, fake_fio.path, "--scratch-size=16M", f"--alluredir={alluredir}",
+        f"--results-dir={store}", "--allow-skipped-writes", drives=(target.name,)))
     return result, alluredir, store
 
 

@@ -13,48 +13,30 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, FakeFio, need_root
+from ..conftest import (
+    READ_WRITE_SUITE,
+    REPO,
+    FakeFio,
+    need_root,
+    qual_args,
+    scratch_limits,
+    write_suite,
+)
 
 #: The issue-2 workload suites (8 tests per drive: 4 reads, 4 writes).
 STANDARD_SUITES = (str(REPO / "suites" / "test_sequential.py"),
                    str(REPO / "suites" / "test_random.py"))
 
-SUITE = """
-import pytest
-
-def test_read(qualify):
-    qualify("seq_read_128k_qd32")
-
-@pytest.mark.destructive
-def test_write(qualify):
-    qualify("seq_write_128k_qd32")
-"""
-
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: %(read_min)s}}
-      seq_write_128k_qd32: {bw_mbps: {min: %(write_min)s}, lat_p99_us: {max: 100000}}
-"""
-
 
 def _setup(pytester: pytest.Pytester, read_min: float = 100, write_min: float = 100) -> Path:
-    pytester.makepyfile(test_suite=SUITE)
-    th = pytester.path / "limits.yaml"
-    th.write_text(THRESHOLDS % {"read_min": read_min, "write_min": write_min})
-    return th
+    return write_suite(pytester.path, READ_WRITE_SUITE, scratch_limits({
+        "seq_read_128k_qd32": {"bw_mbps": {"min": read_min}},
+        "seq_write_128k_qd32": {"bw_mbps": {"min": write_min}, "lat_p99_us": {"max": 100000}},
+    }))
 
 
 def _args(pytester: pytest.Pytester, fake_fio: FakeFio, th: Path, *extra: str) -> list[str]:
-    target = pytester.path / "target.img"
-    return [
-        f"--drive=file:{target}", f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
-        "--ssd-profile=smoke", "-p", "no:cacheprovider", *extra,
-    ]
+    return qual_args(pytester.path, th, fake_fio.path, *extra)
 
 
 def test_help_lists_every_option_with_its_default(pytester: pytest.Pytester) -> None:
@@ -84,7 +66,7 @@ def test_help_lists_every_option_with_its_default(pytester: pytest.Pytester) -> 
 def test_bad_options_are_usage_errors_before_any_io(
     pytester: pytest.Pytester, fake_fio: FakeFio, args: list[str], message: str
 ) -> None:
-    pytester.makepyfile(test_suite=SUITE)
+    pytester.makepyfile(test_suite=READ_WRITE_SUITE)
     result = pytester.runpytest(f"--fio-bin={fake_fio.path}", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
@@ -99,7 +81,7 @@ def test_bad_threshold_file_names_file_line_and_key(
         "version: 1\nprofiles:\n  - name: x\n    match: {}\n    source: s\n    limits:\n"
         "      seq_write_128k_qd32: {bw_mbps: {min: 200, max: 100}}\n"
     )
-    pytester.makepyfile(test_suite=SUITE)
+    pytester.makepyfile(test_suite=READ_WRITE_SUITE)
     result = pytester.runpytest(*_args(pytester, fake_fio, th))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()

@@ -26,7 +26,7 @@ from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, qual_args, scratch_limits, write_suite
 
 # In-process pytester runs drop the modules first imported inside them, and numpy (under the
 # Allure charts' and trend's matplotlib) cannot be imported twice in one process: matplotlib is
@@ -42,23 +42,16 @@ def test_write(qualify):
     qualify("seq_write_128k_qd32")
 """
 
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_write_128k_qd32: {bw_mbps: {min: %(min)s}, lat_p99_us: {max: 100000}}
-    regression: {max_drop_pct: 5}
-"""
+def _limits(min_bw_mbps: float, max_drop_pct: float = 5) -> str:
+    return scratch_limits(
+        {"seq_write_128k_qd32": {"bw_mbps": {"min": min_bw_mbps}, "lat_p99_us": {"max": 100000}}},
+        max_drop_pct=max_drop_pct)
 
 
 @pytest.fixture
 def gate(pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
          ) -> Gate:
-    pytester.makepyfile(test_suite=SUITE)
-    (pytester.path / "limits.yaml").write_text(THRESHOLDS % {"min": 100})
+    write_suite(pytester.path, SUITE, _limits(100))
     return Gate(pytester, fake_fio, monkeypatch)
 
 
@@ -73,11 +66,8 @@ class Gate:
         self.results = pytester.path / "results"
 
     def args(self, *extra: str, drive: str = "target.img") -> list[str]:
-        return [
-            f"--drive=file:{self.pytester.path / drive}", "--thresholds=limits.yaml",
-            f"--fio-bin={self.fake_fio.path}", "--ssd-profile=smoke", "-p", "no:cacheprovider",
-            f"--results-dir={self.results}", *extra,
-        ]
+        return qual_args(self.pytester.path, Path("limits.yaml"), self.fake_fio.path,
+                         f"--results-dir={self.results}", *extra, drives=(drive,))
 
     def run(self, bw: str, *extra: str) -> pytest.RunResult:
         self.monkeypatch.setenv("FAKEFIO_BW_MBPS", bw)
@@ -166,7 +156,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     assert gate.runs()[-1].passed
 
     # D, 400 MB/s under a 450 floor: the limit failure comes first, the regression after it
-    (gate.pytester.path / "limits.yaml").write_text(THRESHOLDS % {"min": 450})
+    (gate.pytester.path / "limits.yaml").write_text(_limits(450))
     both = gate.run("400", "--firmware=D", "--baseline=firmware:A")
     both.assert_outcomes(failed=1)
     out = both.stdout.str()
@@ -365,10 +355,10 @@ def test_rejudge_flips_the_verdict_with_stricter_limits_and_starts_no_fio(
     empty = tmp_path / "no-fio-here"
     empty.mkdir()
     stricter = tmp_path / "stricter.yaml"
-    stricter.write_text(THRESHOLDS % {"min": 600})
+    stricter.write_text(_limits(600))
     limits = gate.pytester.path / "limits.yaml"
     looser = tmp_path / "looser.yaml"
-    looser.write_text((THRESHOLDS % {"min": 100}).replace("max_drop_pct: 5", "max_drop_pct: 25"))
+    looser.write_text(_limits(100, max_drop_pct=25))
 
     strict = _cli(["rejudge", base.run_id, "--thresholds", str(stricter),
                    "--results-dir", str(gate.results)], gate.fake_fio, empty)

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import FAKE_FIO, REPO, FakeFio, cases_dir
+from ..conftest import FAKE_FIO, REPO, FakeFio, cases_dir, qual_args, scratch_limits, write_suite
 
 SUITE = """
 import pytest
@@ -36,16 +36,8 @@ def test_read(qualify, workload_id):
     qualify(workload_id)
 """
 
-THRESHOLDS = """
-version: 1
-profiles:
-  - name: scratch floors
-    match: {kind: file}
-    source: "test limits"
-    limits:
-      seq_read_128k_qd32: {bw_mbps: {min: 100}}
-      rand_read_4k_qd1: {iops: {min: 1000}}
-"""
+THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
+                             "rand_read_4k_qd1": {"iops": {"min": 1000}}})
 
 
 def _results(alluredir: Path) -> list[dict[str, Any]]:
@@ -80,10 +72,9 @@ def _summary_page(alluredir: Path, drive: Path) -> str:
 def _args(path: Path, alluredir: Path, fio: str, *extra: str) -> list[str]:
     th = path / "limits.yaml"
     th.write_text(THRESHOLDS)
-    return [f"--drive=file:{path / 'a.img'}", f"--drive=file:{path / 'b.img'}",
-            f"--thresholds={th}", f"--fio-bin={fio}", "--ssd-profile=smoke",
-            "--scratch-size=16M", "-p", "no:cacheprovider", f"--alluredir={alluredir}",
-            f"--results-dir={path / 'store'}", "-n", "2", *extra]
+    return qual_args(path, th, fio, "--scratch-size=16M", f"--alluredir={alluredir}",
+                     f"--results-dir={path / 'store'}", "-n", "2", *extra,
+                     drives=("a.img", "b.img"))
 
 
 def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
@@ -171,18 +162,16 @@ def _hanging_jobs(log: Path) -> int:
 def test_an_interrupted_test_is_broken_never_passed(
     tmp_path: Path, sig: signal.Signals, workers: int
 ) -> None:
-    (tmp_path / "test_suite.py").write_text(INTERRUPT_SUITE)
-    (tmp_path / "limits.yaml").write_text(THRESHOLDS)
+    th = write_suite(tmp_path, INTERRUPT_SUITE, THRESHOLDS)
     log = tmp_path / "fakefio.log"
     alluredir = tmp_path / "allure"
     drives = ["a.img"] + (["b.img"] if workers else [])
     env = dict(os.environ, FAKEFIO_LOG=str(log), FAKEFIO_MODE="hang",
                FAKEFIO_ONLY="rand_read_4k_qd1")  # test 2's fio never ends by itself
-    argv = [sys.executable, "-m", "pytest", "test_suite.py", "-p", "no:cacheprovider",
-            *(f"--drive=file:{tmp_path / d}" for d in drives),
-            f"--thresholds={tmp_path / 'limits.yaml'}", f"--fio-bin={FAKE_FIO}",
-            "--ssd-profile=smoke", "--scratch-size=16M", f"--alluredir={alluredir}",
-            f"--results-dir={tmp_path / 'store'}", *(["-n", str(workers)] if workers else [])]
+    argv = [sys.executable, "-m", "pytest", "test_suite.py", *qual_args(
+        tmp_path, th, str(FAKE_FIO), "--scratch-size=16M", f"--alluredir={alluredir}",
+        f"--results-dir={tmp_path / 'store'}", *(["-n", str(workers)] if workers else []),
+        drives=tuple(drives))]
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
