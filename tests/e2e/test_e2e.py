@@ -158,9 +158,11 @@ def test_mounted_loop_device_filesystem_survives_a_real_run(
     try:
         (mnt / "precious.txt").write_text("lab data\n")
         subprocess.run(["sync"], check=True)
+        # one read (runs) and one write (refused) of the standard suites: what the mount changes
         result = _run_suites(pytester, f"--drive={loop_device}",
-                             f"--confirm-destroy={tmp_path / 'loop.img'}")
-        result.assert_outcomes(passed=4, skipped=4)
+                             f"--confirm-destroy={tmp_path / 'loop.img'}",
+                             "-k", "seq_read_128k_qd32 or seq_write_128k_qd32")
+        result.assert_outcomes(passed=1, skipped=1)
         assert "is mounted at" in result.stdout.str()
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
