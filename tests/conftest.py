@@ -11,7 +11,9 @@ import json
 import os
 import shutil
 import subprocess
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -56,17 +58,23 @@ def test_write(qualify):
 """
 
 
-def scratch_limits(limits: dict[str, dict[str, dict[str, float]]], *,
-                   max_drop_pct: float | None = None) -> str:
-    """A threshold file of one profile, ``scratch floors``, matching file targets, with
-    ``limits``: workload id -> metric -> ``{"min": ...}`` / ``{"max": ...}``; and a
-    ``regression: {max_drop_pct: ...}`` when ``max_drop_pct`` is given."""
-    lines = ["version: 1", "profiles:", "  - name: scratch floors", "    match: {kind: file}",
-             '    source: "test limits"', "    limits:"]
+def limits_yaml(limits: dict[str, dict[str, dict[str, float]]], *,
+                max_drop_pct: float | None = None, name: str = "scratch floors",
+                match: str = "{kind: file}", source: str = "test limits") -> str:
+    """A threshold file of one profile (by default ``scratch floors``, matching file targets)
+    with ``limits``: workload id -> metric -> ``{"min": ...}`` / ``{"max": ...}``; and a
+    ``regression: {max_drop_pct: ...}`` when ``max_drop_pct`` is given. ``match`` is YAML."""
+    lines = ["version: 1", "profiles:", f"  - name: {name}", f"    match: {match}",
+             f"    source: {json.dumps(source)}", "    limits:"]
     lines += [f"      {workload}: {json.dumps(metrics)}" for workload, metrics in limits.items()]
     if max_drop_pct is not None:
         lines.append(f"    regression: {{max_drop_pct: {max_drop_pct}}}")
     return "\n".join(lines) + "\n"
+
+
+#: The profile of the emulated test models (controller ``EMU-TEST``): keywords of ``limits_yaml``.
+EMU_PROFILE = {"name": "emulated test drives", "match": "{controller: EMU-TEST}",
+               "source": "test limits for the emulated test models"}
 
 
 def write_suite(folder: Path, suite: str, limits: str, name: str = "test_suite.py") -> Path:
@@ -171,6 +179,30 @@ def loop_device(tmp_path: Path) -> Iterator[str]:
         yield dev
     finally:
         detach_loop_device(dev)
+
+
+#: The cgroup-v1 blkio hierarchy (throttled test set-ups: ``--fio-cgroup``).
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+@contextmanager
+def blkio_write_cap(device: str, bytes_per_s: int) -> Iterator[Path]:
+    """A new cgroup-v1 blkio folder capping writes to ``device`` at ``bytes_per_s`` (for
+    ``--fio-cgroup``); the cap is lifted and the folder removed afterwards. Skips when this
+    host has no blkio write throttling."""
+    limit = "blkio.throttle.write_bps_device"
+    if not (BLKIO / limit).exists():
+        pytest.skip("cgroup-v1 blkio throttling is not available here")
+    group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
+    group.mkdir()
+    st = os.stat(device)
+    rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    (group / limit).write_text(f"{rule} {bytes_per_s}")
+    try:
+        yield group
+    finally:
+        (group / limit).write_text(f"{rule} 0")
+        subprocess.run(["rmdir", str(group)], check=False)
 
 
 #: Lock file every test that sizes /dev/zram0 holds (flock) while it uses the device.

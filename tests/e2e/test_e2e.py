@@ -7,20 +7,16 @@ exactly as ``./run.sh`` does. They need root and fio (CI has both); otherwise th
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, need_root
+from ..conftest import REPO, blkio_write_cap, need_root
 
 pytestmark = pytest.mark.e2e
-
-BLKIO = Path("/sys/fs/cgroup/blkio")
 
 
 def _need_fio() -> None:
@@ -114,18 +110,8 @@ def test_default_run_uses_a_scratch_file_and_removes_it(
 @pytest.fixture
 def write_throttle(loop_device: str) -> Iterator[tuple[str, Path]]:
     """A cgroup-v1 blkio folder capping writes to ``loop_device`` at 20 MiB/s."""
-    if not (BLKIO / "blkio.throttle.write_bps_device").exists():
-        pytest.skip("cgroup-v1 blkio throttling is not available here")
-    group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
-    group.mkdir()
-    st = os.stat(loop_device)
-    rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    (group / "blkio.throttle.write_bps_device").write_text(f"{rule} {20 * 1024 * 1024}")
-    try:
+    with blkio_write_cap(loop_device, 20 * 1024 * 1024) as group:
         yield loop_device, group
-    finally:
-        (group / "blkio.throttle.write_bps_device").write_text(f"{rule} 0")
-        subprocess.run(["rmdir", str(group)], check=False)
 
 
 def test_throttled_loop_device_fails_the_seq_write_limit_and_passes_without_the_cap(

@@ -24,8 +24,8 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB
 from pytest_ssdqual.methodology.curves import curves_from_json
 
-from ..conftest import REPO, need_root
-from .test_e2e_methodology import MODEL_HEAD, _need_blkio, _need_fio, _results, _run
+from ..conftest import EMU_PROFILE, REPO, emulated_models, limits_yaml
+from .test_e2e_methodology import MODEL_HEAD, _need_fio, _results, _run
 
 pytestmark = pytest.mark.e2e
 
@@ -130,29 +130,13 @@ FILLS_MODEL = MODEL_HEAD.format(source="test: slows down as it fills", name="FIL
                                 capacity="256MiB") + (
     "caps: {read_bw_mbps: 200, read_iops: 5000, write_bw_mbps: 40}\n"
     "dirty: {after_write_bytes: 128MiB, write_bw_mbps: 10}\n")
-FILLS_LIMITS = """\
-version: 1
-profiles:
-  - name: emulated test drives
-    match: {controller: EMU-TEST}
-    source: "test limits for the emulated test models"
-    limits:
-      drive_with_data: {worst_ratio: {min: 0.6}}
-"""
+FILLS_LIMITS = limits_yaml({"drive_with_data": {"worst_ratio": {"min": 0.6}}}, **EMU_PROFILE)
 
 
 def test_drive_with_data_catches_an_emulated_drive_that_slows_down_as_it_fills(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    _need_fio()
-    need_root("losetup")
-    _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulate.host")
-    if emulator.host_problems():
-        pytest.skip("; ".join(emulator.host_problems()))
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / "fills.yaml").write_text(FILLS_MODEL)
+    models = emulated_models(tmp_path / "models", {"fills": FILLS_MODEL})
     limits = tmp_path / "limits.yaml"
     limits.write_text(FILLS_LIMITS)
     alluredir = tmp_path / "allure"

@@ -27,7 +27,15 @@ from typing import Any
 
 import pytest
 
-from ..conftest import REPO, detach_loop_device, make_loop_device, need_root
+from ..conftest import (
+    EMU_PROFILE,
+    REPO,
+    detach_loop_device,
+    emulated_models,
+    limits_yaml,
+    make_loop_device,
+    need_root,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -247,31 +255,16 @@ MODELS = {
     f"dirty: {{after_write_bytes: 64MiB, write_iops: {DIRTY_IOPS}}}\n",
 }
 
-EMU_LIMITS = """\
-version: 1
-profiles:
-  - name: emulated test drives
-    match: {controller: EMU-TEST}
-    source: "test limits for the emulated test models"
-    limits:
-      sustained_write: {sustained_bw_mbps: {min: 20}}
-      recovery_after_idle: {recovery_ratio: {min: 0.8}, time_to_recover_s: {max: 60}}
-"""
+EMU_LIMITS = limits_yaml({
+    "sustained_write": {"sustained_bw_mbps": {"min": 20}},
+    "recovery_after_idle": {"recovery_ratio": {"min": 0.8}, "time_to_recover_s": {"max": 60}},
+}, **EMU_PROFILE)
 
 
 def test_emulated_drives_slc_cache_sustained_bandwidth_and_recovery(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    _need_fio()
-    need_root("losetup")
-    _need_blkio()
-    emulator = pytest.importorskip("pytest_ssdqual.emulate.host")
-    if emulator.host_problems():
-        pytest.skip("; ".join(emulator.host_problems()))
-    models = tmp_path / "models"
-    models.mkdir()
-    for name, text in MODELS.items():
-        (models / f"{name}.yaml").write_text(text)
+    models = emulated_models(tmp_path / "models", MODELS)
     limits = tmp_path / "limits.yaml"
     limits.write_text(EMU_LIMITS)
     alluredir = tmp_path / "allure"

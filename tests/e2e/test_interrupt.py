@@ -28,7 +28,7 @@ from pytest_ssdqual.report import html as htmlreport
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import qual_args, scratch_limits, write_suite
+from ..conftest import limits_yaml, qual_args, write_suite
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def test_3_never_runs(qualify):
     qualify("rand_read_4k_qd32")
 """
 
-THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
+THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
                              "rand_read_4k_qd1": {"iops": {"min": 1}},
                              "rand_read_4k_qd32": {"iops": {"min": 1}}})
 

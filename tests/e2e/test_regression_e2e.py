@@ -8,11 +8,8 @@ and passes. ``--firmware`` labels each run. Needs root and fio (CI has both); sk
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +18,10 @@ import pytest
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import REPO
+from ..conftest import REPO, blkio_write_cap
 
 pytestmark = pytest.mark.e2e
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 MINUS = "\u2212"
 
 #: B's write cap. 64 MiB/s = 67.1 MB/s: above the 50 MB/s floor with room to spare, and a drop
@@ -54,20 +50,10 @@ profiles:
 @pytest.fixture
 def capped_loop(loop_device: str) -> Iterator[tuple[str, Path]]:
     """The loop device and a cgroup-v1 blkio folder capping its writes at ``CAP_BYTES_S``."""
-    if not (BLKIO / "blkio.throttle.write_bps_device").exists():
-        pytest.skip("cgroup-v1 blkio throttling is not available here")
     if shutil.which("fio") is None:
         pytest.skip("fio not installed (./test.sh installs it)")
-    group = BLKIO / f"ssdqual-gate-{uuid.uuid4().hex[:8]}"
-    group.mkdir()
-    st = os.stat(loop_device)
-    rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    (group / "blkio.throttle.write_bps_device").write_text(f"{rule} {CAP_BYTES_S}")
-    try:
+    with blkio_write_cap(loop_device, CAP_BYTES_S) as group:
         yield loop_device, group
-    finally:
-        (group / "blkio.throttle.write_bps_device").write_text(f"{rule} 0")
-        subprocess.run(["rmdir", str(group)], check=False)
 
 
 def test_a_throttled_build_fails_the_gate_and_an_unthrottled_one_passes(

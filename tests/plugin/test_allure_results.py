@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import REPO, FakeFio, qual_args, scratch_limits, write_suite
+from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
 
 SUITE = """
 import allure
@@ -31,7 +31,7 @@ def test_write(qualify):
 """
 
 def _limits(read_min: float) -> str:
-    return scratch_limits({
+    return limits_yaml({
         "seq_read_128k_qd32": {"bw_mbps": {"min": read_min}},
         "rand_read_4k_qd32": {"iops": {"min": 1000}, "lat_p99_us": {"max": 400}},
         "seq_write_128k_qd32": {"bw_mbps": {"min": 100}},

@@ -23,7 +23,7 @@ from pytest_ssdqual.fio.io_errors import IoError, parse_io_errors
 from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.qualify import session as session_module
 
-from ..conftest import FakeFio, qual_args, scratch_limits, write_suite
+from ..conftest import FakeFio, limits_yaml, qual_args, write_suite
 
 SUITE = """
 def test_first(qualify):
@@ -33,7 +33,7 @@ def test_second(qualify):
     qualify("rand_read_4k_qd1")
 """
 
-THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
+THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 1}},
                              "rand_read_4k_qd1": {"iops": {"min": 1}}})
 
 FAULTY = "seq_read_128k_qd32"

@@ -15,9 +15,9 @@ import pytest
 from pytest_ssdqual.methodology.figure_state import STATE_WRITES_AS_FOUND
 from pytest_ssdqual.qualify.session import STATE_AS_FOUND
 
-from ..conftest import READ_WRITE_SUITE, FakeFio, qual_args, scratch_limits, write_suite
+from ..conftest import READ_WRITE_SUITE, FakeFio, limits_yaml, qual_args, write_suite
 
-THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
+THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
                              "seq_write_128k_qd32": {"bw_mbps": {"min": 100}}})
 
 

@@ -17,9 +17,9 @@ from ..conftest import (
     READ_WRITE_SUITE,
     REPO,
     FakeFio,
+    limits_yaml,
     need_root,
     qual_args,
-    scratch_limits,
     write_suite,
 )
 
@@ -29,7 +29,7 @@ STANDARD_SUITES = (str(REPO / "suites" / "test_sequential.py"),
 
 
 def _setup(pytester: pytest.Pytester, read_min: float = 100, write_min: float = 100) -> Path:
-    return write_suite(pytester.path, READ_WRITE_SUITE, scratch_limits({
+    return write_suite(pytester.path, READ_WRITE_SUITE, limits_yaml({
         "seq_read_128k_qd32": {"bw_mbps": {"min": read_min}},
         "seq_write_128k_qd32": {"bw_mbps": {"min": write_min}, "lat_p99_us": {"max": 100000}},
     }))

@@ -26,7 +26,7 @@ from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import REPO, FakeFio, qual_args, scratch_limits, write_suite
+from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
 
 # In-process pytester runs drop the modules first imported inside them, and numpy (under the
 # Allure charts' and trend's matplotlib) cannot be imported twice in one process: matplotlib is
@@ -43,7 +43,7 @@ def test_write(qualify):
 """
 
 def _limits(min_bw_mbps: float, max_drop_pct: float = 5) -> str:
-    return scratch_limits(
+    return limits_yaml(
         {"seq_write_128k_qd32": {"bw_mbps": {"min": min_bw_mbps}, "lat_p99_us": {"max": 100000}}},
         max_drop_pct=max_drop_pct)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import FAKE_FIO, REPO, FakeFio, cases_dir, qual_args, scratch_limits, write_suite
+from ..conftest import FAKE_FIO, REPO, FakeFio, cases_dir, limits_yaml, qual_args, write_suite
 
 SUITE = """
 import pytest
@@ -36,7 +36,7 @@ def test_read(qualify, workload_id):
     qualify(workload_id)
 """
 
-THRESHOLDS = scratch_limits({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
+THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
                              "rand_read_4k_qd1": {"iops": {"min": 1000}}})
 
 
