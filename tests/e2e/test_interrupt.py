@@ -94,8 +94,13 @@ def wait_for(predicate, timeout_s: float, step_s: float = 0.05) -> float:  # typ
     return time.monotonic() - start
 
 
-def _kill_leftovers(marker: str) -> list[int]:
-    left = fio_pids(marker)
+def _reap(proc: subprocess.Popen[str], basetemp: Path) -> list[int]:
+    """Kill the pytest run if it still runs, then every fio left under ``basetemp``; return
+    the pids of those fio (none when the run cleaned up after itself)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    left = fio_pids(str(basetemp))
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     return left
@@ -137,10 +142,7 @@ def test_signal_during_a_workload_stops_fio_and_keeps_the_results_so_far(
         gone_s = wait_for(lambda: not fio_pids(str(basetemp)), timeout_s=2.0)
         out, _ = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        left = _kill_leftovers(str(basetemp))
+        left = _reap(proc, basetemp)
     assert left == []
     print(f"{sig.name}: fio gone {gone_s:.2f} s after the signal")  # shown with -rP
     assert gone_s <= 2.0
@@ -205,10 +207,7 @@ def test_crashed_xdist_worker_leaves_a_broken_result_and_no_fio(tmp_path: Path) 
         wait_for(lambda: not fio_pids(str(basetemp)), timeout_s=1.0 + 2.5)
         out, _ = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        left = _kill_leftovers(str(basetemp))
+        left = _reap(proc, basetemp)
     assert left == []
     assert "crashed while running" in out and "test_crashes_while_fio_runs" in out, out
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
