@@ -100,6 +100,8 @@ def _reap(proc: subprocess.Popen[str], basetemp: Path) -> list[int]:
     if proc.poll() is None:
         proc.kill()
         proc.wait()
+    if proc.stdout is not None:  # not closed when communicate() timed out
+        proc.stdout.close()
     left = fio_pids(str(basetemp))
     for pid in left:
         os.kill(pid, signal.SIGKILL)
