@@ -174,7 +174,7 @@ class DriveHealthTest:
     def _prepare(self) -> HealthTracker:
         self.node.user_properties.append((PROP_DRIVE, self.ctx.describe()))
         label_test(self.ctx, get_workload(HEALTH_WORKLOAD_ID),
-                                 **allure_labels(self.node, self.session))
+                   **allure_labels(self.node, self.session))
         found = tracker(self.node.config, self.session, self.ctx)
         if found.unavailable is not None:
             if not found.applicable:

@@ -25,7 +25,8 @@ from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.plugin.common import RUN_ID_INPUT, SCRATCH_INPUT, SCRATCH_KEY
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.qualify.session import SessionOptions
-from pytest_ssdqual.results.gate import ResultsGate, build_gate_options
+from pytest_ssdqual.results.gate import ResultsGate
+from pytest_ssdqual.results.gate_options import build_gate_options
 from pytest_ssdqual.results.run_folder import new_run_id
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 

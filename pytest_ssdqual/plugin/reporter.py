@@ -27,7 +27,7 @@ from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
 from pytest_ssdqual.qualify.session import SessionOptions, host_facts
 from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
-from pytest_ssdqual.results.gate import format_gate_summary
+from pytest_ssdqual.results.gate_summary import format_gate_summary
 
 
 class XdistHooks:

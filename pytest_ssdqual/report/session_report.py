@@ -45,17 +45,17 @@ def finish_session(
         summary was written (no results, unreadable results).
     """
     allure_session.write_environment(alluredir, drives=drives, profile=profile,
-                                    fio_version=fio_version, host=dict(host))
+                                     fio_version=fio_version, host=dict(host))
     allure_session.write_categories(alluredir)
     try:
         tests = load_results(alluredir)
     except SsdQualError as exc:
         allure_session.write_executor(alluredir, host=host.get("host", ""),
-                                     started_s=time.time(), profile=profile)
+                                      started_s=time.time(), profile=profile)
         return [f"no qualification summary: {exc}"]
     started = min((t.start_ms for t in tests if t.start_ms), default=0) / 1000 or time.time()
     allure_session.write_executor(alluredir, host=host.get("host", ""), started_s=started,
-                                 profile=profile)
+                                  profile=profile)
     written = write_summaries(alluredir, tests=tests)
     attachments: list[tuple[str, bytes, str, str]] = []
     for summary, html_path, md_path in written:

@@ -1,25 +1,14 @@
 """Store every workload of a session and gate it on a baseline run: the plugin's seam to
-``store`` and ``regression``.
+``store`` and ``regression``. Plain Python (no pytest). One ``ResultsGate`` per pytest process
+(options: ``gate_options.build_gate_options``); the plugin calls
 
-Plain Python (no pytest). One ``ResultsGate`` per pytest process; the plugin calls
-
-* ``build_gate_options(...)`` at configure time -- a bad ``--baseline`` is a ``ConfigError``
-  (usage error before any I/O): unknown run id or folder, an incomplete run, ``firmware:NAME``
-  with no passing run, or a baseline taken with another run profile;
 * ``workdirs`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged once on the
   median by ``qualify.measure``), and ``wants_more_runs`` / ``workdir`` for the reruns of a
   workload whose comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
-* ``check`` inside each test: compares with the baseline drive's figures and stores the workload
-  (``store.ResultsStore.write_workload``) -- a baseline taken on another model, controller or
-  NAND raises ``BaselineError`` (the test is broken with the reason);
+* ``check`` inside each test: compares with the baseline drive's figures
+  (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
+  test is broken) and stores the workload (``store.ResultsStore.write_workload``);
 * ``finish`` once, on the controller, at session end: writes ``run.json`` and indexes the run.
-
-``--baseline=REF``: a run id (in ``--results-dir``), a run folder (any store, e.g. a CI
-artifact), or ``firmware:NAME`` -- per drive, the latest passing run (pytest exit status 0 and
-no test skipped or deselected) of firmware NAME on the same model, controller and NAND, with the
-same run profile. An explicit run id or folder that is not such a run is still used, with a
-warning line in the gate summary.
-
 With ``--baseline`` a gated metric (``gated_metrics.gated_metrics``: every workload's primary
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
 run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
@@ -35,20 +24,16 @@ from __future__ import annotations
 import dataclasses
 import platform
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_ssdqual import __version__
-from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.figure_state import figure_states
-from pytest_ssdqual.results.comparison import (
-    NO_BASELINE,
-    NOT_MEASURED,
-    Comparison,
-    failure_message,
-)
+from pytest_ssdqual.results.baseline import BaselineFinder
+from pytest_ssdqual.results.comparison import Comparison
+from pytest_ssdqual.results.gate_options import GateOptions
+from pytest_ssdqual.results.gate_summary import GateResult
 from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression import (
     BaselineError,
@@ -56,14 +41,8 @@ from pytest_ssdqual.results.regression import (
     compare_workload,
     repetition_samples,
 )
-from pytest_ssdqual.results.regression_stats import (
-    IMPROVED,
-    INCONCLUSIVE,
-    REGRESSED,
-    SINGLE,
-    WITHIN,
-)
-from pytest_ssdqual.results.run_folder import StoredRun, StoreError, drive_slug, utc_now
+from pytest_ssdqual.results.regression_stats import INCONCLUSIVE
+from pytest_ssdqual.results.run_folder import StoredRun, drive_slug, utc_now
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import Verdict
 
@@ -71,17 +50,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
     from pytest_ssdqual.qualify.session import DriveContext, SessionOptions
 
-__all__ = [
-    "BaselineRef",
-    "GateOptions",
-    "GateResult",
-    "Judged",
-    "ResultsGate",
-    "build_gate_options",
-    "format_gate_summary",
-]
-
-FIRMWARE_PREFIX = "firmware:"
+__all__ = ["Judged", "ResultsGate"]
 
 
 class Judged(Protocol):
@@ -101,197 +70,17 @@ class Judged(Protocol):
     def failed(self) -> list[Verdict]: ...
 
 
-@dataclass(frozen=True)
-class BaselineRef:
-    """``--baseline`` resolved as far as possible at session start.
-
-    Attributes:
-        raw: as given. run_dir: the run folder (run id or folder form), else None.
-        firmware: NAME of ``firmware:NAME`` (resolved per drive when the drive is known).
-    """
-
-    raw: str
-    run_dir: Path | None = None
-    firmware: str | None = None
-
-    def describe(self) -> str:
-        if self.firmware is not None:
-            return f"latest passing run of firmware {self.firmware} on the same drive model"
-        assert self.run_dir is not None
-        return f"run {self.run_dir.name} ({self.run_dir})"
-
-
-@dataclass(frozen=True)
-class GateOptions:
-    """Options of the results store and the regression gate, as plain values.
-
-    Attributes:
-        results_dir: the results folder (``--results-dir``).
-        run_id: this session's run id (the controller's, shared with xdist workers).
-        repeat: ``--repeat``: runs per workload (>= 1).
-        repeat_max: ``--repeat-max``: runs per workload at most, when the comparison with the
-            baseline is inconclusive after ``repeat`` runs (>= ``repeat``).
-        baseline: ``--baseline``, or None.
-        profile: the run profile's name (a baseline must have used the same).
-        started_utc: session start, UTC ISO 8601.
-    """
-
-    results_dir: Path
-    run_id: str
-    repeat: int = 1
-    baseline: BaselineRef | None = None
-    profile: str = ""
-    started_utc: str = field(default_factory=utc_now)
-    repeat_max: int = 1
-
-
-def build_gate_options(
-    *,
-    results_dir: Path,
-    run_id: str,
-    repeat: int,
-    baseline: str | None,
-    profile: str,
-    started_utc: str | None = None,
-    repeat_max: int | None = None,
-) -> GateOptions:
-    """Check the store options and resolve ``--baseline`` as far as it can be without a drive.
-
-    ``repeat_max`` None (no ``--repeat-max``) means ``2 * repeat``.
-
-    Raises:
-        ConfigError: ``results_dir`` is not a folder; ``repeat`` < 1; ``repeat_max`` <
-            ``repeat``; ``baseline`` names no
-            complete run, an incomplete one, a run of another profile, or a firmware without a
-            passing run of this profile in ``results_dir``.
-    """
-    if results_dir.exists() and not results_dir.is_dir():
-        raise ConfigError(f"{results_dir} is not a folder", key="--results-dir",
-                          fix="give a folder for the results store (created when missing)")
-    if repeat < 1:
-        raise ConfigError(f"--repeat {repeat} must be at least 1", key="--repeat",
-                          fix="give the number of runs per workload, e.g. --repeat 3")
-    if repeat_max is None:
-        repeat_max = 2 * repeat
-    if repeat_max < repeat:
-        raise ConfigError(f"--repeat-max {repeat_max} is less than --repeat {repeat}",
-                          key="--repeat-max",
-                          fix=f"give at least --repeat-max={repeat}, or leave it out (default "
-                          f"{2 * repeat}: twice --repeat)")
-    ref = None
-    if baseline:
-        ref = resolve_baseline(ResultsStore(results_dir), baseline, profile)
-    return GateOptions(results_dir, run_id, repeat, ref, profile, started_utc or utc_now(),
-                       repeat_max)
-
-
-def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef:
-    """``--baseline`` -> ``BaselineRef`` (see ``build_gate_options`` for the errors)."""
-    if raw.startswith(FIRMWARE_PREFIX):
-        name = raw[len(FIRMWARE_PREFIX):].strip()
-        if not name:
-            raise ConfigError("firmware: needs a name", key="--baseline",
-                              fix="write e.g. --baseline=firmware:SVN417w")
-        try:
-            rows = store.passing_firmware(name)
-            known = sorted({r["firmware"] for r in store.query(
-                "SELECT DISTINCT d.firmware FROM drives d JOIN runs r ON r.run_id = d.run_id "
-                "WHERE r.passed = 1")})
-        except StoreError as exc:
-            raise ConfigError(str(exc), key="--baseline") from None
-        if not rows:
-            raise ConfigError(
-                f"no passing run of firmware {name!r} in {store.root}",
-                key="--baseline",
-                fix=(f"passing firmware there: {', '.join(known)}" if known else
-                     "store a passing run first (run the suite; --firmware labels a build)"),
-            )
-        profiles = sorted({str(r["profile"]) for r in rows})
-        if profile not in profiles:
-            raise ConfigError(
-                f"firmware {name} has passing runs only with profile(s) {', '.join(profiles)}; "
-                f"this run uses profile {profile}: figures of different profiles are not "
-                "comparable, refusing this baseline",
-                key="--baseline",
-                fix=f"run with --ssd-profile={profiles[0]}, or store a {profile} run of {name}",
-            )
-        return BaselineRef(raw, firmware=name)
-    try:
-        run = StoredRun.load(store.resolve(raw))
-    except StoreError as exc:
-        raise ConfigError(str(exc), key="--baseline",
-                          fix="give a run id of --results-dir, a run folder, or firmware:NAME "
-                          f"(for a firmware: --baseline=firmware:{raw})") from None
-    if run.profile != profile:
-        raise ConfigError(
-            f"baseline run {run.run_id} used profile {run.profile or '?'}, this run uses "
-            f"profile {profile}: figures of different profiles are not comparable, refusing "
-            "this baseline",
-            key="--baseline",
-            fix=f"run with --ssd-profile={run.profile} or pick a {profile} baseline",
-        )
-    return BaselineRef(raw, run_dir=run.path)
-
-
-@dataclass
-class GateResult:
-    """What the gate found for one workload of one drive.
-
-    Attributes:
-        drive, workload: as given / workload id.
-        baseline_run: the baseline run id, None without ``--baseline``.
-        comparisons: one per gated metric (``regression.compare_workload``).
-        record_dir: where the workload was stored.
-        warnings: lines for the gate summary (an explicit baseline that is not a passing run).
-    """
-
-    drive: str
-    workload: str
-    baseline_run: str | None
-    comparisons: list[Comparison]
-    record_dir: Path
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def regressed(self) -> list[Comparison]:
-        return [c for c in self.comparisons if c.failed]
-
-    def failure_message(self) -> str | None:
-        """``REGRESSION: ...`` text when a gated metric regressed, else None."""
-        if not self.regressed:
-            return None
-        return failure_message(self.drive, self.workload, self.comparisons,
-                               self.baseline_run or "?")
-
-    def rows(self) -> list[dict[str, Any]]:
-        """Plain dicts for the terminal summary (they travel from xdist workers)."""
-        return [
-            {"drive": self.drive, "workload": self.workload, "metric": c.metric,
-             "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
-             "method": c.method}
-            for c in self.comparisons
-        ] + [
-            {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
-             "line": w, "baseline_run": self.baseline_run}
-            for w in self.warnings
-        ]
-
-
 class ResultsGate:
     """The results store and the regression gate for one pytest process."""
 
     def __init__(self, options: GateOptions) -> None:
         self.options = options
         self.store = ResultsStore(options.results_dir)
-        self._runs: dict[Path, StoredRun] = {}
-        self._baselines: dict[str, tuple[StoredRun, dict[str, Any]]] = {}
-        self._warned: dict[Path, str] = {}
+        self.baselines = BaselineFinder(self.store, options)
 
     @property
     def run_dir(self) -> Path:
         return self.store.run_dir(self.options.run_id)
-
-    # -- running -----------------------------------------------------------------------------
 
     def workdirs(self, base: Path) -> list[Path]:
         """Work folder of each repetition: ``base`` itself for one run, ``base/repN`` for more."""
@@ -345,86 +134,14 @@ class ResultsGate:
                              "spread_pct": base.get("spread_pct") or {},
                              "samples": base_samples}
 
-    # -- the baseline ----------------------------------------------------------------------------
-
-    def _load(self, path: Path) -> StoredRun:
-        if path not in self._runs:
-            try:
-                self._runs[path] = StoredRun.load(path)
-            except StoreError as exc:
-                raise BaselineError(f"baseline {path}: {exc}") from None
-        return self._runs[path]
-
     def baseline_for(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
-        """The baseline run and the drive in it this drive is compared with; None without
-        ``--baseline``.
+        """``BaselineFinder.find``: the baseline run and the drive in it this drive is compared
+        with; None without ``--baseline``.
 
         Raises:
-            BaselineError: the baseline has no drive of this model, controller and NAND, was
-                taken with another profile, or (``firmware:NAME``) no such passing run exists.
+            BaselineError: the baseline cannot be used for this drive.
         """
-        ref = self.options.baseline
-        if ref is None:
-            return None
-        key = ctx.target.spec.raw
-        if key in self._baselines:
-            return self._baselines[key]
-        facts = ctx.facts
-        here = _describe_drive(facts.model, facts.controller, facts.nand)
-        if ref.firmware is not None:
-            try:
-                path = self.store.latest_passing(
-                    firmware=ref.firmware, model=facts.model, controller=facts.controller,
-                    nand=facts.nand, profile=self.options.profile,
-                )
-            except StoreError as exc:
-                raise BaselineError(f"--baseline={ref.raw}: {exc}") from None
-            if path is None:
-                raise BaselineError(
-                    f"--baseline={ref.raw}: no passing {self.options.profile} run of firmware "
-                    f"{ref.firmware} on {here} in {self.store.root}: refusing to compare with "
-                    "another model, controller or NAND"
-                )
-        else:
-            assert ref.run_dir is not None
-            path = ref.run_dir
-        run = self._load(path)
-        if ref.firmware is None and not run.passed and path not in self._warned:
-            tests = run.info.get("tests") or {}
-            self._warned[path] = (
-                f"baseline run {run.run_id} is not a passing run (exit status "
-                f"{run.info.get('exitstatus', '?')}, {tests.get('skipped', '?')} skipped, "
-                f"{tests.get('deselected', '?')} deselected): used only because it was named "
-                "explicitly; firmware:NAME would not pick it"
-            )
-        if run.profile != self.options.profile:
-            raise BaselineError(
-                f"baseline run {run.run_id} used profile {run.profile}, this run uses "
-                f"{self.options.profile}: refusing to compare"
-            )
-        same = [
-            d for d in run.drives
-            if d.get("model") == facts.model
-            and (d.get("controller") or "") == (facts.controller or "")
-            and (d.get("nand") or "") == (facts.nand or "")
-        ]
-        if not same:
-            there = "; ".join(
-                f"{_describe_drive(d.get('model'), d.get('controller'), d.get('nand'))} "
-                f"firmware {d.get('firmware')}"
-                for d in run.drives
-            ) or "no drive"
-            raise BaselineError(
-                f"baseline run {run.run_id} was taken on {there}; this drive is {here}: "
-                "refusing to compare a different model, controller or NAND (pick a baseline of "
-                "this model, e.g. --baseline=firmware:NAME)"
-            )
-        serial = ctx.identity.serial
-        chosen = next((d for d in same if d.get("serial") == serial), same[0])
-        self._baselines[key] = (run, chosen)
-        return run, chosen
-
-    # -- per test --------------------------------------------------------------------------------
+        return self.baselines.find(ctx)
 
     def check(
         self,
@@ -490,7 +207,8 @@ class ResultsGate:
         record_dir = self.store.write_workload(self.options.run_id, record.to_json(), files)
         if refused is not None:
             raise refused
-        warnings = [self._warned[found[0].path]] if found and found[0].path in self._warned else []
+        warned = self.baselines.warned
+        warnings = [warned[found[0].path]] if found and found[0].path in warned else []
         return GateResult(ctx.target.spec.raw, workload_id, baseline_run, comparisons, record_dir,
                           warnings)
 
@@ -556,8 +274,6 @@ class ResultsGate:
         for log in sorted(run.job_path.parent.glob("log_*.log")):
             files[log.name] = log
         return files
-
-    # -- session end (controller) ------------------------------------------------------------
 
     def finish(
         self,
@@ -650,47 +366,3 @@ def _version(dist: str) -> str:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def _describe_drive(model: object, controller: object, nand: object) -> str:
-    return f"{model or '?'} / controller {controller or 'unknown'} / NAND {nand or 'unknown'}"
-
-
-#: Status of a gate-summary row that is a warning about the baseline, not a comparison.
-WARNING = "warning"
-
-_ORDER = {REGRESSED: 0, INCONCLUSIVE: 1, NO_BASELINE: 2, NOT_MEASURED: 3, IMPROVED: 4, WITHIN: 5}
-_WORD = {REGRESSED: "REGRESSED", INCONCLUSIVE: "INCONCLUSIVE", IMPROVED: "improved",
-         NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok"}
-
-
-def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
-    """The terminal section: one line per compared metric (worst first), counts, a note when
-    metrics were compared on single runs (no noise estimate), and where the run is stored."""
-    lines = [f"WARNING: {w}" for w in dict.fromkeys(
-        str(r["line"]) for r in rows if r["status"] == WARNING)]
-    rows = [r for r in rows if r["status"] != WARNING]
-    for r in sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["drive"], r["workload"],
-                                         r["metric"])):
-        lines.append(f"{_WORD.get(r['status'], r['status']):17} {r['drive']} {r['workload']}: "
-                     f"{r['line']}")
-    if rows:
-        counts = {s: sum(1 for r in rows if r["status"] == s) for s in _ORDER}
-        runs = sorted({str(r["baseline_run"]) for r in rows if r.get("baseline_run")})
-        lines.append(
-            f"{counts[REGRESSED]} regressed, {counts[INCONCLUSIVE]} inconclusive, "
-            f"{counts[IMPROVED]} improved, {counts[WITHIN]} within limit, "
-            f"{counts[NO_BASELINE]} without baseline value, {counts[NOT_MEASURED]} not measured "
-            f"(baseline run {', '.join(runs) or '-'})"
-        )
-        single = sum(1 for r in rows if r.get("method") == SINGLE)
-        if single:
-            lines.append(
-                f"NOTE: {single} metric(s) compared on single runs (no noise estimate, judged on "
-                "the figures alone): store the baseline and gate with --repeat 3 for a "
-                "confidence interval"
-            )
-    if run_dir is not None:
-        lines.append(f"results stored in {run_dir}")
-    return lines
-

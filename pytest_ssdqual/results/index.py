@@ -290,7 +290,7 @@ class ResultsIndex:
         NAND and firmware (and run profile, when given); None when there is none.
 
         *Passing* is ``run.json``'s ``passed``: pytest exited 0 and no test was skipped or
-        deselected (``gating.ResultsGate.finish``) -- a run that skipped the destructive tests
+        deselected (``gate.ResultsGate.finish``) -- a run that skipped the destructive tests
         or ran a ``-k`` subset is never picked."""
         sql = (
             "SELECT r.path FROM runs r JOIN drives d ON d.run_id = r.run_id "

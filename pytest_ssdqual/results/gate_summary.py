@@ -1,0 +1,110 @@
+"""What the regression gate found for one workload (``GateResult``) and the terminal section
+that sums up a session's comparisons (``format_gate_summary``). The rows travel from
+pytest-xdist workers to the controller as plain dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ssdqual.results.comparison import (
+    NO_BASELINE,
+    NOT_MEASURED,
+    Comparison,
+    failure_message,
+)
+from pytest_ssdqual.results.regression_stats import (
+    IMPROVED,
+    INCONCLUSIVE,
+    REGRESSED,
+    SINGLE,
+    WITHIN,
+)
+
+__all__ = ["WARNING", "GateResult", "format_gate_summary"]
+
+#: Status of a gate-summary row that is a warning about the baseline, not a comparison.
+WARNING = "warning"
+
+
+@dataclass
+class GateResult:
+    """What the gate found for one workload of one drive.
+
+    Attributes:
+        drive, workload: as given / workload id.
+        baseline_run: the baseline run id, None without ``--baseline``.
+        comparisons: one per gated metric (``regression.compare_workload``).
+        record_dir: where the workload was stored.
+        warnings: lines for the gate summary (an explicit baseline that is not a passing run).
+    """
+
+    drive: str
+    workload: str
+    baseline_run: str | None
+    comparisons: list[Comparison]
+    record_dir: Path
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> list[Comparison]:
+        return [c for c in self.comparisons if c.failed]
+
+    def failure_message(self) -> str | None:
+        """``REGRESSION: ...`` text when a gated metric regressed, else None."""
+        if not self.regressed:
+            return None
+        return failure_message(self.drive, self.workload, self.comparisons,
+                               self.baseline_run or "?")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Plain dicts for the terminal summary (they travel from xdist workers)."""
+        return [
+            {"drive": self.drive, "workload": self.workload, "metric": c.metric,
+             "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
+             "method": c.method}
+            for c in self.comparisons
+        ] + [
+            {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
+             "line": w, "baseline_run": self.baseline_run}
+            for w in self.warnings
+        ]
+
+
+_ORDER = {REGRESSED: 0, INCONCLUSIVE: 1, NO_BASELINE: 2, NOT_MEASURED: 3, IMPROVED: 4, WITHIN: 5}
+_WORD = {REGRESSED: "REGRESSED", INCONCLUSIVE: "INCONCLUSIVE", IMPROVED: "improved",
+         NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok"}
+
+
+def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
+    """The terminal section: one line per compared metric (worst first), counts, a note when
+    metrics were compared on single runs (no noise estimate), and where the run is stored."""
+    lines = [f"WARNING: {w}" for w in dict.fromkeys(
+        str(r["line"]) for r in rows if r["status"] == WARNING)]
+    rows = [r for r in rows if r["status"] != WARNING]
+    for r in sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["drive"], r["workload"],
+                                         r["metric"])):
+        lines.append(f"{_WORD.get(r['status'], r['status']):17} {r['drive']} {r['workload']}: "
+                     f"{r['line']}")
+    if rows:
+        counts = {s: sum(1 for r in rows if r["status"] == s) for s in _ORDER}
+        runs = sorted({str(r["baseline_run"]) for r in rows if r.get("baseline_run")})
+        lines.append(
+            f"{counts[REGRESSED]} regressed, {counts[INCONCLUSIVE]} inconclusive, "
+            f"{counts[IMPROVED]} improved, {counts[WITHIN]} within limit, "
+            f"{counts[NO_BASELINE]} without baseline value, {counts[NOT_MEASURED]} not measured "
+            f"(baseline run {', '.join(runs) or '-'})"
+        )
+        single = sum(1 for r in rows if r.get("method") == SINGLE)
+        if single:
+            lines.append(
+                f"NOTE: {single} metric(s) compared on single runs (no noise estimate, judged on "
+                "the figures alone): store the baseline and gate with --repeat 3 for a "
+                "confidence interval"
+            )
+    if run_dir is not None:
+        lines.append(f"results stored in {run_dir}")
+    return lines
