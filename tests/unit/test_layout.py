@@ -25,16 +25,10 @@ MAX_LINES = 420
 SUBPACKAGES = {"catalog", "cli", "drive", "emulate", "fio", "methodology", "plugin", "qualify",
                "report", "results", "thresholds"}
 TOP_LEVEL = {"__init__", "errors", "yamlutil"}
-#: Modules still over the limit while issue 11's splits land; each split removes its entry, and
-#: an entry that is no longer over the limit fails (the list only shrinks).
-KNOWN_OVERSIZE = {
-}
 #: The Allure writer (STYLE.md row 11), one module per purpose: labels and history ids, steps and
 #: attachments, results written outside allure-pytest's flow. Only these and plugin/ import allure.
 ALLURE_WRITERS = {"pytest_ssdqual.report.allure_labels", "pytest_ssdqual.report.allure_attach",
                   "pytest_ssdqual.report.allure_results"}
-#: Import circles still open (same rule: removed when broken, never added to).
-KNOWN_CYCLES: list[list[str]] = []
 
 
 def _name(path: Path) -> str:
@@ -118,14 +112,12 @@ def test_no_module_is_over_the_size_limit() -> None:
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
              for name, path in MODULES.items()}
     over = {name: n for name, n in sizes.items() if n > MAX_LINES}
-    assert {name: n for name, n in over.items() if name not in KNOWN_OVERSIZE} == {}
-    assert sorted(name for name in KNOWN_OVERSIZE if sizes.get(name, 0) <= MAX_LINES) == []
+    assert over == {}
 
 
 def test_no_import_circle() -> None:
     cycles = _cycles(GRAPH)
-    assert [c for c in cycles if c not in KNOWN_CYCLES] == []
-    assert [c for c in KNOWN_CYCLES if c not in cycles] == []
+    assert cycles == []
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
