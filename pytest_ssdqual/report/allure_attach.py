@@ -4,7 +4,7 @@ Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, mea
 Attachments: the verdict table (HTML and JSON), the metrics, PNG charts (``plots`` via
 ``chart_data``), the fio job, fio's output and per-second logs (CSV), a methodology test's
 record, the regression gate's lines. The names of what summaries read back are in
-``stored_results``. Without ``--alluredir`` allure-pytest registers no listener: these calls do
+``results.stored``. Without ``--alluredir`` allure-pytest registers no listener: these calls do
 nothing and no chart is drawn.
 """
 

@@ -2,7 +2,7 @@
 queue-depth scaling, phase bars; and ``charts_for_test``, every chart one test's stored data
 supports. No I/O on drives; matplotlib is imported only when a chart is drawn.
 
-Inputs are what a test stores (``stored_results``): fio's per-second logs as CSV text (fio's
+Inputs are what a test stores (``results.stored``): fio's per-second logs as CSV text (fio's
 columns after a header line, read by ``fio.logs``), the metrics by canonical name and the
 verdict records with their limits. Units are the project's: seconds, decimal MB/s, IOPS, µs.
 """

@@ -37,7 +37,7 @@ CRASHED_FILE = "crashed.json"
 #: per-drive summary: INTERRUPTED).
 INTERRUPTED_PREFIX = "INTERRUPTED:"
 #: Skip reason prefix of a test not run again after a worker crashed in it (its broken crash
-#: result stands: ``stored_results.latest_per_test`` never lets this skip replace it).
+#: result stands: ``results.stored.latest_per_test`` never lets this skip replace it).
 NOT_RERUN_PREFIX = "NOT RERUN:"
 
 

@@ -1,6 +1,6 @@
 """Read a finished run back from its Allure results folder, with no I/O on any drive.
 
-What each qualification test stores there (written by ``allure_report``): the usual
+What each qualification test stores there (written by ``report.allure_attach``): the usual
 ``<uuid>-result.json`` (name, status, message, labels, parameters, attachments) plus these
 attachments, whose names are the contract between the writer and this reader:
 
