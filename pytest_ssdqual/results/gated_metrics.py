@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_ssdqual.catalog.workloads import CATALOG, HIGHER_IS_BETTER, NO_DIRECTION
+from pytest_ssdqual.catalog.parametric import find_workload
+from pytest_ssdqual.catalog.workloads import HIGHER_IS_BETTER, NO_DIRECTION
 
 if TYPE_CHECKING:
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
@@ -102,8 +103,9 @@ def primary_metrics(workload_id: str) -> frozenset[str]:
     primary-direction ``iops`` and ``bw_mbps`` (``write.bw_mbps``; ``total.*`` for a mixed
     one); for a methodology workload its catalog's ``primary_figures`` where given (a sweep's,
     data state's or data test's few summary figures), else every metric it produces whose bare
-    name is in ``HIGHER_IS_BETTER``; empty for a workload unknown to the catalog."""
-    workload = CATALOG.get(workload_id)
+    name is in ``HIGHER_IS_BETTER``; an fio pattern's id (``rand_read_4k_qd4``,
+    ``catalog.parametric``) as a plain workload; empty for an id neither names."""
+    workload = find_workload(workload_id)
     if workload is None:
         return frozenset()
     if workload.primary_figures:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.catalog.workloads import CATALOG, Workload
+from pytest_ssdqual.catalog.parametric import find_workload
+from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
 from pytest_ssdqual.results.compare import load_run
@@ -132,7 +133,7 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
     """
     out: list[Rejudged] = []
     for record in (TestRecord.from_json(r) for r in run.records):
-        workload = CATALOG.get(record.workload)
+        workload = find_workload(record.workload)
         if workload is None:
             out.append(Rejudged(record.drive, record.workload, record.status, [], [],
                                 [f"workload {record.workload!r} is not in this version's "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import is_higher_better
@@ -53,7 +53,7 @@ class FirmwarePoint:
 
 def canonical_metric(workload_id: str, metric: str) -> str:
     """``bw_mbps`` on ``seq_write_128k_qd32`` -> ``write.bw_mbps``; unknown names as given."""
-    workload = CATALOG.get(workload_id)
+    workload = find_workload(workload_id)
     if workload is None:
         return metric
     return workload.canonical_metric(metric) or metric

@@ -78,3 +78,17 @@ def test_a_pattern_id_without_its_prefix_is_still_an_unknown_workload(tmp_path: 
                     "    source: lab\n    limits:\n      rand_read_4k_qd4: {iops: {min: 1}}\n")
     with pytest.raises(ConfigErrors, match="unknown workload 'rand_read_4k_qd4'"):
         ThresholdSet.load([path])
+
+
+def test_stored_pattern_tests_are_gated_and_trended_like_plain_workloads() -> None:
+    """A lab's fio_workload test is stored under its pattern id: the gate gates its primary
+    figures and trend names its metrics, as for a catalog workload (they looked it up in the
+    catalog only, so a pattern's figures were never gated)."""
+    from pytest_ssdqual.results.gated_metrics import primary_metrics
+    from pytest_ssdqual.results.trend import canonical_metric
+
+    assert primary_metrics("rand_read_4k_qd4") == {"read.iops", "read.bw_mbps"}
+    assert primary_metrics("seq_write_1m_qd8_t2") == {"write.iops", "write.bw_mbps"}
+    assert primary_metrics("rand_w30_8k_qd16") == {"total.iops", "total.bw_mbps"}
+    assert canonical_metric("rand_read_4k_qd4", "iops") == "read.iops"
+    assert primary_metrics("no_such_workload") == frozenset()
