@@ -49,19 +49,11 @@ from pytest_ssdqual.catalog.sweeps import (
 from pytest_ssdqual.catalog.workloads import CATALOG, GIB, KIB, MIB
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.job import fio_time, global_lines
+from pytest_ssdqual.methodology import sweep
 from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
 from pytest_ssdqual.methodology.curves import Curve
 from pytest_ssdqual.methodology.jobs import MethodJob
 from pytest_ssdqual.methodology.params import FioParams
-from pytest_ssdqual.methodology.sweep import (
-    STATE_PREFILLED,
-    curve,
-    point_figures,
-    point_timing,
-    prefill,
-    prefill_planned_s,
-    with_state,
-)
 
 WORKLOAD_ID = "mixed_sweep"
 #: Bytes copied per profile (capped at half the span).
@@ -114,15 +106,15 @@ def run(mr: MethodRun) -> MethodologyResult:
         SafetyRefusal, DeviceError, FioError: from fio; FioOutputError when a copy run
             measured no bandwidth in a direction it ran.
     """
-    timing = point_timing(mr)
+    timing = sweep.point_timing(mr)
     span = mr.span(COPY_BS)
     copy_bytes = min(COPY_BYTES.get(mr.session.options.profile.name, COPY_BYTES["full"]),
                      span // 2 // COPY_BS * COPY_BS)
     cap_s = max(10.0, 10 * timing.runtime_s)
     copy_planned = copy_bytes / (mr.write_bw_mbps * 1e6) + FIO_OVERHEAD_S
-    mr.plan_steps([prefill_planned_s(mr, span)]
+    mr.plan_steps([sweep.prefill_planned_s(mr, span)]
                   + [timing.planned_s] * (len(MIXES) * len(WRITE_PCTS)) + [copy_planned] * 3)
-    prefill(mr, span)
+    sweep.prefill(mr, span)
     metrics: dict[str, float] = {}
     curves: list[Curve] = []
     notes: list[str] = []
@@ -131,14 +123,14 @@ def run(mr: MethodRun) -> MethodologyResult:
         for pct in WRITE_PCTS:
             job = FioParams(rw, bs, qd, write_pct=pct).job(
                 span, runtime_s=timing.runtime_s, ramp_time_s=timing.ramp_time_s)
-            step = mr.fio(job, phase=name, state=STATE_PREFILLED, label=f"{name} {pct} % writes",
-                          report=False)
+            step = mr.fio(job, phase=name, state=sweep.STATE_PREFILLED,
+                          label=f"{name} {pct} % writes", report=False)
             mr.report(name, figure=f"{pct} % writes: {_total(step, 'total.iops'):,.0f} IOPS, "
                       f"{_total(step, 'total.bw_mbps'):,.1f} MB/s")
             points.append((pct, step))
-            metrics.update(point_figures(step, mix_point(name, pct), MIX_FIGURES))
+            metrics.update(sweep.point_figures(step, mix_point(name, pct), MIX_FIGURES))
         for figure in ("total.iops", "total.bw_mbps"):
-            curves.append(curve(name, "write_pct", "%", figure,
+            curves.append(sweep.curve(name, "write_pct", "%", figure,
                                 [(p, _total(s, figure)) for p, s in points]))
         metrics.update(sweep_average(name, {p: s.metrics for p, s in points}))
         notes.append(f"{name}: " + ", ".join(f"{p} % writes {_total(s, 'total.iops'):,.0f}"
@@ -148,7 +140,7 @@ def run(mr: MethodRun) -> MethodologyResult:
     notes.append(note)
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID], metrics=metrics,
-        states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
+        states=sweep.with_state(metrics, sweep.STATE_PREFILLED), notes=notes, steps=list(mr.steps),
         curves=curves,
     )
 
@@ -238,7 +230,7 @@ def _copy(mr: MethodRun, copy_bytes: int, cap_s: float) -> tuple[dict[str, float
         ("copy", ("read", "write"), "copy: read and write together"),
     ):
         steps.append(mr.fio(copy_job(name, streams, copy_bytes, cap_s), phase="copy",
-                            state=STATE_PREFILLED, label=label, report=False))
+                            state=sweep.STATE_PREFILLED, label=label, report=False))
         mr.report("copy", figure=f"{label.removeprefix('copy: ')}: " + ", ".join(
             f"{d} {steps[-1].metrics.get(f'{d}.bw_mbps', float('nan')):,.1f} MB/s"
             for d in streams))

@@ -31,19 +31,10 @@ from pytest_ssdqual.catalog.sweeps import (
     Pattern,
 )
 from pytest_ssdqual.catalog.workloads import CATALOG, KIB
+from pytest_ssdqual.methodology import sweep
 from pytest_ssdqual.methodology.base import MethodologyResult, MethodRun, Step
 from pytest_ssdqual.methodology.curves import Curve
 from pytest_ssdqual.methodology.params import FioParams
-from pytest_ssdqual.methodology.sweep import (
-    STATE_PREFILLED,
-    curve,
-    point_figures,
-    point_timing,
-    prefill,
-    prefill_planned_s,
-    saturation_x,
-    with_state,
-)
 
 WORKLOAD_ID = "qd_scaling"
 
@@ -54,11 +45,11 @@ def run(mr: MethodRun) -> MethodologyResult:
     Raises:
         SafetyRefusal, DeviceError, FioError: from fio.
     """
-    timing = point_timing(mr)
+    timing = sweep.point_timing(mr)
     span = mr.span(128 * KIB)
-    mr.plan_steps([prefill_planned_s(mr, span)]
+    mr.plan_steps([sweep.prefill_planned_s(mr, span)]
                   + [timing.planned_s] * (len(QD_PATTERNS) * len(QUEUE_DEPTHS)))
-    prefill(mr, span)
+    sweep.prefill(mr, span)
     metrics: dict[str, float] = {}
     curves: list[Curve] = []
     notes: list[str] = []
@@ -67,7 +58,7 @@ def run(mr: MethodRun) -> MethodologyResult:
         for qd in QUEUE_DEPTHS:
             job = FioParams(pattern.rw, pattern.bs_bytes, qd).job(
                 span, runtime_s=timing.runtime_s, ramp_time_s=timing.ramp_time_s)
-            steps.append((qd, mr.fio(job, phase=pattern.name, state=STATE_PREFILLED,
+            steps.append((qd, mr.fio(job, phase=pattern.name, state=sweep.STATE_PREFILLED,
                                      label=f"{pattern.name} QD{qd}")))
         figures, pattern_curves, note = _pattern(pattern, steps)
         metrics.update(figures)
@@ -75,7 +66,7 @@ def run(mr: MethodRun) -> MethodologyResult:
         notes.append(note)
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID], metrics=metrics,
-        states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
+        states=sweep.with_state(metrics, sweep.STATE_PREFILLED), notes=notes, steps=list(mr.steps),
         curves=curves,
     )
 
@@ -87,7 +78,7 @@ def _pattern(pattern: Pattern, steps: list[tuple[int, Step]]
     d = pattern.direction
     metrics: dict[str, float] = {}
     for qd, step in steps:
-        metrics.update(point_figures(step, f"{pattern.name}_qd{qd}",
+        metrics.update(sweep.point_figures(step, f"{pattern.name}_qd{qd}",
                                      [f"{d}.{f}" for f in ("iops", "bw_mbps", "lat_mean_us",
                                                             "lat_p99_us")]))
     series = {f: [(qd, step.figure(f)) for qd, step in steps]
@@ -96,14 +87,14 @@ def _pattern(pattern: Pattern, steps: list[tuple[int, Step]]
         low = [y for qd, y in series[f] if qd in LOW_QDS and y == y]
         if len(low) == len(LOW_QDS):
             metrics[f"{pattern.name}_qd1_4_avg.{d}.{f}"] = statistics.fmean(low)
-    saturation = saturation_x(series["iops"], SATURATION_SHARE)
+    saturation = sweep.saturation_x(series["iops"], SATURATION_SHARE)
     if saturation == saturation:
         metrics[f"{pattern.name}.saturation_qd"] = saturation
     qd1 = dict(series["iops"]).get(1, float("nan"))
     top = max((y for _, y in series["iops"] if y == y), default=float("nan"))
     if qd1 == qd1 and qd1 > 0 and top == top:
         metrics[f"{pattern.name}.scaling_ratio"] = top / qd1
-    curves = [curve(pattern.name, "qd", "", f"{d}.{f}", series[f]) for f in series]
+    curves = [sweep.curve(pattern.name, "qd", "", f"{d}.{f}", series[f]) for f in series]
     note = (f"{pattern.name}: " + ", ".join(f"QD{qd} {y:,.0f}" for qd, y in series["iops"])
             + f" IOPS; saturates at QD{saturation:g} ({SATURATION_SHARE:.0%} of the maximum)")
     return metrics, curves, note

@@ -19,19 +19,11 @@ from __future__ import annotations
 
 from pytest_ssdqual.catalog.sweeps import TRANSFER_QD, TRANSFER_SIZES, size_label, transfer_point
 from pytest_ssdqual.catalog.workloads import CATALOG, GIB, MIB
+from pytest_ssdqual.methodology import sweep
 from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
 from pytest_ssdqual.methodology.curves import Curve
 from pytest_ssdqual.methodology.jobs import aligned_span
 from pytest_ssdqual.methodology.params import FioParams
-from pytest_ssdqual.methodology.sweep import (
-    STATE_PREFILLED,
-    curve,
-    point_figures,
-    point_timing,
-    prefill,
-    prefill_planned_s,
-    with_state,
-)
 
 WORKLOAD_ID = "transfer_size_sweep"
 #: Bytes moved per point (ATTO "total length") per profile, capped at the span.
@@ -51,14 +43,14 @@ def run(mr: MethodRun) -> MethodologyResult:
     Raises:
         SafetyRefusal, DeviceError, FioError: from fio.
     """
-    timing = point_timing(mr)
+    timing = sweep.point_timing(mr)
     sector = mr.ctx.identity.logical_sector_bytes
     sizes, skipped = sizes_for(sector)
     length = TOTAL_LENGTH.get(mr.session.options.profile.name, TOTAL_LENGTH["full"])
     span = aligned_span(mr.span(max(TRANSFER_SIZES)), length, max(TRANSFER_SIZES))
-    mr.plan_steps([prefill_planned_s(mr, span)]
+    mr.plan_steps([sweep.prefill_planned_s(mr, span)]
                   + [timing.runtime_s + FIO_OVERHEAD_S] * (2 * len(sizes)))
-    prefill(mr, span)
+    sweep.prefill(mr, span)
     metrics: dict[str, float] = {}
     curves: list[Curve] = []
     notes: list[str] = []
@@ -72,18 +64,18 @@ def run(mr: MethodRun) -> MethodologyResult:
                 span, io_bytes=span, runtime_s=timing.runtime_s,
                 name=transfer_point(direction, size))
             steps.append((size, mr.fio(job, phase=f"sequential {direction}",
-                                       state=STATE_PREFILLED,
+                                       state=sweep.STATE_PREFILLED,
                                        label=f"{direction} {size_label(size)}")))
-            metrics.update(point_figures(steps[-1][1], transfer_point(direction, size),
+            metrics.update(sweep.point_figures(steps[-1][1], transfer_point(direction, size),
                                          [f"{direction}.bw_mbps", f"{direction}.iops"]))
         for figure in ("bw_mbps", "iops"):
-            curves.append(curve(f"seq_{direction}", "bs_bytes", "B", f"{direction}.{figure}",
+            curves.append(sweep.curve(f"seq_{direction}", "bs_bytes", "B", f"{direction}.{figure}",
                                 [(s, step.figure(figure)) for s, step in steps]))
         notes.append(f"sequential {direction} QD{TRANSFER_QD}, {span / MIB:g} MiB per size: "
                      + ", ".join(f"{size_label(s)} {step.figure('bw_mbps'):,.0f}"
                                  for s, step in steps) + " MB/s")
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID], metrics=metrics,
-        states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
+        states=sweep.with_state(metrics, sweep.STATE_PREFILLED), notes=notes, steps=list(mr.steps),
         curves=curves,
     )
