@@ -6,6 +6,7 @@ the reason otherwise. CI runs as root, so they run there.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -245,3 +246,16 @@ def emulated_models(folder: Path, models: dict[str, str]) -> Path:
     for name, text in models.items():
         (folder / f"{name}.yaml").write_text(text)
     return folder
+
+
+@contextlib.contextmanager
+def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (mount's ``size=``, e.g. ``"4m"``) mounted on the new folder
+    ``path``, lazily unmounted afterwards: a filesystem that fills up. Needs root (skips)."""
+    need_root("mount")
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

@@ -21,7 +21,6 @@ faulty drive's tests are broken (Allure), and the other drive of the same sessio
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -31,7 +30,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +41,7 @@ from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.fio.runner import FioRunner
 
-from ..conftest import need_root
+from ..conftest import small_tmpfs
 from ..plugin.test_misuse import own_loop
 from .test_interrupt import fio_pids, wait_for
 
@@ -75,17 +73,6 @@ profiles:
 def _need_fio() -> None:
     if shutil.which("fio") is None:
         pytest.skip("fio not installed (./test.sh installs it)")
-
-
-@contextlib.contextmanager
-def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
-    need_root("mount")
-    path.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def _allure(alluredir: Path) -> dict[str, dict[str, Any]]:

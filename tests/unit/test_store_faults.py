@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,22 +19,11 @@ import pytest
 from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun, StoreError
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import need_root
+from ..conftest import small_tmpfs
 from .test_store import _record, _run_ids, _write_run
 
 EARLIER = "20261130T100000Z-00000a"
 LATER = "20261130T110000Z-00000b"
-
-
-@contextlib.contextmanager
-def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
-    need_root("mount")
-    path.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def _fill(folder: Path) -> Path:
