@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
-exec .venv/bin/pytest suites/ -p no:cacheprovider "$@"
+exec .venv/bin/pytest suites/ -p no:cacheprovider -rs "$@"  # -rs: every skip with its reason

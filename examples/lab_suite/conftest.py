@@ -25,6 +25,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """The lab's defaults: the profile, its limit files, and a small scratch file when no
     ``--drive`` is given (the dry run a newcomer starts with)."""
     option = config.option
+    if not hasattr(option, "ssd_profile"):
+        raise pytest.UsageError(
+            "examples/lab_suite needs the pytest-ssdqual plugin, and this pytest does not have "
+            "it: run the project's .venv/bin/pytest (./run.sh sets it up), or pip install the "
+            "project into this pytest's environment")
     option.ssd_profile = option.ssd_profile or "smoke"
     option.thresholds = option.thresholds or [str(HERE / "thresholds")]
     if not option.drive:
