@@ -113,6 +113,21 @@ def cases_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "cases"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """With ``SSDQUAL_REQUIRE_CASES=1`` (set by ``.ci/run``), a missing real-input folder is a
+    usage error before any test runs, instead of the tests that read it skipping one by one: CI
+    has the folder, so there those tests must run."""
+    if os.environ.get("SSDQUAL_REQUIRE_CASES") != "1":
+        return
+    missing = [str(cases_dir() / sub) for sub in ("real", "found")
+               if not (cases_dir() / sub).is_dir()]
+    if missing:
+        raise pytest.UsageError(
+            f"SSDQUAL_REQUIRE_CASES=1 but {', '.join(missing)} not found: point "
+            "SSDQUAL_CASES_DIR at the cases folder (real/ and found/), or unset "
+            "SSDQUAL_REQUIRE_CASES to let those tests skip")
+
+
 @pytest.fixture
 def real_cases() -> Path:
     """``cases/real`` or a skip saying where it was looked for."""
