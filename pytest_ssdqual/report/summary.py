@@ -141,8 +141,10 @@ def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
     lines = []
     for drive, f in sorted(drives.items()):
         lines.append(
-            f"{drive}: {f['model']}, firmware {f['firmware']}, S/N {f['serial']}, "
-            f"{int(f['capacity_bytes']) / 1e9:.1f} GB, {f['transport']}"
+            f"{drive}: {f['model'] or '(model not reported)'}, "
+            f"firmware {f['firmware'] or '(not reported)'}, "
+            f"S/N {f['serial'] or '(not reported)'}, "
+            f"{int(f['capacity_bytes']) / 1e9:.1f} GB, {f['transport'] or 'unknown transport'}"
         )
         lines.append(
             f"  controller {f['controller']} / NAND {f['nand']} ({f['assignment_source']})"

@@ -20,6 +20,13 @@ def test_unknown_controller_is_said_plainly() -> None:
     assert "judged by the generic limits only" in lines[3]
 
 
+def test_identity_a_target_does_not_report_is_said_not_left_blank() -> None:
+    facts = dict(FACTS, model="Scratch file", firmware="", serial="", transport="")
+    assert format_drives({"file:/tmp/x.img": facts})[0] == (
+        "file:/tmp/x.img: Scratch file, firmware (not reported), S/N (not reported), 240.1 GB, "
+        "unknown transport")
+
+
 def test_known_controller_has_no_warning() -> None:
     facts = dict(FACTS, controller="JMF667H", nand="L85C")
     assert not any("WARNING" in line for line in format_drives({"/dev/sdb": facts}))
