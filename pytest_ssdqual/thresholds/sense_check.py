@@ -13,7 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pytest_ssdqual.catalog.parametric import threshold_workload
+from pytest_ssdqual.catalog.parametric import (
+    PATTERN_PREFIX,
+    parametric_workload,
+    threshold_workload,
+)
 from pytest_ssdqual.catalog.workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
 from pytest_ssdqual.thresholds.schema_check import FileChecker, KeyPath, did_you_mean
 from pytest_ssdqual.thresholds.verdict import format_number
@@ -101,9 +105,22 @@ class SenseChecker(FileChecker):
 
     def _workload(self, parts: KeyPath, workload_id: str) -> Workload | None:
         workload = threshold_workload(workload_id)  # a catalog id, or fio: + a pattern's
+        if workload is None and workload_id.startswith(PATTERN_PREFIX):
+            self.error(
+                parts,
+                f"unknown fio pattern {workload_id!r}",
+                f"write {PATTERN_PREFIX}{{seq|rand}}_{{read|write|wNN}}_{{bs}}_qd{{N}}[_t{{T}}] "
+                f"as the fio_workload fixture names it (e.g. {PATTERN_PREFIX}rand_w30_4k_qd4: "
+                "4 KiB random, 30 % writes, QD4; bs a whole number of 512-byte sectors, NN <= "
+                "100, T >= 2), or a catalog id without the prefix",
+            )
+            return None
         if workload is None:
             close = did_you_mean(workload_id, CATALOG)
             hint = f"did you mean `{close}`? " if close else ""
+            if parametric_workload(workload_id) is not None:
+                hint = (f"an fio pattern's limits go under `{PATTERN_PREFIX}{workload_id}`; "
+                        + hint)
             self.error(
                 parts,
                 f"unknown workload {workload_id!r}",

@@ -76,8 +76,24 @@ def test_a_pattern_id_without_its_prefix_is_still_an_unknown_workload(tmp_path: 
     path = tmp_path / "lab.yaml"
     path.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {kind: file}\n"
                     "    source: lab\n    limits:\n      rand_read_4k_qd4: {iops: {min: 1}}\n")
-    with pytest.raises(ConfigErrors, match="unknown workload 'rand_read_4k_qd4'"):
+    with pytest.raises(ConfigErrors, match="unknown workload 'rand_read_4k_qd4'") as err:
         ThresholdSet.load([path])
+    assert "an fio pattern's limits go under `fio:rand_read_4k_qd4`" in str(err.value)
+
+
+def test_a_mistyped_pattern_id_names_the_pattern_grammar_with_its_prefix(tmp_path: Path) -> None:
+    """``fio:randrw_4k_q4`` is no pattern id: the fix says how one is written, prefix included
+    (it suggested catalog ids without the prefix; newcomer trial)."""
+    path = tmp_path / "lab.yaml"
+    path.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {kind: file}\n"
+                    "    source: lab\n    limits:\n      fio:randrw_4k_q4: {iops: {min: 1}}\n")
+    with pytest.raises(ConfigErrors) as err:
+        ThresholdSet.load([path])
+    text = str(err.value)
+    assert "unknown fio pattern 'fio:randrw_4k_q4'" in text
+    assert "write fio:{seq|rand}_{read|write|wNN}_{bs}_qd{N}[_t{T}]" in text
+    assert "e.g. fio:rand_w30_4k_qd4" in text
+    assert "lab.yaml:7" in text
 
 
 def test_stored_pattern_tests_are_gated_and_trended_like_plain_workloads() -> None:
