@@ -94,7 +94,10 @@ class SsdQualReporter:
             self._write_report_lines(terminalreporter)
             return
         terminalreporter.write_sep("=", "ssdqual verdicts")
-        for line in format_drives(self.drives):
+        measured: dict[str, set[str]] = {}
+        for row in self.rows:
+            measured.setdefault(row.drive, set()).add(row.workload)
+        for line in format_drives(self.drives, measured):
             terminalreporter.write_line(line)
         for line in format_summary(self.rows):
             terminalreporter.write_line(line)

@@ -135,9 +135,14 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
     return lines
 
 
-def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
+def format_drives(drives: dict[str, dict[str, str]],
+                  measured: Mapping[str, set[str]] | None = None) -> list[str]:
     """One paragraph per drive: identity, controller/NAND and where they came from, the
-    threshold profiles that judged it -- and a warning when the controller is unknown."""
+    threshold profiles that judged it -- and a warning when the controller is unknown, or when
+    a threshold file gives limits to an fio pattern (``fio:`` key, the drive facts'
+    ``pattern_limits``) that no test of the session measured on the drive (``measured``: drive
+    -> workload ids with verdict rows): a lab test whose parameters name another pattern passes
+    with nothing judged."""
     lines = []
     for drive, f in sorted(drives.items()):
         lines.append(
@@ -157,6 +162,15 @@ def format_drives(drives: dict[str, dict[str, str]]) -> list[str]:
                 "  WARNING: controller unknown: judged by the generic limits only "
                 "(add the drive to the inventory or pass --controller/--nand)"
             )
+        ran = (measured or {}).get(drive, set())
+        for key in filter(None, f.get("pattern_limits", "").split("; ")):
+            pattern = key.split(" ", 1)[0].removeprefix("fio:")
+            if pattern not in ran:
+                lines.append(
+                    f"  WARNING: limits under {key} judged nothing: no test ran that fio "
+                    "pattern on this drive (a fio_workload test's id comes from its rw, bs, "
+                    "iodepth, numjobs and write_pct; its own id is in the verdict table)"
+                )
     return lines
 
 

@@ -36,6 +36,7 @@ def test_the_example_suite_runs_on_its_defaults(pytester: pytest.Pytester,
         ("rand_w30_8k_qd16", "write.iops"): "PASS",
     }
     assert "5 limits passed, 0 failed, 0 missing" in out
+    assert "judged nothing" not in out  # every fio: key of lab.yaml had its test
     jobs = [c["job"] for c in fake_fio.calls() if c["job"] and "[prefill" not in c["job"]]
     assert {"rw=randread", "bs=4096", "iodepth=4"} <= set(jobs[0].split("\n"))
     assert {"rw=read", "bs=1048576", "iodepth=8", "numjobs=2"} <= set(jobs[1].split("\n"))
@@ -53,3 +54,6 @@ def test_a_pattern_below_its_limit_fails_with_the_limit(pytester: pytest.Pyteste
     assert _rows(out)[("rand_read_4k_qd4", "read.iops")] == "FAIL"
     assert "rand_read_4k_qd4: 1 limit(s) violated" in out
     assert "read.iops" in out and ">= 1000" in out
+    warned = re.findall(r"WARNING: limits under (fio:\w+) \((\S+)\) judged nothing", out)
+    assert [(key, where.rsplit("/", 1)[-1]) for key, where in warned] == [
+        ("fio:rand_w30_8k_qd16", "lab.yaml:12"), ("fio:seq_read_1m_qd8_t2", "lab.yaml:11")]

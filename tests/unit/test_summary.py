@@ -27,6 +27,22 @@ def test_identity_a_target_does_not_report_is_said_not_left_blank() -> None:
         "unknown transport")
 
 
+def test_limits_of_an_fio_pattern_no_test_ran_are_a_warning() -> None:
+    """A lab's fio_workload test whose parameters name another pattern than its limits passes
+    with nothing judged: the drive paragraph says which ``fio:`` keys judged nothing."""
+    facts = dict(FACTS, pattern_limits="fio:rand_read_4k_qd4 (lab.yaml:7); "
+                 "fio:rand_w30_8k_qd16 (lab.yaml:9)")
+    lines = format_drives({"/dev/sdb": facts}, {"/dev/sdb": {"rand_read_4k_qd8",
+                                                             "rand_w30_8k_qd16"}})
+    warned = [line for line in lines if "judged nothing" in line]
+    assert warned == ["  WARNING: limits under fio:rand_read_4k_qd4 (lab.yaml:7) judged "
+                      "nothing: no test ran that fio pattern on this drive (a fio_workload "
+                      "test's id comes from its rw, bs, iodepth, numjobs and write_pct; its "
+                      "own id is in the verdict table)"]
+    assert not any("judged nothing" in line for line in format_drives(
+        {"/dev/sdb": facts}, {"/dev/sdb": {"rand_read_4k_qd4", "rand_w30_8k_qd16"}}))
+
+
 def test_known_controller_has_no_warning() -> None:
     facts = dict(FACTS, controller="JMF667H", nand="L85C")
     assert not any("WARNING" in line for line in format_drives({"/dev/sdb": facts}))
