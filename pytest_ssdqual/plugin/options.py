@@ -235,6 +235,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
             fix="give the path of the fio executable (which fio), or leave the option out to "
             "use fio on PATH (apt-get install fio)",
         )
+    if fio_given and os.sep in fio_given:  # a relative path: fio runs from per-test folders
+        fio_given = os.path.abspath(fio_given)
     cgroup = config.getoption("fio_cgroup")
     if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
         raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
@@ -247,7 +249,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         inventory=inventory,
         controller=config.getoption("controller"),
         nand=config.getoption("nand"),
-        fio_bin=config.getoption("fio_bin") or config.getini("ssdqual_fio_bin") or "fio",
+        fio_bin=fio_given or "fio",
         strict=bool(config.getoption("strict_thresholds")),
         file_size_bytes=config.getoption("scratch_size"),
         cgroup=Path(cgroup) if cgroup else None,

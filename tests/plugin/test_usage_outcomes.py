@@ -57,6 +57,20 @@ def test_fio_bin_that_is_a_directory_is_a_usage_error(pytester: pytest.Pytester)
         result.stderr.str())
 
 
+def test_a_relative_fio_bin_is_taken_from_where_pytest_was_started(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    """``--fio-bin=tools/fio`` passed the existence check but fio is started from per-test
+    folders, so every test broke with a FileNotFoundError traceback (newcomer trial)."""
+    (pytester.path / "tools").mkdir()
+    (pytester.path / "tools" / "fio").symlink_to(fake_fio.path)
+    result = pytester.runpytest_subprocess(*_args(pytester, "tools/fio"),
+                                           f"--drive=file:{pytester.path / 't.img'}")
+    result.assert_outcomes(passed=2)
+    assert [c["rw"] for c in fake_fio.calls() if c["job"] and "[prefill" not in c["job"]] == [
+        "read", "write"]
+
+
 def test_bare_device_name_suggests_the_dev_path(tmp_path: Path) -> None:
     dev = tmp_path / "dev"
     dev.mkdir()
