@@ -123,7 +123,7 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
 
     * plain (no cap): every methodology suite passes its profile with plausible figures;
     * constant (write IOPS capped at 3,000): SNIA steady state reached from round 5 on;
-    * drifting (write IOPS cap falling 12 % per second from 20,000): never steady.
+    * drifting (write IOPS cap falling 7 % per second from 20,000): never steady.
     """
     _need_fio()
     _need_blkio()
@@ -138,8 +138,11 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
     def drift() -> None:
         start = time.monotonic()
         while not stop.wait(0.25):
-            # no floor within the run (a flat floor would look steady): 20 IOPS after ~50 s
-            cap = max(20, int(20000 * 0.88 ** (time.monotonic() - start)))
+            # No floor within the run (a flat floor would look steady): 7 % a second reaches
+            # 20 IOPS only after ~95 s, so rounds that start late on a loaded machine still
+            # see the cap fall (at 12 % a second the floor came at ~50 s, and a CI run whose
+            # rounds started late measured a slope excursion of 9 %, under the 10 % asserted).
+            cap = max(20, int(20000 * 0.93 ** (time.monotonic() - start)))
             iops_file.write_text(f"{_rule(drifting)} {cap}")
 
     iops_file.write_text(f"{_rule(constant)} 3000")
