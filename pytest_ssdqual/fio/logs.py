@@ -63,7 +63,7 @@ DIRECTIONS: dict[str, int] = {"read": 0, "write": 1, "trim": 2}
 LOG_KINDS: tuple[str, ...] = ("bw", "iops", "lat", "clat", "slat")
 
 #: The window assumed when a log has too few lines to infer one (the project's jobs set
-#: ``log_avg_msec=1000``).
+#: ``log_avg_msec=1000``, ``fio.job.LOG_AVG_MSEC``, and are read with it).
 DEFAULT_WINDOW_MS = 1000.0
 
 #: A stamp this share of a window past a boundary (after the previous line's drift is taken
@@ -246,7 +246,9 @@ def to_series(
         kind: ``bw`` (-> decimal MB/s), ``iops`` (-> IOPS), ``lat``/``clat``/``slat``
             (-> microseconds).
         direction: ``read``, ``write`` or ``trim``.
-        window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`).
+        window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`). Pass
+            it when it is known (the plugin's own jobs: ``fio.job.LOG_AVG_MSEC``): a drive
+            that stalls every other window makes the inferred window twice as long.
 
     Raises:
         ValueError: an unknown kind or direction, or a window that is not positive.
