@@ -3,7 +3,8 @@
 Every job is ``direct=1`` (O_DIRECT: no page cache), time based with a ramp, group-reported,
 and writes incompressible data (``refill_buffers``: new random data on every submit, so a
 compressing controller such as SandForce cannot inflate write figures). Per-second bandwidth,
-IOPS and completion-latency logs are kept (``log_avg_msec=1000``) for reports.
+IOPS and completion-latency logs are kept (``log_avg_msec=1000``: ``LOG_AVG_MSEC``) for
+reports.
 
 Sources: fio HOWTO (fio.readthedocs.io), sections "Job file format", "I/O engine" (``io_uring``,
 ``libaio``), "Buffers and memory" (``refill_buffers``), "Measurements and reporting"
@@ -21,6 +22,11 @@ PERCENTILE_LIST = "1:5:10:50:90:95:99:99.5:99.9:99.95:99.99"
 
 #: Per-second logs fio writes next to the job file: ``<prefix>_bw.1.log`` etc.
 LOG_PREFIX = "log"
+
+#: fio ``log_avg_msec`` of every job's logs: one line per second and direction. The logs are
+#: read with this window (``fio.logs.to_series``), never one inferred from their stamps: a
+#: drive stalling every other second would look like one logging every 2 s.
+LOG_AVG_MSEC = 1000
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ def global_lines(
             f"write_bw_log={LOG_PREFIX}",
             f"write_iops_log={LOG_PREFIX}",
             f"write_lat_log={LOG_PREFIX}",
-            "log_avg_msec=1000",
+            f"log_avg_msec={LOG_AVG_MSEC}",
         ]
     return lines
 

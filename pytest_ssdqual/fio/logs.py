@@ -19,8 +19,16 @@ What a line covers (checked against fio 3.33 here and the real logs in
 
 * **its own window only**: a line closes one ``log_avg_msec`` window (1000 ms here, 250 ms in
   some published logs). fio stamps the boundary a few ms late or early (``3001``, ``999``,
-  ``12999``): a stamp is assigned to the window it closes when it is at most 10 % of a window
-  past the boundary. The last, partial window may be missing, or present with its real length.
+  ``12999``), and under load the lateness can add up: the real fio-3.33 randrw log here (16
+  jobs, QD64) is 38 ms late at 59 s (``59038``), about 1 ms a second; at that rate a
+  whole-drive fill of hours ends seconds late (fio 3.33 here, one light job: no drift). Each
+  line is therefore placed relative to the one before it, whose drift (its stamp less its
+  window's nominal end) is taken off: a line between others closes the window the nearest
+  whole number of windows after the previous line's; the first and the last line close the
+  window they reach when at most 10 % of a window past its boundary (``window_index``). A drift
+  of any size is followed; a gap of whole windows is still a gap, the same stamp is still the
+  same window. The last, partial window may be missing, or present with its real length (only
+  the last line can end one).
 * **no line = no completed I/O**: fio writes nothing for a window in which no I/O completed, so
   a missing window is a *stall*: bandwidth and IOPS 0 for it (never the time since the previous
   line), latency left out. Stalls are reported (``LogGaps``: number, longest, total).
@@ -55,10 +63,11 @@ DIRECTIONS: dict[str, int] = {"read": 0, "write": 1, "trim": 2}
 LOG_KINDS: tuple[str, ...] = ("bw", "iops", "lat", "clat", "slat")
 
 #: The window assumed when a log has too few lines to infer one (the project's jobs set
-#: ``log_avg_msec=1000``).
+#: ``log_avg_msec=1000``, ``fio.job.LOG_AVG_MSEC``, and are read with it).
 DEFAULT_WINDOW_MS = 1000.0
 
-#: A stamp this share of a window past a boundary still closes that window (fio's ``3001``).
+#: A stamp this share of a window past a boundary (after the previous line's drift is taken
+#: off) still closes that window (fio's ``3001``).
 LATE_SHARE = 0.1
 
 _LOG_NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log$")
@@ -164,11 +173,52 @@ def infer_window_ms(per_job: Iterable[Sequence[LogSample]]) -> float:
     return min(counts, key=lambda x: (-counts[x], x))
 
 
-def window_index(t_ms: float, window_ms: float) -> int:
-    """The 1-based window a stamp closes: window ``k`` ends at ``k * window_ms``; a stamp up to
-    ``LATE_SHARE`` of a window late still closes it (``3001`` -> 3 with 1000 ms windows), a
-    stamp early in a window ends a partial one (``4500`` -> 5)."""
-    return max(1, math.ceil(t_ms / window_ms - LATE_SHARE))
+def window_index(t_ms: float, window_ms: float, drift_ms: float = 0.0) -> int:
+    """The 1-based window a stamp closes: window ``k`` ends at ``k * window_ms + drift_ms``
+    (``drift_ms``: how late the previous line of the same job and direction was stamped, see
+    the module docstring); a stamp up to ``LATE_SHARE`` of a window late still closes it
+    (``3001`` -> 3 with 1000 ms windows), a stamp early in a window ends a partial one
+    (``4500`` -> 5)."""
+    return max(1, math.ceil((t_ms - drift_ms) / window_ms - LATE_SHARE))
+
+
+@dataclass
+class _Window:
+    """What one job logged for one window: its lines' values, its latest stamp and its length
+    (ms)."""
+
+    values: list[int]
+    stamp_ms: int
+    span_ms: float
+
+
+def _place(samples: Iterable[LogSample], code: int, w: float) -> dict[int, _Window]:
+    """One job's lines of direction ``code`` by the window they close, each placed relative to
+    the line before it (module docstring): a line between others closes the window the nearest
+    whole number of windows after the previous line's (0: a repeat of it); the first line
+    and the last (which may end a partial window) go by :func:`window_index` with the drift of
+    the line before them. Only the last line can end a partial window: fio writes a line
+    between others when a window closes."""
+    lines = sorted((s for s in samples if s.direction == code), key=lambda s: s.t_ms)
+    windows: dict[int, _Window] = {}
+    k_prev, t_prev = 0, 0.0  # the job's start: the end of window 0
+    for i, s in enumerate(lines):
+        drift = t_prev - k_prev * w
+        if 0 < i < len(lines) - 1:
+            k = k_prev + math.floor((s.t_ms - t_prev) / w + 0.5)
+            span = w
+        else:
+            k = window_index(s.t_ms, w, drift)
+            nominal = s.t_ms - drift
+            span = w if nominal >= (k - LATE_SHARE) * w else nominal - (k - 1) * w
+        got = windows.get(k)
+        if got is None:
+            windows[k] = _Window([s.value], s.t_ms, span)
+        else:
+            got.values.append(s.value)
+            got.stamp_ms, got.span_ms = max(got.stamp_ms, s.t_ms), max(got.span_ms, span)
+        k_prev, t_prev = k, s.t_ms
+    return windows
 
 
 def to_series(
@@ -181,19 +231,24 @@ def to_series(
     """Combine the samples of one or more jobs into a series in the project's units, one value
     per logging window (see the module docstring for what a line covers).
 
-    Each job's lines are put in the window they close (:func:`window_index`); a job's repeated
-    lines of one window are averaged. Across jobs bandwidth and IOPS are summed per window and
-    latency averaged. Every window from the job's start (the first ends at ``window_ms``) to the
-    last logged one is in the series: a window no job logged is a stall (0 for bandwidth and
-    IOPS, left out for latency) and is listed in ``Series.gaps``. A window's length is
-    ``window_ms``, or less for a last window stamped early (fio's final partial interval).
+    Each job's lines are put in the window they close, each relative to the one before it
+    (:func:`window_index`, following fio's drift); a job's repeated lines of one window are
+    averaged. Across jobs bandwidth and IOPS are summed per window and latency averaged. Every
+    window from the job's start (the first ends at ``window_ms``) to the last logged one is in
+    the series: a window no job logged is a stall (0 for bandwidth and IOPS, left out for
+    latency) and is listed in ``Series.gaps``. A window's length is ``window_ms``, or less for a
+    last window stamped early (fio's final partial interval). Times are fio's stamps (seconds);
+    a stall window's end and a ``Stall``'s bounds are the nominal boundaries plus the drift of
+    the line before it.
 
     Args:
         per_job: the samples of each job (from :func:`read_log`).
         kind: ``bw`` (-> decimal MB/s), ``iops`` (-> IOPS), ``lat``/``clat``/``slat``
             (-> microseconds).
         direction: ``read``, ``write`` or ``trim``.
-        window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`).
+        window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`). Pass
+            it when it is known (the plugin's own jobs: ``fio.job.LOG_AVG_MSEC``): a drive
+            that stalls every other window makes the inferred window twice as long.
 
     Raises:
         ValueError: an unknown kind or direction, or a window that is not positive.
@@ -209,41 +264,39 @@ def to_series(
     code = DIRECTIONS[direction]
     combined: dict[int, list[float]] = {}  # window -> each job's value in it
     stamp: dict[int, int] = {}  # window -> its latest stamp
+    span: dict[int, float] = {}  # window -> its length (ms): the longest any job logged
     repeated = 0
     for samples in jobs:
-        windows: dict[int, list[int]] = {}
-        for s in samples:
-            if s.direction != code:
-                continue
-            k = window_index(s.t_ms, w)
-            windows.setdefault(k, []).append(s.value)
-            stamp[k] = max(stamp.get(k, s.t_ms), s.t_ms)
-        for k, lines in windows.items():
-            repeated += len(lines) - 1
-            combined.setdefault(k, []).append(statistics.fmean(lines))
+        for k, window in _place(samples, code, w).items():
+            repeated += len(window.values) - 1
+            combined.setdefault(k, []).append(statistics.fmean(window.values))
+            stamp[k] = max(stamp.get(k, window.stamp_ms), window.stamp_ms)
+            span[k] = max(span.get(k, window.span_ms), window.span_ms)
     unit, scale, average = {"bw": ("MB/s", 1024 / 1e6, False), "iops": ("IOPS", 1.0, False)
                             }.get(kind, ("us", 1 / 1000, True))
     t_s: list[float] = []
     values: list[float] = []
     spans: list[float] = []
     stalls: list[Stall] = []
-    last = max(combined, default=0)
-    for k in range(1, last + 1):
+    drift = 0.0  # of the last logged window, for the times of a stall after it
+    for k in range(1, max(combined, default=0) + 1):
         if k not in combined:
-            if stalls and math.isclose(stalls[-1].end_s, (k - 1) * w / 1000):
-                stalls[-1] = Stall(stalls[-1].start_s, k * w / 1000)
+            start, end = ((k - 1) * w + drift) / 1000, (k * w + drift) / 1000
+            if stalls and math.isclose(stalls[-1].end_s, start):
+                stalls[-1] = Stall(stalls[-1].start_s, end)
             else:
-                stalls.append(Stall((k - 1) * w / 1000, k * w / 1000))
+                stalls.append(Stall(start, end))
             if not average:
-                t_s.append(k * w / 1000)
+                t_s.append(end)
                 values.append(0.0)
                 spans.append(w / 1000)
             continue
         got = combined[k]
         values.append((statistics.fmean(got) if average else math.fsum(got)) * scale)
         t_s.append(stamp[k] / 1000)
-        partial = stamp[k] < (k - LATE_SHARE) * w
-        spans.append((stamp[k] - (k - 1) * w) / 1000 if partial else w / 1000)
+        spans.append(span[k] / 1000)
+        if span[k] == w:
+            drift = stamp[k] - k * w
     return Series(tuple(t_s), tuple(values), unit, tuple(spans),
                   LogGaps(w / 1000, tuple(stalls), repeated))
 

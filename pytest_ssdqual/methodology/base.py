@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.workloads import CATALOG, MethodologyPlan, Workload
+from pytest_ssdqual.fio.job import LOG_AVG_MSEC
 from pytest_ssdqual.fio.logs import find_logs, read_series
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
 from pytest_ssdqual.fio.series import Series
@@ -389,10 +390,12 @@ class MethodRun:
 
 def _series(folder: Path, kind: str, direction: str) -> Series | None:
     """The step's per-second ``kind`` series, ``None`` when fio wrote no such log or no line of
-    that direction. A malformed log raises ``FioOutputError``."""
+    that direction. Read with the window the job set (``LOG_AVG_MSEC``), not one inferred from
+    the stamps (a drive stalling every other second logs every 2 s). A malformed log raises
+    ``FioOutputError``."""
     if not find_logs(folder, kind):
         return None
-    series = read_series(folder, kind, direction)
+    series = read_series(folder, kind, direction, window_ms=LOG_AVG_MSEC)
     return series if len(series) else None
 
 

@@ -11,18 +11,36 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   from it on; a candidate needs ``S < CLIFF_FRACTION * B``, and each window is then classed as
   burst speed (``>= S / CLIFF_FRACTION``) or not. The cliff is the candidate with the fewest
   windows on the wrong side (burst speed after it, below burst speed before it); on a tie the
-  later one. The median of the last 3 (non-stall) windows must be below burst speed (a write
-  that ends fast has not left the cache; one refill burst among the last windows does not hide
-  the cliff), and at most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a
-  noisy log
-  that merely wanders between two levels has no cliff). Medians and the count make it robust to
-  what fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the
-  burst level), a two-tier cache (a second, slower cache tier is still far above the post-cache
+  later one. The write must not end back at the burst level: the median of the last 3
+  (non-stall) windows must be below burst speed or below ``CLIFF_FRACTION`` x ``B`` (a write
+  that ends at its burst level has not left the cache; one refill burst among the last windows,
+  or a drive climbing part of the way back while it folds its cache, does not hide the cliff).
+  At most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log that
+  merely wanders between two levels has no cliff). Medians and the count make it robust to what
+  fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the burst
+  level), a two-tier cache (a second, slower cache tier is still far above the post-cache
   speed, so the cliff is where the write falls to that speed), refill bursts after the cliff (a
   few fast windows while the drive folds its cache are few errors, where moving the cliff after
   them costs every slow window they interrupt) and noisy single windows. Stall windows (no I/O
   completed, logged as 0: ``fio.logs``) take no part in the levels and the count, but write
   nothing.
+* the burst must have lasted: a candidate counts only when the (non-stall) windows at burst
+  speed before it are at least ``MIN_BURST_WINDOWS`` and either last ``MIN_BURST_S`` or more
+  or make up ``MIN_BURST_SHARE`` of the write's non-stall windows. A start-up spike is short:
+  the first window or few of a write can run far above the drive's level before it settles
+  (the real fio-3.16 HighPoint log: 2.2-2.7 MB/s for 0.75 s, then ~1.5 MB/s for 59 s; the
+  tests' DRAM-like spikes: 1-3 s). A real SLC cache on an erased drive lasts far longer: in
+  reviewers' fills of erased drives (TechPowerUp's "pSLC Cache / Write Intensive Usage" pages,
+  1 MB sequential writes sampled twice a second) even the caches called small there, 42-48 GB
+  (Crucial MX300 525 GB, a SATA drive: ~550 MB/s at most; Corsair MP600 Elite 2 TB at
+  ~4.7 GB/s), hold the burst speed for 10 s to over a minute, and most caches far longer. So a
+  burst shorter than ``MIN_BURST_S`` in a long write is taken for a spike (a real cache that
+  small would be missed: the report then says no cliff, and a limit on ``sustained_bw_mbps``
+  fails as not measured, never passes). In a short write (the smoke profile writes for at most
+  7 s) the log cannot tell a cache of 2 s from a spike of 2 s; a level held for a third of the
+  write is not a transient at its start, so it counts (found case B23: 2 s at 400 MB/s, then
+  2 s at 100 MB/s). One window is a single sample and never a burst level: a cliff after the
+  first window is not reported.
 * ``burst_bw_mbps``: the median bandwidth of the windows before the cliff (stalls left out).
 * ``sustained_bw_mbps``: the mean bandwidth after the cliff (bytes / time, the transition
   window excluded; stalls and refill bursts count, as they are what the drive delivers).
@@ -33,7 +51,8 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   of the window counts, so the size is not quantised to one window of writing.
 
 No cliff (no candidate: the bandwidth never falls to below ``CLIFF_FRACTION`` of the burst
-level for the rest of the write, or it ends at burst speed): the cache, if any, is larger
+level for the rest of the write, it ends back at the burst level, or the burst before the fall
+was too short): the cache, if any, is larger
 than what was written, so the post-cache speed was never seen. Neither ``slc_cache_bytes`` nor
 ``sustained_bw_mbps`` is reported (a limit on them shows MISSING, a failure, never a silent pass
 of a burst figure); ``cache_not_exhausted_after_bytes`` says how much was written without
@@ -64,6 +83,17 @@ CLIFF_FRACTION = 0.7
 #: At most this share of the (non-stall) windows may be on the wrong side of the best split:
 #: beyond it the log is noise around one level, not a burst and a post-cache level.
 MAX_MISPLACED_SHARE = 1 / 3
+
+#: A burst lasting this long (windows at burst speed before the cliff, seconds) is a cache,
+#: not a start-up spike (module docstring: spikes last up to ~3 s, the smallest caches of
+#: erased drives in reviewers' fills ~10 s or more).
+MIN_BURST_S = 5.0
+
+#: ... or one taking this share of the write's non-stall windows (a short write).
+MIN_BURST_SHARE = 1 / 3
+
+#: A burst level is never one window (a single sample).
+MIN_BURST_WINDOWS = 2
 
 
 @dataclass(frozen=True)
@@ -188,7 +218,7 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
     durations = series.durations_s
     per_interval = series.bytes_per_interval()
     written = int(sum(per_interval))
-    cliff, threshold = _find_cliff(raw, fraction)
+    cliff, threshold = _find_cliff(raw, fraction, statistics.median(durations))
     if cliff is None:
         half = raw[n // 2:] or raw
         mean = written / 1e6 / sum(durations)
@@ -213,16 +243,20 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
                           sustained, written, threshold, fraction)
 
 
-def _find_cliff(raw: list[float], fraction: float) -> tuple[int | None, float]:
+def _find_cliff(raw: list[float], fraction: float,
+                window_s: float) -> tuple[int | None, float]:
     """``(c, threshold)``: the index of the first window after the cliff (``None``: no cliff)
     and the burst-speed threshold ``S / fraction`` it was judged with (without a cliff,
-    ``fraction`` x the median of the whole write, for the report).
+    ``fraction`` x the median of the whole write, for the report). ``window_s``: the length of
+    a window (the burst's duration is its count of windows at burst speed times it).
 
     O(n log n): the medians and counts come from sorted prefix and suffix lists of the non-stall
     windows (a stall is logged as 0)."""
     n = len(raw)
     active = [v for v in raw if v > 0]
     end_level = statistics.median(active[-3:])
+    min_windows = max(MIN_BURST_WINDOWS, min(math.ceil(MIN_BURST_S / window_s - 1e-9),
+                                             math.ceil(MIN_BURST_SHARE * len(active) - 1e-9)))
     # right to left: sustained level S(c), threshold T(c) and windows at burst speed from c on
     suffix: list[float] = []
     thresholds: list[float | None] = [None] * n
@@ -241,12 +275,17 @@ def _find_cliff(raw: list[float], fraction: float) -> tuple[int | None, float]:
         if raw[c - 1] > 0:
             bisect.insort(prefix, raw[c - 1])
         threshold_c = thresholds[c]
-        if threshold_c is None or not prefix or end_level >= threshold_c:
+        if threshold_c is None or not prefix:
             continue
-        sustained_c = threshold_c * fraction
-        if not sustained_c < fraction * _median_sorted(prefix):  # a real drop: S < fraction * B
+        burst_c = _median_sorted(prefix)
+        if not threshold_c * fraction < fraction * burst_c:  # a real drop: S < fraction * B
             continue
-        key = (bisect.bisect_left(prefix, threshold_c) + errors_after[c], -c)
+        if end_level >= max(threshold_c, fraction * burst_c):  # ends back at the burst level
+            continue
+        slow_before = bisect.bisect_left(prefix, threshold_c)
+        if len(prefix) - slow_before < min_windows:  # too short a burst: a start-up spike
+            continue
+        key = (slow_before + errors_after[c], -c)
         if best is None or key < best:
             best = key
     if best is None or best[0] > MAX_MISPLACED_SHARE * len(active):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.sweeps import size_label
 from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.fio.job import LOG_AVG_MSEC
 from pytest_ssdqual.fio.logs import DIRECTIONS, parse_log, to_series
 from pytest_ssdqual.fio.result import PERCENTILE_FIELDS
 from pytest_ssdqual.results.record import LimitVerdict
@@ -39,7 +40,7 @@ def _strip_header(text: str) -> str:
 
 
 def log_series(
-    logs: Mapping[str, str], kind: str
+    logs: Mapping[str, str], kind: str, *, window_ms: float | None = LOG_AVG_MSEC
 ) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
     """Per-direction series of one log kind from fio's logs.
 
@@ -48,6 +49,9 @@ def log_series(
             (the CSV header line is optional); several jobs' files are combined by
             ``fio.logs.to_series`` (bandwidth and IOPS summed, latency averaged).
         kind: ``bw`` (-> decimal MB/s), ``iops`` or ``clat``/``lat``/``slat`` (-> µs).
+        window_ms: the logs' ``log_avg_msec``: by default the one the plugin's jobs set
+            (``fio.job.LOG_AVG_MSEC``; the stored logs are theirs), so a stall every other
+            second is drawn as 0, not read as a 2 s window; ``None``: inferred from the stamps.
 
     Returns:
         direction (``read``, ``write``, ``trim``) -> (seconds, values), only directions with data.
@@ -63,7 +67,7 @@ def log_series(
     out: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     for direction, code in DIRECTIONS.items():
         if any(s.direction == code for samples in per_job for s in samples):
-            series = to_series(per_job, kind, direction)
+            series = to_series(per_job, kind, direction, window_ms=window_ms)
             out[direction] = (series.t_s, series.values)
     return out
 

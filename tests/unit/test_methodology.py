@@ -14,6 +14,7 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES, MethodologyPlan
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import FioOutputError, SafetyRefusal
+from pytest_ssdqual.fio.series import BandwidthSeries
 from pytest_ssdqual.methodology import base as methodology_base
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.methodology.jobs import (
@@ -345,9 +346,36 @@ def _bw_log_from_found_case(tmp_path: Path, fake_fio: FakeFio, case: str) -> Non
     found = cases_dir() / "found" / "newbugs-inputs" / case
     if not found.is_file():
         pytest.skip(f"found case {found} not present: set SSDQUAL_CASES_DIR")
+    _bw_log_from(tmp_path, fake_fio, found)
+
+
+def _bw_log_from(tmp_path: Path, fake_fio: FakeFio, log: Path) -> None:
+    """Make the session's fio stand-in replace every bandwidth log it writes with ``log``."""
     (tmp_path / "fio").write_text(
         f"#!/bin/sh\n{sys.executable} {fake_fio.path} \"$@\"\nrc=$?\n"
-        f"if [ -f log_bw.1.log ]; then cp {found} log_bw.1.log; fi\nexit $rc\n")
+        f"if [ -f log_bw.1.log ]; then cp {log} log_bw.1.log; fi\nexit $rc\n")
+
+
+def test_a_drive_stalling_every_other_second_is_read_with_the_jobs_window(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    """The job logs every 1 s (log_avg_msec=1000); a drive that completes no write in every odd
+    second leaves lines at even seconds only (400 MB/s each, 30 s). Read with the job's window
+    that is 15 s of 400 MB/s and 15 stalls: 6,000 MB. Inferred from the stamps the window was
+    2 s: 12,000 MB and no stall."""
+    log = tmp_path / "even_seconds_bw.1.log"
+    log.write_text("".join(f"{t}, 390625, 1, 0, 0\n" for t in range(2000, 30001, 2000)))
+    _bw_log_from(tmp_path, fake_fio, log)
+    _ctx, result = _run(session, tmp_path, "sustained_write")
+    [step] = [s for s in result.steps if s.phase == "sustained write"]
+    assert step.bw is not None and step.bw.gaps is not None
+    assert len(step.bw) == 30 and step.bw.gaps.window_s == 1.0
+    assert step.bw.gaps.stall_count == 15 and step.bw.gaps.stalled_s == 15.0
+    written = sum(BandwidthSeries.from_series(step.bw).bytes_per_interval())
+    assert written == pytest.approx(6000e6, rel=1e-6)
+    # 400 MB/s whenever it writes: no cliff, 6,000 MB written without one
+    assert result.metrics["cache_not_exhausted_after_bytes"] == pytest.approx(6000e6, rel=1e-6)
+    assert any(n.startswith("write-bandwidth log: 15 stalls") for n in result.notes), result.notes
 
 
 @pytest.mark.parametrize(

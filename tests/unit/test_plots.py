@@ -123,6 +123,18 @@ def test_log_series_reads_both_directions_in_decimal_mbps() -> None:
         24414, 24414, 12207)
 
 
+def test_log_series_use_the_jobs_window_so_alternate_stalls_are_drawn_as_zero() -> None:
+    """Lines at even seconds only (a drive completing no write every other second): read with
+    the jobs' 1 s window, 30 points with a 0 in every odd second; inferred, the window was 2 s
+    and the chart showed 15 points at full speed."""
+    text = "".join(f"{t}, 390625, 1, 0, 0\n" for t in range(2000, 30001, 2000))
+    t_s, write = chart_data.log_series({"log_bw.1.log": text}, "bw")["write"]
+    assert t_s == tuple(float(t) for t in range(1, 31))
+    assert write == pytest.approx((0.0, 400.0) * 15)
+    assert len(chart_data.log_series({"log_bw.1.log": text}, "bw", window_ms=None)["write"][0]) \
+        == 15
+
+
 def test_throughput_panels_carry_the_limits_of_their_metric() -> None:
     verdicts = [_record("read.bw_mbps", "read.bw_mbps >= 90", lo=90),
                 _record("total.iops", "total.iops >= 20000", lo=20000),
