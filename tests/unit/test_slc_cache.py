@@ -113,10 +113,10 @@ def test_a_cliff_after_the_first_window_cannot_be_told_from_a_spike() -> None:
     assert not report.cliff_found and report.slc_cache_bytes is None
     assert report.burst_bw_mbps == pytest.approx(20)  # the write's median level
     assert report.cache_not_exhausted_after_bytes == 180e6
-    # two windows are a level when they are a third of a short write (found case B23's shape)
-    assert detect_slc_cliff(series(100, 100, 20, 20, 20, 20)).slc_cache_bytes == \
+    # two windows are a level when they are a quarter of a short write (found case B23's shape)
+    assert detect_slc_cliff(series(100, 100, 20, 20, 20, 20, 20, 20)).slc_cache_bytes == \
         pytest.approx(200e6)
-    assert not detect_slc_cliff(series(100, 100, 20, 20, 20, 20, 20)).cliff_found
+    assert not detect_slc_cliff(series(100, 100, 20, 20, 20, 20, 20, 20, 20)).cliff_found
 
 
 def test_partial_last_interval_uses_its_real_length() -> None:
