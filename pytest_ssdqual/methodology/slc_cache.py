@@ -39,7 +39,7 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   fails as not measured, never passes). In a short write (the smoke profile writes for at most
   7 s) the log cannot tell a cache of 2 s from a spike of 2 s; a level held for a quarter of
   the write is not a transient at its start, so it counts (an emulated 1 GiB cache at 400 MB/s
-  in the smoke profile's 7 s write: 2-3 of 7 windows) (found case B23: 2 s at 400 MB/s, then
+  in the smoke profile's 7 s write: 2-3 of 7 windows; found case B23: 2 s at 400 MB/s, then
   2 s at 100 MB/s). One window is a single sample and never a burst level: a cliff after the
   first window is not reported.
 * ``burst_bw_mbps``: the median bandwidth of the windows before the cliff (stalls left out).
