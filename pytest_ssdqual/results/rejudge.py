@@ -30,8 +30,10 @@ passing start reading no test listed (no health suite in the session) was not st
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
 regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
 a test failed or broke without leaving a record, a workload this version does not know, a refused
-baseline, an interrupted session): what was never judged cannot pass; 4 bad input (unknown run,
-bad threshold file).
+baseline, an interrupted session; a drive whose per-drive summary would be INCOMPLETE -- the
+summary's own decision, ``drive_summary.overall_verdict`` --: a read limit passed only on media
+as found, ``PASS (as found)``, or no limit judged): what was never judged cannot pass; 4 bad
+input (unknown run, bad threshold file).
 """
 
 from __future__ import annotations
@@ -47,7 +49,15 @@ from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
-from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE
+from pytest_ssdqual.report.drive_summary import (
+    LimitRow,
+    TestRow,
+    overall_reasons,
+    overall_verdict,
+    status_word,
+)
+from pytest_ssdqual.report.summary import format_summary, rows_from_records
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
 from pytest_ssdqual.results.record import TestRecord, listed_in_table
@@ -58,7 +68,8 @@ from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 
-__all__ = ["Rejudged", "incomplete_reasons", "rejudge_run", "add_parser", "run_command"]
+__all__ = ["Rejudged", "drive_verdicts", "incomplete_reasons", "rejudge_run", "add_parser",
+           "run_command"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -103,6 +114,12 @@ class Rejudged:
         """The run's verdict table lists it under the new verdicts (``record.listed_in_table``:
         a workload always; a drive-health judgement as the run listed it)."""
         return listed_in_table(self.listed, (v.status for v in self.verdicts))
+
+    def record(self) -> TestRecord:
+        """The rejudgement as a ``TestRecord``: the new verdicts, each with the drive state of
+        its figure, the new status, the run's health lines."""
+        return TestRecord.judged(self.drive, self.workload, self.verdicts, self.states,
+                                 status=self.new_status, health=tuple(self.health))
 
     @property
     def name(self) -> str:
@@ -196,8 +213,11 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
 
 
 def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]:
-    """Why ``run`` cannot pass a re-judgement whatever the thresholds: an interrupted session,
-    no stored workload, a workload unknown to this version's catalog, a baseline the run refused,
+    """Why ``run`` cannot pass this re-judgement: a drive whose per-drive summary would not
+    say PASS without failing (``drive_verdicts``: a read limit passed only on media as found --
+    never prefilled, maybe never written --, no limit judged), and, whatever the thresholds: an
+    interrupted session, no stored workload, a workload unknown to this version's catalog, a
+    baseline the run refused,
     or tests that failed or broke without a stored record (``run.json`` ``tests.failed`` is more
     than the tests with a failed record -- ``TestRecord.test``; for a ``run.json`` without
     counts: a non-zero exit status and no failed record). Empty when every test's outcome is
@@ -233,14 +253,35 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
             f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
             "or broke without a stored record"
         )
+    for drive, (overall, why) in drive_verdicts(results).items():
+        if overall == "INCOMPLETE":
+            reasons.append(f"{drive}: {'; '.join(why)} (its summary would say INCOMPLETE)")
     return reasons
+
+
+def drive_verdicts(results: Sequence[Rejudged]) -> dict[str, tuple[str, list[str]]]:
+    """Drive -> the overall verdict its per-drive summary gives the rejudged records (``PASS``,
+    ``FAIL`` or ``INCOMPLETE``: ``report.drive_summary.overall_verdict``, e.g. INCOMPLETE when a
+    limit passed only on media as found, or none was judged) and its reasons
+    (``overall_reasons``). Only what the run's verdict table lists (``Rejudged.shown``)."""
+    by_drive: dict[str, tuple[list[TestRow], list[LimitRow]]] = {}
+    for r in results:
+        if not r.shown:
+            continue
+        record = r.record()
+        tests, limits = by_drive.setdefault(r.drive, ([], []))
+        tests.append(TestRow(r.name, r.workload, status_word(record.status), ""))
+        limits += [LimitRow.from_record(v) for v in record.verdicts if v.judged]
+    return {drive: (overall_verdict(tests, limits), overall_reasons(tests, limits))
+            for drive, (tests, limits) in by_drive.items()}
 
 
 def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[str]) -> list[str]:
     """Human lines: per workload the old and new status, each failed limit or regression, the
     reasons the run is incomplete (``incomplete_reasons``), and the count line of the run's
-    verdict table (``N limits passed, N failed, N missing; N measured metrics had no limit``)
-    with the number of regressions."""
+    verdict table (``N limits passed (N only as found: not prefilled), N failed, N missing; N
+    measured metrics had no limit``, each figure in its stored drive state, with the run's
+    note on figures read as found) with the number of regressions."""
     lines = [f"re-judging run {run.run_id} ({run.path}) against {', '.join(paths)} -- no I/O"]
     shown = [r for r in results if r.shown]
     for r in shown:
@@ -254,8 +295,11 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
                          "reading of the moment; the readings are re-judged as 'health'):")
             lines += [f"    {h}" for h in r.health]
         lines += [f"  note: {n}" for n in r.notes]
-    rows = [row for r in shown for row in rows_from_verdicts(r.drive, r.workload, r.verdicts)]
-    counts = format_summary(rows)[-1]  # the run's own count line
+    table = format_summary(rows_from_records(r.record() for r in shown))
+    counts = table[-1]  # the run's own count line, then its note on figures read as found
+    if counts == AS_FOUND_NOTE:
+        counts = table[-2]
+        lines.append(AS_FOUND_NOTE)
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
     incomplete = incomplete_reasons(run, results)
     lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
