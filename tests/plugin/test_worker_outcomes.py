@@ -140,6 +140,47 @@ def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
     assert not (pytester.path / "a.img").exists() and not (pytester.path / "b.img").exists()
 
 
+SETUP_CRASH_SUITE = """
+import os
+import signal
+
+import pytest
+
+@pytest.fixture
+def crash_in_setup(ssd_drive):
+    if os.environ.get("CRASH_IN_SETUP") and ssd_drive.target.spec.raw.endswith("/a.img"):
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker dies before the test's labels
+
+@pytest.mark.parametrize("workload_id", ["seq_read_128k_qd32"])
+def test_read(crash_in_setup, qualify, workload_id):
+    qualify(workload_id)
+"""
+
+
+def test_a_worker_dead_in_set_up_leaves_the_tests_own_history_and_drive(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 9 item 5: a worker that died during a test's set-up, after its drive was opened
+    but before the journal's first Allure snapshot, got ``md5(node id)`` as history id: the
+    crash landed outside the test's history on its drive."""
+    pytester.makepyfile(test_suite=SETUP_CRASH_SUITE)
+    normal_dir = pytester.path / "allure-normal"
+    pytester.runpytest_subprocess(*_args(pytester.path, normal_dir, str(FAKE_FIO))
+                                  ).assert_outcomes(passed=2)
+    normal = {_key(r): r for r in _results(normal_dir)}
+    alluredir = pytester.path / "allure"
+    monkeypatch.setenv("CRASH_IN_SETUP", "1")
+    result = pytester.runpytest_subprocess(*_args(pytester.path, alluredir, str(FAKE_FIO)))
+    result.assert_outcomes(passed=1, failed=1)
+    crashed = [r for r in _results(alluredir) if r["status"] == "broken"]
+    assert len(crashed) == 1 and "crashed while running" in crashed[0]["statusDetails"]["message"]
+    own = normal["a.img", "seq_read_128k_qd32"]
+    assert crashed[0]["historyId"] == own["historyId"]
+    assert _label(crashed[0], "parentSuite") == _label(own, "parentSuite")
+    assert _param(crashed[0], "drive identity") == _param(own, "drive identity")
+    assert _param(crashed[0], "workload_id") == "'seq_read_128k_qd32'"
+
+
 INTERRUPT_SUITE = """
 def test_1_finishes(qualify):
     qualify("seq_read_128k_qd32")
