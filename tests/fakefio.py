@@ -20,9 +20,13 @@ Behaviour:
     of the asked runtime, exit status 128), ``short`` (a third of the asked runtime, exit 0),
     ``truncated`` (the JSON cut in the middle), ``empty`` (a 0-byte output file),
     ``text-before`` (a real fio warning line before the JSON), ``text-inside`` (a line of text
-    in the middle of the JSON document), ``killed`` (SIGKILLs itself before writing anything).
+    in the middle of the JSON document), ``killed`` (SIGKILLs itself before writing anything),
+    ``kill-parent`` (SIGKILLs its parent -- the pytest process or xdist worker that started it,
+    as an OOM kill, a hung NVMe reset or ``os._exit`` would end it -- then exits 1 after a
+    second; found cases B19/B21, whose ``fio_kill_parent.sh`` did this first).
   * ``$FAKEFIO_ONLY``: apply the mode only to the job whose section is named so (a workload
-    id); every other job runs ``ok``.
+    id); every other job runs ``ok``. ``$FAKEFIO_ONLY_ON``: apply it only to a job whose text
+    contains this (e.g. ``/a.img``: one drive's jobs).
 """
 
 from __future__ import annotations
@@ -123,10 +127,16 @@ def main(argv: list[str]) -> int:
     sections = [s for s in re.findall(r"^\[([^\]]+)\]", job_text, re.M) if s != "global"]
     job_name = sections[-1] if sections else opts.get("name", "fake")
     only = os.environ.get("FAKEFIO_ONLY")
-    if "--name=probe" in argv or (only and only != job_name):  # the engine probe always works
+    only_on = os.environ.get("FAKEFIO_ONLY_ON")
+    if "--name=probe" in argv or (only and only != job_name) or (
+            only_on and only_on not in job_text):  # the engine probe always works
         mode = "ok"
     if mode == "killed":
         os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "kill-parent":
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(1)
+        return 1
     if mode == "hang":
         print("fakefio: hanging (FAKEFIO_MODE=hang)", file=sys.stderr, flush=True)
         while True:

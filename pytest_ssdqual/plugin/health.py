@@ -7,6 +7,10 @@
   failing never qualifies PASS, whichever tests were selected.
 * Around a destructive workload the health is read again and the change judged
   (``media_errors: {max_delta: 0}``).
+* Every judgement is stored in the results store as a ``health`` record (``store``) with when
+  the verdict table lists it, so ``ssdqual rejudge`` judges the readings and changes against
+  new limits and counts them as the run did. A passing start reading that no test listed
+  (no health suite in the session) is not stored: it is in neither count.
 * ``suites/test_health.py`` judges the start reading and, as the drive's last test
   (``@pytest.mark.ssdqual_last``, moved to the end of the run), the session end and the change
   over the session, through the ``drive_health`` fixture. On targets without SMART (loop, zram,
@@ -32,11 +36,18 @@ from pytest_ssdqual.drive.health_checks import (
     judge_health,
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.plugin.common import PROP_DRIVE, PROP_ROWS, allure_labels
+from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure_labels
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.summary import rows_from_verdicts
+from pytest_ssdqual.results.journal import clean_node_id
+from pytest_ssdqual.results.record import (
+    LISTED_ALWAYS,
+    LISTED_IF_FAILED,
+    LISTED_IF_FLAGGED,
+    LISTED_NEVER,
+)
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 
@@ -114,16 +125,35 @@ def tracker(config: pytest.Config, session: QualSession, ctx: DriveContext) -> H
     return found
 
 
-def record(node: pytest.Item, drive: str, judgement: HealthJudgement, health: DriveHealth,
-           *, once: HealthTracker | None = None) -> None:
-    """Verdict rows (workload ``health``, the reading as the state) and an Allure text
-    attachment; with ``once``, the rows of a judgement go into the table only once per drive."""
-    if once is None or judgement.label not in once.reported:
+def store(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement, *,
+          listed: str) -> None:
+    """Store ``judgement`` in the results store as a ``health`` record of the drive
+    (``ResultsGate.store_health``), with the test's node id and when the run's verdict table
+    lists it (``listed``: ``record.LISTED_*``), so ``ssdqual rejudge`` judges and counts it as
+    the run did. Raises ``StoreError`` (the test is broken) when it cannot be stored."""
+    node.config.stash[GATE_KEY].store_health(
+        tracker_.ctx, judgement, listed=listed, test=clean_node_id(node.nodeid),
+        strict=tracker_.strict)
+
+
+def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement,
+           health: DriveHealth, *, listed: str, once: bool = False,
+           keep_duplicate: bool = False) -> None:
+    """Verdict rows (workload ``health``, the reading as the state), an Allure text attachment
+    and the stored record (``store``, listed by ``listed``). With ``once``, the rows of a
+    judgement go into the table only once per drive; a later test's judgement of it is stored
+    (``LISTED_NEVER``: counted once) only with ``keep_duplicate`` -- the health suite's test,
+    whose own outcome it is."""
+    drive = tracker_.ctx.target.spec.raw
+    shown = not once or judgement.label not in tracker_.reported
+    if shown:
         rows = rows_from_verdicts(drive, HEALTH_WORKLOAD_ID, judgement.verdicts,
                                   dict.fromkeys(judgement.metrics, judgement.label))
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
-        if once is not None:
-            once.reported.add(judgement.label)
+        if once:
+            tracker_.reported.add(judgement.label)
+    if shown or keep_duplicate:
+        store(node, tracker_, judgement, listed=listed if shown else LISTED_NEVER)
     text = "\n".join([*describe(health), f"judged: {judgement.label}",
                       *("  " + v.line() for v in judgement.verdicts if v.limit is not None),
                       *(f"  not reported: {m}" for m in judgement.not_reported)])
@@ -146,7 +176,7 @@ def health_failures(node: pytest.Item, tracker_: HealthTracker, *, workload_id: 
         return []
     lines = _lines(judgement)
     if lines:
-        record(node, drive, judgement, tracker_.start, once=tracker_)
+        record(node, tracker_, judgement, tracker_.start, listed=LISTED_IF_FAILED, once=True)
     if destructive:
         try:
             reading, change = tracker_.after(f"after {workload_id}")
@@ -155,7 +185,9 @@ def health_failures(node: pytest.Item, tracker_: HealthTracker, *, workload_id: 
         assert tracker_.last is not None
         for j in (reading, change):
             if j.failed or j.warnings:
-                record(node, drive, j, tracker_.last[1])
+                record(node, tracker_, j, tracker_.last[1], listed=LISTED_IF_FLAGGED)
+            else:  # not listed, but stored: a stricter limit may fail it in ssdqual rejudge
+                store(node, tracker_, j, listed=LISTED_IF_FLAGGED)
             lines += _lines(j)
     if lines:
         said = "; ".join(line.strip() for line in describe(tracker_.start))
@@ -182,12 +214,14 @@ class DriveHealthTest:
             pytest.skip(f"no drive health: {found.unavailable}")
         return found
 
-    def _finish(self, judgements: list[tuple[HealthJudgement, DriveHealth]],
-                once: HealthTracker | None = None) -> None:
+    def _finish(self, tracker_: HealthTracker,
+                judgements: list[tuple[HealthJudgement, DriveHealth]], once: bool = False
+                ) -> None:
         drive = self.ctx.target.spec.raw
         lines: list[str] = []
         for judgement, health in judgements:
-            record(self.node, drive, judgement, health, once=once)
+            record(self.node, tracker_, judgement, health, listed=LISTED_ALWAYS, once=once,
+                   keep_duplicate=True)
             lines += _lines(judgement)
         merged = HealthJudgement(
             " + ".join(j.label for j, _ in judgements),
@@ -204,7 +238,7 @@ class DriveHealthTest:
         """Judge the reading taken before the drive's first test."""
         found = self._prepare()
         assert found.start_judgement is not None and found.start is not None
-        self._finish([(found.start_judgement, found.start)], once=found)
+        self._finish(found, [(found.start_judgement, found.start)], once=True)
         return found.start_judgement
 
     def check_session_end(self) -> tuple[HealthJudgement, HealthJudgement]:
@@ -213,7 +247,7 @@ class DriveHealthTest:
         found = self._prepare()
         reading, change = found.since_start(END)
         assert found.last is not None
-        self._finish([(reading, found.last[1]), (change, found.last[1])])
+        self._finish(found, [(reading, found.last[1]), (change, found.last[1])])
         return reading, change
 
 

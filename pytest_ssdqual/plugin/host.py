@@ -29,6 +29,7 @@ from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.summary import SummaryRow
 from pytest_ssdqual.results.gate import ResultsGate
+from pytest_ssdqual.results.journal import clean_node_id
 
 
 class PytestHost:
@@ -61,7 +62,7 @@ class PytestHost:
         the reason, failed with the message (no traceback), else return the judged figures."""
         try:
             concluded = run_test(self, self.session, self.gate, self.ctx, workload, measure,
-                                 writes=writes)
+                                 writes=writes, test=clean_node_id(self.node.nodeid))
         except Skipped as exc:
             if not exc.applicable:
                 self.node.user_properties.append((PROP_NOT_APPLICABLE, str(exc)))

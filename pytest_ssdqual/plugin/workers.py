@@ -76,7 +76,9 @@ def register(config: pytest.Config) -> None:
 
 def start_drive_test(request: pytest.FixtureRequest, ctx: Any) -> None:
     """At a drive test's set-up: the drive's Allure parameters, and (xdist worker) the journal
-    entry of the test and of the file target this worker created."""
+    entry of the test -- with its Allure snapshot as it will stand after set-up, so a worker
+    that dies in set-up leaves the test's own history id -- and of the file target this worker
+    created."""
     drive_parameters(ctx)
     journal = request.config.stash.get(JOURNAL_KEY, None)
     if journal is None:
@@ -84,7 +86,9 @@ def start_drive_test(request: pytest.FixtureRequest, ctx: Any) -> None:
     if ctx.target.spec.kind == "file" and ctx.target.created_file:
         journal.created_file(ctx.target.spec.path)
     journal.start(request.node.nodeid, drive=ctx.target.spec.raw, facts=ctx.describe(),
-                  tmp_path=str(request.getfixturevalue("tmp_path")))
+                  tmp_path=str(request.getfixturevalue("tmp_path")),
+                  snapshot=allure_results.snapshot_current_test(_params(request.node),
+                                                                item=request.node))
 
 
 def note_labels(request: pytest.FixtureRequest) -> None:

@@ -134,12 +134,14 @@ def run_test(
     measure: Callable[[], Measured],
     *,
     writes: bool,
+    test: str = "",
 ) -> Concluded:
     """Run one judged drive test: the whole flow (see the module docstring).
 
     Args:
         measure: runs the test's fio jobs and judges their figures once.
         writes: the test writes: refused drives skip it, and health is read again afterwards.
+        test: the test's id (pytest node id), kept in its stored record.
 
     Raises:
         Skipped: the test writes and the drive refuses writes (the exact reasons).
@@ -159,7 +161,7 @@ def run_test(
     unhealthy = host.health_after(before, workload.id, destructive=writes)
     checked = gate.check(
         ctx, outcome, list(measured.repetitions) or [outcome], measured.spread_pct,
-        strict=session.options.strict, files=measured.files, health=unhealthy,
+        strict=session.options.strict, files=measured.files, health=unhealthy, test=test,
     )
     host.gated(checked.rows())
     return Concluded(outcome, failure_message(ctx, measured, checked.failure_message(),

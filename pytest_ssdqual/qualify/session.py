@@ -31,6 +31,7 @@ from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
+from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Verdict
@@ -82,6 +83,8 @@ class DriveContext:
     #: bytes the one-time prefill wrote before the first read workload (``None``: not run,
     #: e.g. writes refused: reads then measure the drive as it was found).
     prefilled_bytes: int | None = None
+    #: the drive's identity key in the session (``drive_keys``: serial, ``@SPEED``, spec).
+    key: str = ""
 
     @property
     def identity(self) -> DriveIdentity:
@@ -95,6 +98,7 @@ class DriveContext:
             "kind": ident.kind,
             "model": ident.model,
             "serial": ident.serial,
+            "identity": self.key or base_key(self.target.spec, ident.serial),
             "firmware": ident.firmware,
             "capacity_bytes": str(ident.capacity_bytes),
             "transport": ident.transport,
@@ -181,6 +185,7 @@ class QualSession:
     runner: FioRunner
     scratch_dir: Path
     _drives: dict[str, DriveContext] = field(default_factory=dict)
+    _keys: DriveKeys | None = None
 
     @classmethod
     def create(cls, options: SessionOptions, scratch_dir: Path) -> QualSession:
@@ -220,11 +225,13 @@ class QualSession:
             )
             facts = drive_facts(target.identity, assignment)
             limits = self.options.thresholds.resolve(facts)
+            self._keys = self._keys or DriveKeys(self.options.specs)
+            key = self._keys.key(spec, target.identity.serial)
         except BaseException:
             lock.release()
             target.cleanup()
             raise
-        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware)
+        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware, key=key)
         self._drives[spec.raw] = ctx
         return ctx
 

@@ -2,8 +2,10 @@
 
 Labels: parent suite = drive, feature = methodology family, story = workload, severity from the
 family (integrity and health are critical); controller, NAND and firmware as tags. Parameters:
-``drive identity`` (the serial, else the path) is part of the history id, so two drives running
-the same test are two tests with a history each (never "retries" of one another); the drive
+``drive identity`` (the drive's identity key, ``qualify.drive_keys``: the serial, else the path;
+``@SPEED`` for an emulated drive at another speed; plus the drive as given when two drives of
+the session share a serial) is part of the history id, so two drives running the same test are
+two tests with a history each (never "retries" of one another); the drive
 path, serial and firmware are parameters with ``excluded=True``, so a drive's history follows
 it across firmware builds and /dev names. Measured numbers are never parameters. A label the
 test sets with an ``@allure`` decorator is not set again (Allure would show it twice).
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import allure
 
-from pytest_ssdqual.results.stored import ATTACH_DRIVE
+from pytest_ssdqual.results.stored import ATTACH_DRIVE, drive_identity, drive_title
 
 if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
@@ -53,17 +55,12 @@ def severity_for(family: str) -> str:
 DRIVE_IDENTITY_PARAM = "drive identity"
 
 
-def drive_identity(facts: Mapping[str, str]) -> str:
-    """What tells one drive from another across runs: its serial, else its path (a scratch
-    file, a device that reports no serial). ``facts``: ``DriveContext.describe()``."""
-    serial = str(facts.get("serial") or "").strip()
-    return serial if serial and serial not in ("?", "unknown") else str(facts.get("drive", ""))
-
-
 def drive_parameters(ctx: DriveContext) -> None:
-    """Record the drive's parameters: ``drive identity`` (serial, else path; *not* excluded, so
-    each drive has its own history id) and the drive parametrization ``ssd_drive`` (the path,
-    excluded: /dev names move between boots).
+    """Record the drive's parameters: ``drive identity`` (``results.stored.drive_identity``:
+    the drive's identity key -- serial, ``@SPEED`` of an emulated drive, the drive as given when
+    two drives of the session share a serial; *not* excluded, so each drive has its own history
+    id) and the drive parametrization ``ssd_drive`` (the path, excluded: /dev names move between
+    boots).
 
     Must run during the test's set-up (an autouse fixture): allure-pytest adds pytest's own
     parameters after set-up only when they are not there yet, and its history id
@@ -74,9 +71,9 @@ def drive_parameters(ctx: DriveContext) -> None:
 
 
 def parent_suite(facts: Mapping[str, str]) -> str:
-    """The parent suite of a drive's tests: ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``."""
-    return (f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, "
-            f"S/N {facts.get('serial', '?')})")
+    """The parent suite of a drive's tests (``results.stored.drive_title``), one per drive of
+    a session: ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``, ``... S/N EMU-X@0.8)``."""
+    return drive_title(facts)
 
 
 def label_test(

@@ -41,7 +41,8 @@ def _running_result() -> Any | None:
     return None
 
 
-def snapshot_current_test(original_values: Mapping[str, Any]) -> dict[str, Any] | None:
+def snapshot_current_test(original_values: Mapping[str, Any], item: Any = None
+                          ) -> dict[str, Any] | None:
     """The running test's Allure result as it stands, as the JSON Allure would write (uuid,
     name, fullName, labels, parameters, attachments and steps so far), with the ``historyId``
     allure-pytest will give it (``md5(fullName, non-excluded parameter values)``, computed at
@@ -51,18 +52,34 @@ def snapshot_current_test(original_values: Mapping[str, Any]) -> dict[str, Any] 
     Args:
         original_values: the test's pytest parameters (``item.callspec.params``): allure-pytest
             hashes their original values, not their ``repr``.
+        item: the test, during its set-up (allure-pytest sets ``fullName`` and adds the pytest
+            parameters only once set-up is over): both are filled in as it will, so a worker
+            that dies in set-up still leaves the test's own history id and drive parameters.
 
     Returns:
-        The result as a dict, or None without ``--alluredir``.
+        The result as a dict, or None without ``--alluredir`` (or outside a test).
     """
-    from allure_pytest.utils import get_history_id
+    from allure_commons.model2 import Parameter
+    from allure_commons.utils import represent
+    from allure_pytest.utils import allure_full_name, get_history_id
     from attr import asdict
 
     result = _running_result()
-    if result is None or not getattr(result, "fullName", None):
+    if result is None:
+        return None
+    full_name = getattr(result, "fullName", None)
+    parameters = list(result.parameters)
+    if not full_name and item is not None:  # in set-up: as allure-pytest's set-up will
+        full_name = allure_full_name(item)
+        names = {p.name for p in parameters}
+        parameters += [Parameter(name=name, value=represent(value))
+                       for name, value in original_values.items() if name not in names]
+    if not full_name:
         return None
     data = asdict(result, filter=lambda _, v: v or v is False)
-    data["historyId"] = get_history_id(result.fullName, result.parameters,
+    data["fullName"] = full_name
+    data["parameters"] = [asdict(p, filter=lambda _, v: v or v is False) for p in parameters]
+    data["historyId"] = get_history_id(full_name, parameters,
                                        original_values=dict(original_values))
     return data
 
@@ -104,12 +121,14 @@ def write_crashed_result(
     pytest-xdist worker crashed, or the run was stopped (SIGTERM) while it ran.
 
     Called on the controller. With the worker's ``snapshot`` (``snapshot_current_test``, kept
-    in its journal) the result is the test's own -- same uuid, title, parent suite (the drive),
+    in its journal from the test's set-up on) the result is the test's own -- same uuid, title,
+    parent suite (the drive; from ``drive_facts`` when it died before its labels were set),
     parameters, history id and the attachments written so far (the ``drive`` facts) -- so it
     lands on the right drive and in the test's history; the steps still open are closed as
-    broken. Without one, name, full name, suite and history id follow allure-pytest's scheme
-    for the node id (the ``@group`` suffix pytest-xdist's loadgroup adds is dropped) and
-    ``drive_facts``, when known, give the parent suite and the ``drive`` attachment.
+    broken. Without one (it died before its drive was opened), name, full name, suite and
+    history id follow allure-pytest's scheme for the node id (the ``@group`` suffix
+    pytest-xdist's loadgroup adds is dropped: ``md5(node id)``) and ``drive_facts``, when
+    known, give the parent suite and the ``drive`` attachment.
 
     Args:
         alluredir: the ``--alluredir`` folder.
@@ -139,6 +158,8 @@ def write_crashed_result(
         _close_steps(data.get("steps") or [], stamp)
         labels = data.setdefault("labels", [])
         names = {lab.get("name") for lab in labels}
+        if "parentSuite" not in names and drive_facts:  # died before its labels were set
+            labels.append({"name": "parentSuite", "value": parent_suite(drive_facts)})
         if "suite" not in names:
             labels.append({"name": "suite",
                            "value": ParsedPytestNodeId(nodeid.split("@", 1)[0]).module})

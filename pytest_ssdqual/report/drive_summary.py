@@ -32,7 +32,12 @@ from pathlib import Path
 from pytest_ssdqual.methodology.figure_state import PASS_AS_FOUND
 from pytest_ssdqual.report import chart_data
 from pytest_ssdqual.results.record import LimitVerdict
-from pytest_ssdqual.results.stored import StoredTest, group_by_drive
+from pytest_ssdqual.results.stored import (
+    StoredTest,
+    drive_identity,
+    drive_title,
+    group_by_drive,
+)
 
 #: Test record status (``record.STATUSES``) -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED",
@@ -109,18 +114,20 @@ class DriveSummary:
 
     @property
     def title(self) -> str:
-        f = self.facts
-        return (f"{f.get('model', 'unknown drive')} (fw {f.get('firmware', '?')}, "
-                f"S/N {f.get('serial', '?')})")
+        """``results.stored.drive_title``: the drive's model, firmware and identity."""
+        return drive_title(self.facts)
 
     @property
     def slug(self) -> str:
-        """File-name stem: ``summary-<model>-<serial>``, safe characters only; a long one is cut
-        and ends with a hash of the drive and serial, so two drives never share a name."""
-        raw = f"{self.facts.get('model', 'drive')}-{self.facts.get('serial', '')}"
+        """File-name stem: ``summary-<model>-<identity key>`` (``results.stored.drive_identity``:
+        the serial; ``@SPEED`` of an emulated drive and the drive as given where the session
+        needed them, so two drives of a session never share a page), safe characters only; a
+        long one is cut and ends with a hash of the drive and its identity."""
+        ident = drive_identity(self.facts)
+        raw = f"{self.facts.get('model', 'drive')}-{ident}"
         safe = re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", raw)).strip("-") or "drive"
         if len(safe) > 80:
-            key = f"{self.facts.get('drive', '')}|{self.facts.get('serial', '')}"
+            key = f"{self.facts.get('drive', '')}|{ident}"
             safe = safe[:70].rstrip("-") + "-" + hashlib.sha1(key.encode()).hexdigest()[:8]
         return "summary-" + safe
 

@@ -9,8 +9,9 @@ shows that decision, and no other metric is called regressed; against another ru
 marks a worsening of the figures beyond B's limit. Output: Markdown (default), self-contained
 HTML, or JSON.
 
-Plain Python (no pytest); reads run folders only (``store.StoredRun``), each workload's
-record as a ``record.TestRecord``.
+Drive-health records (workload ``health``: readings of the moment, several per drive) are not
+compared. Plain Python (no pytest); reads run folders only (``store.StoredRun``), each
+workload's record as a ``record.TestRecord``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
@@ -99,6 +101,8 @@ def compare_runs(a: StoredRun, b: StoredRun) -> tuple[list[Delta], list[str]]:
     for da, db in pairs:
         ra, rb = a.records_of(str(da["drive"])), b.records_of(str(db["drive"]))
         for workload in sorted(set(ra) | set(rb)):
+            if workload == HEALTH_WORKLOAD_ID:  # readings of the moment, one record each
+                continue
             if workload not in ra or workload not in rb:
                 side = "A" if workload in ra else "B"
                 notes.append(f"{workload} ran only in {side} on {db.get('model')}")

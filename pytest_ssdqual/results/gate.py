@@ -8,6 +8,8 @@
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
   test is broken) and stores the workload (``store.ResultsStore.write_workload``);
+* ``store_health`` for each drive-health judgement (``plugin.health``), stored as a ``health``
+  record so ``ssdqual rejudge`` judges and counts it as the run did;
 * ``finish`` once, on the controller, at session end: writes ``run.json`` and indexes the run.
 With ``--baseline`` a gated metric (``gated_metrics.gated_metrics``: every workload's primary
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
@@ -29,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_ssdqual import __version__
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
+from pytest_ssdqual.catalog.workloads import CATALOG, Workload
 from pytest_ssdqual.methodology.figure_state import figure_states
 from pytest_ssdqual.results.baseline import BaselineFinder
 from pytest_ssdqual.results.comparison import Comparison
@@ -47,7 +51,7 @@ from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import Verdict
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.catalog.workloads import Workload
+    from pytest_ssdqual.drive.health_checks import HealthJudgement
     from pytest_ssdqual.qualify.session import DriveContext, SessionOptions
 
 __all__ = ["Judged", "ResultsGate"]
@@ -153,6 +157,7 @@ class ResultsGate:
         strict: bool = False,
         files: Sequence[Mapping[str, Path | str]] | None = None,
         health: Sequence[str] = (),
+        test: str = "",
     ) -> GateResult:
         """Compare one workload with the baseline and store it (also when the baseline is
         refused: the measurement is kept, then ``BaselineError`` is raised).
@@ -167,6 +172,7 @@ class ResultsGate:
             health: the test's drive-health failure lines (``plugin_health.health_failures``);
                 any makes the stored status ``failed`` and is stored as ``health_failures``,
                 so the record fails as the test did (``ssdqual rejudge``, compare, trend).
+            test: the pytest node id of the test (``TestRecord.test``).
 
         Raises:
             BaselineError: the baseline cannot be used for this drive.
@@ -201,7 +207,7 @@ class ResultsGate:
                 "comparisons": [c.as_dict() for c in comparisons],
             }
         record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict,
-                              health, regressed=any(c.failed for c in comparisons))
+                              health, regressed=any(c.failed for c in comparisons), test=test)
         if files is None:
             files = [self._files(o) for o in repetitions]
         record_dir = self.store.write_workload(self.options.run_id, record.to_json(), files)
@@ -223,6 +229,7 @@ class ResultsGate:
         health: Sequence[str],
         *,
         regressed: bool,
+        test: str = "",
     ) -> TestRecord:
         """The workload's ``TestRecord``: failed on a failed verdict, a regression or a
         drive-health finding (``reason``: the failed limits and health lines)."""
@@ -230,17 +237,11 @@ class ResultsGate:
         record = TestRecord.judged(
             ctx.target.spec.raw, workload.id, outcome.verdicts, figure_states(outcome),
             health=tuple(line.strip() for line in health),
-            run_id=self.options.run_id,
-            drive_slug=drive_slug(ctx.target.spec.raw),
             title=workload.title,
             family=workload.family,
-            profile=self.options.profile,
-            facts=dataclasses.asdict(ctx.facts),
-            identity=dataclasses.asdict(ctx.identity),
-            firmware_reported=ctx.reported_firmware or ctx.identity.firmware,
-            assignment=dataclasses.asdict(ctx.assignment),
-            threshold_profiles=tuple(f"{p.name} ({p.location})" for p in ctx.limits.profiles),
             strict=strict,
+            test=test,
+            **self._drive_fields(ctx),
             repeat=len(repetitions),
             metrics=outcome.metrics,
             spread_pct=dict(spread_pct),
@@ -253,7 +254,6 @@ class ResultsGate:
             # with that reason, in the run and in ``ssdqual rejudge``
             unreached=dict(getattr(getattr(outcome, "result", None), "unreached", None) or {}),
             regression=regression,
-            written_utc=utc_now(),
         )
         reasons = [str(v) for v in record.failed] + list(record.health)
         if regressed:
@@ -261,6 +261,49 @@ class ResultsGate:
         if reasons:
             record = dataclasses.replace(record, status="failed", reason="; ".join(reasons))
         return record
+
+    def _drive_fields(self, ctx: DriveContext) -> dict[str, Any]:
+        """The fields every record of the drive carries: the run, the drive and its facts."""
+        return {
+            "run_id": self.options.run_id,
+            "drive_slug": drive_slug(ctx.target.spec.raw),
+            "profile": self.options.profile,
+            "facts": dataclasses.asdict(ctx.facts),
+            "identity": dataclasses.asdict(ctx.identity),
+            "firmware_reported": ctx.reported_firmware or ctx.identity.firmware,
+            "assignment": dataclasses.asdict(ctx.assignment),
+            "threshold_profiles": tuple(f"{p.name} ({p.location})"
+                                        for p in ctx.limits.profiles),
+            "written_utc": utc_now(),
+        }
+
+    def store_health(self, ctx: DriveContext, judgement: HealthJudgement, *, listed: str,
+                     test: str = "", strict: bool = False) -> Path:
+        """Store one drive-health judgement of the drive (``health_checks.HealthJudgement``: one
+        reading, or the change between two) as a ``health`` record, so ``ssdqual rejudge``
+        judges it again -- its metrics are all a reading's values, or the interval's deltas:
+        what the limits, ``max_delta`` ones included, judge -- and lists it as the run did.
+
+        Args:
+            listed: when the run's verdict table lists it (``record.LISTED_*``).
+            test: the pytest node id of the test that made the judgement.
+            strict: ``--strict-thresholds`` (a reported metric without a limit fails).
+
+        Returns:
+            the record's folder (``RUN/DRIVE_SLUG/health``, ``health~2``, ...).
+
+        Raises:
+            StoreError: the record cannot be stored.
+        """
+        workload = CATALOG[HEALTH_WORKLOAD_ID]
+        record = TestRecord.judged(
+            ctx.target.spec.raw, workload.id, judgement.verdicts,
+            dict.fromkeys(judgement.metrics, judgement.label), metrics=dict(judgement.metrics),
+            title=workload.title, family=workload.family, strict=strict, test=test,
+            listed=listed, **self._drive_fields(ctx))
+        if record.failed:
+            record = dataclasses.replace(record, reason="; ".join(str(v) for v in record.failed))
+        return self.store.write_workload(self.options.run_id, record.to_json())
 
     @staticmethod
     def _files(outcome: Judged) -> dict[str, Path | str]:

@@ -11,6 +11,9 @@ it) and allure-python's ``model2`` (one model, file and memory loggers):
   state per figure, the verdicts, drive-health findings, the status (``passed``, ``failed``,
   ``broken``, ``interrupted``, ``skipped``) and its reason, plus what the results store keeps
   for baselines and ``ssdqual rejudge`` (repetitions, spread, requirements, regression block).
+  A drive-health judgement (one reading or the change between two, workload ``health``) is a
+  record of its own: its metrics, each in the state of its label (``session start``, ``after
+  <workload>``, ``session start -> session end``), and when the run lists it (``listed``).
 
 Every output converts these: the results store's ``record.json`` (``TestRecord.to_json``), the
 Allure ``verdicts (JSON)`` attachment (read back by ``results.stored``), the terminal verdict
@@ -32,13 +35,44 @@ from typing import Any, ClassVar
 from pytest_ssdqual.methodology.figure_state import verdict_word
 from pytest_ssdqual.thresholds.verdict import FAIL, Verdict, format_number
 
-__all__ = ["SCHEMA", "STATUSES", "LimitVerdict", "TestRecord", "verdict_words"]
+__all__ = ["LISTED_ALWAYS", "LISTED_IF_FAILED", "LISTED_IF_FLAGGED", "LISTED_NEVER", "SCHEMA",
+           "STATUSES", "LimitVerdict", "TestRecord", "listed_in_table", "verdict_words"]
 
 #: Version of the JSON written by ``TestRecord.to_json`` (1: before the typed record).
 SCHEMA = 2
 
 #: Statuses of a test record (Allure's, plus ``interrupted``: SIGINT/SIGTERM stopped it).
 STATUSES: tuple[str, ...] = ("passed", "failed", "broken", "interrupted", "skipped")
+
+#: ``TestRecord.listed``: when the run's verdict table (and its count line) lists a record's
+#: verdicts. A workload's always; a drive-health judgement (``plugin.health``) as the run lists
+#: it -- always when the health suite judged it, only when it failed (the session-start reading
+#: judged for a workload test) or failed or warned (the readings around a destructive workload)
+#: otherwise, never when another test of the drive listed the same judgement already.
+LISTED_ALWAYS = "always"
+LISTED_IF_FAILED = "if failed"
+LISTED_IF_FLAGGED = "if failed or warned"
+LISTED_NEVER = "never (listed by another test)"
+
+
+def listed_in_table(rule: str, statuses: Iterable[str]) -> bool:
+    """Whether verdicts of ``statuses`` (``pass``, ``fail``, ``warn``, ...) go into the verdict
+    table under the listing ``rule`` (``LISTED_*``; ``""``: always).
+
+    Raises:
+        ValueError: an unknown rule.
+    """
+    found = set(statuses)
+    if rule in ("", LISTED_ALWAYS):
+        return True
+    if rule == LISTED_IF_FAILED:
+        return bool(found & {"fail", "missing"})
+    if rule == LISTED_IF_FLAGGED:
+        return bool(found & {"fail", "missing", "warn"})
+    if rule == LISTED_NEVER:
+        return False
+    raise ValueError(f"unknown listing rule {rule!r}")
+
 
 #: Verdict status (``thresholds.verdict``) -> the word every report prints.
 VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING",
@@ -195,6 +229,10 @@ class TestRecord:
             unreached: metric -> why the drive never got there; regression: the baseline
             comparison block (None when not gated). written_utc: when it was recorded.
         drive_slug: the drive's folder in the results store (``store.drive_slug``).
+        test: the pytest node id of the test that recorded it (``""``: not recorded, a record
+            of an older version); a workload test and the drive-health judgements it made share
+            one. listed: when the run's verdict table lists its verdicts (``LISTED_*``;
+            ``""``: always).
     """
 
     __test__: ClassVar[bool] = False  # not a pytest test class
@@ -225,6 +263,8 @@ class TestRecord:
     regression: Mapping[str, Any] | None = None
     written_utc: str = ""
     drive_slug: str = ""
+    test: str = ""
+    listed: str = ""
 
     @classmethod
     def judged(cls, drive: str, workload: str, verdicts: Iterable[Verdict],

@@ -14,15 +14,26 @@ measured, fio is never started, and the stored run is not modified.
 
 Records written before the requirements were stored get them back from their stored verdicts
 whose provenance is an implicit requirement. A metric the drive never reached (``unreached``:
-never recovered) fails a limit with the run's reason, not as "not measured". A record whose
-test failed on drive health (``health_failures``) stays failed: drive health is read from the
-drive, not re-judged from threshold files.
+never recovered) fails a limit with the run's reason, not as "not measured".
+
+Drive health: every health judgement of the run is a ``health`` record (``plugin.health``: the
+session-start and session-end readings, the change over the session, the readings and changes
+around each destructive workload -- a reading's values or an interval's deltas, all the limits,
+``max_delta`` ones included, judge). Each is judged again like the run judged it
+(``health_checks.judge_health`` with the built-in limits under the profiles' own) and listed
+and counted as the run's verdict table listed it (``record.listed_in_table``: the health
+suite's always, a workload test's when it fails or warns). What is kept as it was: a workload
+test that failed on drive health (``health_failures``) stays failed -- the run failed it on
+the reading of the moment, and the readings are judged again as the ``health`` records. A
+passing start reading no test listed (no health suite in the session) was not stored.
 
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
 regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
 a test failed or broke without leaving a record, a workload this version does not know, a refused
-baseline, an interrupted session): what was never judged cannot pass; 4 bad input (unknown run,
-bad threshold file).
+baseline, an interrupted session; a drive whose per-drive summary would be INCOMPLETE -- the
+summary's own decision, ``drive_summary.overall_verdict`` --: a read limit passed only on media
+as found, ``PASS (as found)``, or no limit judged): what was never judged cannot pass; 4 bad
+input (unknown run, bad threshold file).
 """
 
 from __future__ import annotations
@@ -33,13 +44,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.workloads import Workload
+from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
-from pytest_ssdqual.report.summary import format_summary, rows_from_verdicts
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE
+from pytest_ssdqual.report.drive_summary import (
+    LimitRow,
+    TestRow,
+    overall_reasons,
+    overall_verdict,
+    status_word,
+)
+from pytest_ssdqual.report.summary import format_summary, rows_from_records
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
-from pytest_ssdqual.results.record import TestRecord
+from pytest_ssdqual.results.record import TestRecord, listed_in_table
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
@@ -47,7 +68,8 @@ from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 
-__all__ = ["Rejudged", "incomplete_reasons", "rejudge_run", "add_parser", "run_command"]
+__all__ = ["Rejudged", "drive_verdicts", "incomplete_reasons", "rejudge_run", "add_parser",
+           "run_command"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -64,6 +86,8 @@ class Rejudged:
         notes: why something could not be judged (a workload unknown to this version).
         health: the run's drive-health failure lines (stored ``health_failures``): the record
             fails whatever the thresholds.
+        states: metric -> the drive state of its figure (``TestRecord.states``; a health
+            judgement's: its reading, ``session start``). listed: ``TestRecord.listed``.
     """
 
     drive: str
@@ -73,6 +97,8 @@ class Rejudged:
     comparisons: list[Comparison]
     notes: list[str] = field(default_factory=list)
     health: list[str] = field(default_factory=list)
+    states: dict[str, str] = field(default_factory=dict)
+    listed: str = ""
 
     @property
     def failed(self) -> bool:
@@ -82,6 +108,26 @@ class Rejudged:
     @property
     def new_status(self) -> str:
         return "failed" if self.failed else "passed"
+
+    @property
+    def shown(self) -> bool:
+        """The run's verdict table lists it under the new verdicts (``record.listed_in_table``:
+        a workload always; a drive-health judgement as the run listed it)."""
+        return listed_in_table(self.listed, (v.status for v in self.verdicts))
+
+    def record(self) -> TestRecord:
+        """The rejudgement as a ``TestRecord``: the new verdicts, each with the drive state of
+        its figure, the new status, the run's health lines."""
+        return TestRecord.judged(self.drive, self.workload, self.verdicts, self.states,
+                                 status=self.new_status, health=tuple(self.health))
+
+    @property
+    def name(self) -> str:
+        """``workload``, and for a drive-health judgement its reading: ``health @ session
+        start``."""
+        if self.workload != HEALTH_WORKLOAD_ID or not self.states:
+            return self.workload
+        return f"{self.workload} @ {next(iter(self.states.values()))}"
 
 
 def _facts(record: TestRecord) -> DriveFacts:
@@ -112,11 +158,16 @@ def stored_requirements(record: TestRecord) -> list[Limit]:
 def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
                  ) -> list[Verdict]:
     """The verdicts of one stored record under ``limits``, judged as the run judged them: a
-    methodology workload with its implicit requirements (``methodology.judge_result``), any
-    other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
+    methodology workload with its implicit requirements (``methodology.judge_result``), a
+    drive-health judgement with the built-in health limits (``health_checks.judge_health``),
+    any other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
     ``unreached`` reasons (a limit on a metric the drive never reached fails saying why)."""
     metrics = {k: float(v) for k, v in record.metrics.items()}
     unreached = {str(k): str(v) for k, v in record.unreached.items()}
+    if workload.id == HEALTH_WORKLOAD_ID:  # one reading or one interval, as plugin.health
+        label = next(iter(record.states.values()), "")
+        return judge_health(label, metrics, health_limits(limits.limits.values()),
+                            strict=record.strict).verdicts
     if workload.is_methodology:
         result = MethodologyResult(workload, metrics, {}, [], [],
                                    requirements=stored_requirements(record),
@@ -157,16 +208,20 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
         elif "error" in regression:
             notes.append(f"the stored run refused its baseline: {regression['error']}")
         out.append(Rejudged(record.drive, workload.id, record.status, verdicts, comparisons,
-                            notes, list(record.health)))
+                            notes, list(record.health), dict(record.states), record.listed))
     return out
 
 
 def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]:
-    """Why ``run`` cannot pass a re-judgement whatever the thresholds: an interrupted session,
-    no stored workload, a workload unknown to this version's catalog, a baseline the run refused,
+    """Why ``run`` cannot pass this re-judgement: a drive whose per-drive summary would not
+    say PASS without failing (``drive_verdicts``: a read limit passed only on media as found --
+    never prefilled, maybe never written --, no limit judged), and, whatever the thresholds: an
+    interrupted session, no stored workload, a workload unknown to this version's catalog, a
+    baseline the run refused,
     or tests that failed or broke without a stored record (``run.json`` ``tests.failed`` is more
-    than the failed records; for a ``run.json`` without counts: a non-zero exit status and no
-    failed record). Empty when every test's outcome is in the records."""
+    than the tests with a failed record -- ``TestRecord.test``; for a ``run.json`` without
+    counts: a non-zero exit status and no failed record). Empty when every test's outcome is
+    in the records."""
     info = run.info
     reasons: list[str] = []
     if info.get("status") not in (None, "complete"):
@@ -180,43 +235,71 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
         elif any(n.startswith("the stored run refused its baseline") for n in r.notes):
             reasons.append(f"{r.drive} {r.workload}: the test was broken: "
                            f"{'; '.join(r.notes)}")
-    failed_records = sum(1 for rec in run.records if rec.get("status") != "passed")
+    # a test's records share its node id (a workload and the health judgements it made);
+    # records of an older version have none: one test each
+    failed_records = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
+                          if rec.get("status") != "passed"})
     tests = info.get("tests")
     if isinstance(tests, dict) and isinstance(tests.get("failed"), int):
         missing = tests["failed"] - failed_records
         if missing > 0:
             reasons.append(
                 f"{missing} test(s) failed or broke without a stored record ({tests['failed']} "
-                f"failed in the session, {failed_records} failed record(s)): fio or the drive "
-                "broke before a figure was stored, which no threshold can re-judge"
+                f"failed in the session, {failed_records} with a failed record): fio or the "
+                "drive broke before a figure was stored, which no threshold can re-judge"
             )
     elif info.get("exitstatus") not in (None, 0) and failed_records == 0:
         reasons.append(
             f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
             "or broke without a stored record"
         )
+    for drive, (overall, why) in drive_verdicts(results).items():
+        if overall == "INCOMPLETE":
+            reasons.append(f"{drive}: {'; '.join(why)} (its summary would say INCOMPLETE)")
     return reasons
+
+
+def drive_verdicts(results: Sequence[Rejudged]) -> dict[str, tuple[str, list[str]]]:
+    """Drive -> the overall verdict its per-drive summary gives the rejudged records (``PASS``,
+    ``FAIL`` or ``INCOMPLETE``: ``report.drive_summary.overall_verdict``, e.g. INCOMPLETE when a
+    limit passed only on media as found, or none was judged) and its reasons
+    (``overall_reasons``). Only what the run's verdict table lists (``Rejudged.shown``)."""
+    by_drive: dict[str, tuple[list[TestRow], list[LimitRow]]] = {}
+    for r in results:
+        if not r.shown:
+            continue
+        record = r.record()
+        tests, limits = by_drive.setdefault(r.drive, ([], []))
+        tests.append(TestRow(r.name, r.workload, status_word(record.status), ""))
+        limits += [LimitRow.from_record(v) for v in record.verdicts if v.judged]
+    return {drive: (overall_verdict(tests, limits), overall_reasons(tests, limits))
+            for drive, (tests, limits) in by_drive.items()}
 
 
 def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[str]) -> list[str]:
     """Human lines: per workload the old and new status, each failed limit or regression, the
     reasons the run is incomplete (``incomplete_reasons``), and the count line of the run's
-    verdict table (``N limits passed, N failed, N missing; N measured metrics had no limit``)
-    with the number of regressions."""
+    verdict table (``N limits passed (N only as found: not prefilled), N failed, N missing; N
+    measured metrics had no limit``, each figure in its stored drive state, with the run's
+    note on figures read as found) with the number of regressions."""
     lines = [f"re-judging run {run.run_id} ({run.path}) against {', '.join(paths)} -- no I/O"]
-    for r in results:
+    shown = [r for r in results if r.shown]
+    for r in shown:
         change = "" if r.old_status == r.new_status else "  (changed)"
-        lines.append(f"{r.drive} {r.workload}: stored {r.old_status.upper()}, now "
+        lines.append(f"{r.drive} {r.name}: stored {r.old_status.upper()}, now "
                      f"{r.new_status.upper()}{change}")
         lines += [f"  {v.line()}" for v in r.verdicts if v.failed]
         lines += [f"  REGRESSION: {c.line()}" for c in r.comparisons if c.failed]
         if r.health:
-            lines.append("  drive health failed in the run (kept: health is read from the "
-                         "drive, not re-judged from threshold files):")
+            lines.append("  drive health failed in the run (kept: the test failed on the "
+                         "reading of the moment; the readings are re-judged as 'health'):")
             lines += [f"    {h}" for h in r.health]
         lines += [f"  note: {n}" for n in r.notes]
-    rows = [row for r in results for row in rows_from_verdicts(r.drive, r.workload, r.verdicts)]
-    counts = format_summary(rows)[-1]  # the run's own count line
+    table = format_summary(rows_from_records(r.record() for r in shown))
+    counts = table[-1]  # the run's own count line, then its note on figures read as found
+    if counts == AS_FOUND_NOTE:
+        counts = table[-2]
+        lines.append(AS_FOUND_NOTE)
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
     incomplete = incomplete_reasons(run, results)
     lines += [f"INCOMPLETE: {reason}" for reason in incomplete]

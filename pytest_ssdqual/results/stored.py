@@ -21,7 +21,7 @@ test (Allure ``historyId``, which holds the drive's identity) only the latest re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +39,30 @@ ATTACH_LOG_PREFIX = "per-second log "
 
 #: Header line of the per-second log CSV attachments (fio's columns, fio HOWTO "Log File Formats").
 LOG_CSV_HEADER = "time_ms,value,direction,bs,offset"
+
+
+def drive_identity(facts: Mapping[str, str]) -> str:
+    """What tells one drive from another across runs, from its facts (``drive`` attachment,
+    ``DriveContext.describe()``): the identity key (``identity``: the serial, ``@SPEED`` of an
+    emulated drive, the drive as given when another drive of the session shares the serial;
+    ``qualify.drive_keys``); for facts of an older version without it, the serial, else the
+    path (a scratch file, a device that reports no serial)."""
+    key = str(facts.get("identity") or "").strip()
+    if key:
+        return key
+    serial = str(facts.get("serial") or "").strip()
+    return serial if serial and serial not in ("?", "unknown") else str(facts.get("drive", ""))
+
+
+def drive_title(facts: Mapping[str, str]) -> str:
+    """The drive's title, one per drive of a session (Allure parent suite, summary page):
+    ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``; the identity key where it says more than the
+    serial (``S/N EMU-JMF612-43NM-64G@0.8``, ``S/N S123 (/dev/nvme0n2)``, ``S/N unknown,
+    /dev/sdb``)."""
+    serial = str(facts.get("serial") or "?")
+    key = drive_identity(facts)
+    shown = key if key.startswith(serial) else f"{serial}, {key}"
+    return f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, S/N {shown})"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.drive import identity as identity_module
+from pytest_ssdqual.drive.identity import DriveIdentity
+
 from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
 
 SUITE = """
@@ -134,6 +137,35 @@ def test_each_drive_has_its_own_history_across_firmware(pytester: pytest.Pyteste
     before = {r["parameters"][0]["value"]: r["historyId"] for r in (a, b)}
     after = {r["parameters"][0]["value"]: r["historyId"] for r in _results(relabelled)}
     assert after == before  # firmware (and the /dev path) stay out of the history id
+
+
+def test_two_drives_sharing_a_serial_have_their_own_history_suite_and_page(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 9 item 5: two drives of a session that report one serial (two NVMe namespaces,
+    two USB bridges; here two scratch files identified so) used to get one history id (one
+    shown as a "retry" of the other), one parent suite and one summary page (the second
+    overwrote the first). The drive as given now tells them apart."""
+
+    def twin(path: str, **_kw: object) -> DriveIdentity:
+        return DriveIdentity("Twin SSD", "SHARED-SN-1", "F1", 16 << 20, 512, 4096, "virtual",
+                             False, kind="file")
+
+    monkeypatch.setattr(identity_module, "identify", twin)
+    alluredir = pytester.path / "allure"
+    suite = "def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n"
+    _run(pytester, fake_fio, alluredir, "--scratch-size=16M", suite=suite,
+         drives=("a.img", "b.img")).assert_outcomes(passed=2)
+    results = _results(alluredir)
+    specs = [f"file:{pytester.path / d}" for d in ("a.img", "b.img")]
+    assert len({r["historyId"] for r in results}) == 2
+    assert sorted(_labels(r, "parentSuite")[0] for r in results) == [
+        f"Twin SSD (fw F1, S/N SHARED-SN-1 ({spec}))" for spec in specs]
+    assert sorted(p["value"] for r in results for p in r["parameters"]
+                  if p["name"] == "drive identity") == [repr(f"SHARED-SN-1 ({s})") for s in specs]
+    pages = sorted(p.name for p in (alluredir / "summary").glob("*.md"))
+    assert len(pages) == 2, pages
+    assert all(p.startswith("summary-Twin-SSD-SHARED-SN-1-file-") for p in pages)
 
 
 def test_failed_broken_and_categories(

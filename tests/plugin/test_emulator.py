@@ -169,3 +169,29 @@ def test_cli_lists_checks_and_identifies_models_without_building_them(
     assert main(["emulated", "check", str(bad)]) == 4
     err = capsys.readouterr().err
     assert "bad.yaml:1: version: unsupported version 2" in err
+
+
+def test_an_emulated_drive_and_its_slower_copy_are_two_drives_in_allure(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    """Issue 9 item 5: ``emu:X`` and ``emu:X@0.8`` in one session report the model's one serial;
+    they used to share a history id, a parent suite and a summary page. Builds both drives (root,
+    cgroup-v1 blkio; fio is the stand-in, which never touches them)."""
+    problems = host_problems()
+    if problems:
+        pytest.skip("; ".join(problems))
+    import json
+
+    alluredir = pytester.path / "allure"
+    result = _run(pytester, fake_fio, "--drive=emu:jmf612-43nm-64g",
+                  "--drive=emu:jmf612-43nm-64g@0.8", "--ssd-profile=smoke",
+                  f"--alluredir={alluredir}", f"--results-dir={pytester.path / 'store'}")
+    result.assert_outcomes(passed=2)
+    results = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+    assert len({r["historyId"] for r in results}) == 2
+    suites = sorted(lab["value"] for r in results for lab in r["labels"]
+                    if lab["name"] == "parentSuite")
+    serial = "EMU-JMF612-43NM-64G"
+    assert [s.rsplit("S/N ", 1)[1] for s in suites] == [f"{serial})", f"{serial}@0.8)"]
+    pages = sorted(p.name for p in (alluredir / "summary").glob("*.md"))
+    assert len(pages) == 2 and pages[0].endswith(f"-{serial}-0.8.md"), pages

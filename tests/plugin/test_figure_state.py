@@ -6,14 +6,18 @@ maybe never-written blocks) is ``PASS (as found)`` and the drive INCOMPLETE, nev
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_ssdqual.methodology.figure_state import STATE_WRITES_AS_FOUND
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, STATE_WRITES_AS_FOUND
 from pytest_ssdqual.qualify.session import STATE_AS_FOUND
+from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import READ_WRITE_SUITE, FakeFio, limits_yaml, qual_args, write_suite
 
@@ -50,6 +54,20 @@ def _record(store: Path, workload: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def _rejudge(store: Path, thresholds: Path, capsys: pytest.CaptureFixture[str]
+             ) -> tuple[int, str]:
+    [run] = ResultsStore(store).complete_runs()
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.name, results_dir=str(store), thresholds=[str(thresholds)]))
+    return code, capsys.readouterr().out
+
+
+def _count_line(out: str) -> str:
+    [line] = re.findall(r"^\d+ limits passed.*\(not judged\)", out, re.M)
+    return line
+
+
 def test_reads_as_found_say_so_everywhere_and_never_qualify(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
@@ -79,8 +97,30 @@ def test_reads_as_found_say_so_everywhere_and_never_qualify(
     assert _record(store, "seq_read_128k_qd32")["states"]["read.bw_mbps"] == STATE_AS_FOUND
 
 
+def test_a_rejudged_read_as_found_is_still_as_found_and_incomplete(
+    pytester: pytest.Pytester, fake_fio: FakeFio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 9 item 7: ``ssdqual rejudge`` judged the stored figures without their drive
+    states, so a run whose only read passed on media as found (summary INCOMPLETE) was re-judged
+    ``run PASSES under the new thresholds``, exit 0."""
+    target = pytester.path / "existing.img"
+    target.write_bytes(b"\0" * (16 << 20))
+    result, _, store = _run(pytester, fake_fio, target, "as-found")
+    result.assert_outcomes(passed=1, skipped=1)
+    run_counts = _count_line(result.stdout.str())
+    assert "(1 only as found: not prefilled)" in run_counts
+    code, out = _rejudge(store, pytester.path / "limits.yaml", capsys)
+    assert code == 1, out
+    lines = out.splitlines()
+    assert AS_FOUND_NOTE in lines
+    assert f"INCOMPLETE: file:{target}: 1 limit(s) passed only on media as found (its summary " \
+           "would say INCOMPLETE)" in lines
+    assert lines[-1] == (f"{run_counts}; 0 regression(s); run is INCOMPLETE: it cannot pass a "
+                         "re-judgement (see INCOMPLETE above)")
+
+
 def test_prefilled_reads_and_writes_as_found_carry_their_state(
-    pytester: pytest.Pytester, fake_fio: FakeFio
+    pytester: pytest.Pytester, fake_fio: FakeFio, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result, alluredir, store = _run(pytester, fake_fio, pytester.path / "new.img", "prefilled")
     result.assert_outcomes(passed=2)
@@ -99,3 +139,7 @@ def test_prefilled_reads_and_writes_as_found_carry_their_state(
     assert _record(store, "seq_read_128k_qd32")["states"]["read.bw_mbps"] == prefilled
     assert _record(store, "seq_write_128k_qd32")["states"]["write.bw_mbps"] == (
         STATE_WRITES_AS_FOUND)
+    code, out = _rejudge(store, pytester.path / "limits.yaml", capsys)
+    assert code == 0 and AS_FOUND_NOTE not in out, out
+    assert out.splitlines()[-1] == (f"{_count_line(result.stdout.str())}; 0 regression(s); run "
+                                    "PASSES under the new thresholds")

@@ -121,43 +121,138 @@ def test_write(qualify):
     assert len(failed) == 1 and "::test_write" in failed[0]
 
 
+COUNT_LINE = re.compile(r"^\d+ limits passed.*measured metrics had no limit \(not judged\)",
+                        re.M)
+
+
+def _rejudge(results: Path, limits: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    capsys.readouterr()
+    code = rejudge.run_command(argparse.Namespace(
+        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
+    return code, capsys.readouterr().out
+
+
 def test_a_test_failed_on_drive_health_is_stored_failed_and_rejudged_so(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Before: the record was written before the health was judged, so a DISK FAILING drive's
     read test was stored ``passed`` and ``ssdqual rejudge`` called the run incomplete ("failed
-    ... without a stored record"); compare and trend showed it passed."""
+    ... without a stored record"); compare and trend showed it passed. The health suite's tests
+    (run after the read test, as in ``suites/``) failed without any record either."""
     failing = replace(_reading(0), exit_status=8,
                       findings=("SMART status check returned DISK FAILING",))
     monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: failing)
     pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    limits = pytester.path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
     results = pytester.path / "results"
     result = pytester.runpytest(
-        "test_read.py", f"--drive=file:{pytester.path / 'target.img'}",
+        "test_read.py", str(SUITES / "test_health.py"),
+        f"--drive=file:{pytester.path / 'target.img'}", f"--thresholds={limits}",
         f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", f"--results-dir={results}",
         "-p", "no:cacheprovider",
     )
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=3)
+    [run_counts] = COUNT_LINE.findall(result.stdout.str())
     [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
-    [record] = run.records
-    assert record["workload"] == "seq_read_128k_qd32" and record["status"] == "failed"
+    [record] = [r for r in run.records if r["workload"] == "seq_read_128k_qd32"]
+    assert record["status"] == "failed"
+    assert record["test"].endswith("::test_read[file-target.img]")
     health = record["health_failures"]
     assert health[0].endswith("drive health fails (health read by smartctl 7.4, exit status "
                               "8; smartctl: SMART status check returned DISK FAILING)"), health
     assert "HEALTH (session start): smart_disk_failing 1 > max 0" in health[1]
+    # every judgement is a record: the start reading (listed by the read test, which failed on
+    # it; the health suite's start test, after it, judged it too), the end reading and change
+    judged = sorted((r["states"]["smart_disk_failing"] if "smart_disk_failing" in r["states"]
+                     else next(iter(r["states"].values())), r["listed"], r["test"].split("::")[1])
+                    for r in run.records if r["workload"] == "health")
+    assert judged == [
+        ("session end", "always", "test_health_at_session_end[file-target.img]"),
+        ("session start", "if failed", "test_read[file-target.img]"),
+        ("session start", "never (listed by another test)",
+         "test_health_at_start[file-target.img]"),
+        ("session start -> session end", "always", "test_health_at_session_end[file-target.img]"),
+    ]
     # rejudge counts it as the run did: failed for drive health, not incomplete
-    limits = pytester.path / "limits.yaml"
-    limits.write_text("version: 1\nprofiles: []\n")
-    capsys.readouterr()
-    code = rejudge.run_command(argparse.Namespace(
-        run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
-    out = capsys.readouterr().out
+    code, out = _rejudge(results, limits, capsys)
     assert code == 1, out
     assert "seq_read_128k_qd32: stored FAILED, now FAILED" in out
     assert "    HEALTH (session start): smart_disk_failing 1 > max 0" in out
+    assert "health @ session start: stored FAILED, now FAILED" in out
+    assert "  smart_disk_failing 1 > max 0" in out  # DISK FAILING: no profile relaxes it
     assert "INCOMPLETE" not in out and "without a stored record" not in out
-    assert out.rstrip().endswith("run FAILS: drive health failed in the run (see above)")
+    assert out.rstrip().endswith(f"{run_counts}; 0 regression(s); run FAILS under the new "
+                                 "thresholds"), out
+
+
+HEALTH_LIMITS = """version: 1
+profiles:
+  - name: lab
+    match: {}
+    source: lab
+    limits:
+      seq_read_128k_qd32: {bw_mbps: {min: 100}}
+      health:
+        temperature_c: {max: 80}
+        percentage_used: {max: 90, severity: warn}
+"""
+
+
+def test_rejudge_judges_and_counts_the_health_readings_as_the_run(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 9 item 7: the run's count line holds the health rows, which were never stored, so
+    ``ssdqual rejudge`` with the same thresholds printed other counts (30 limits passed in the
+    run, 1 in the rejudgement). The readings (start, after the destructive write, end) and the
+    changes between them are now stored, judged again -- a ``max_delta`` limit added later fails
+    the change around the write, which the run did not list since it passed -- and counted."""
+    readings = iter([_reading(0), replace(_reading(0), error_log_entries=2),
+                     replace(_reading(0), error_log_entries=2)])
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
+    pytester.makepyfile(test_rw="""
+import pytest
+
+def test_read(qualify):
+    qualify("seq_read_128k_qd32")
+
+@pytest.mark.destructive
+def test_write(qualify):
+    qualify("seq_write_128k_qd32")
+""")
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(HEALTH_LIMITS)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        str(SUITES / "test_health.py"), "test_rw.py", f"--drive=file:{pytester.path / 't.img'}",
+        f"--fio-bin={fake_fio.path}", f"--thresholds={limits}", "--ssd-profile=smoke",
+        f"--results-dir={results}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    assert run_counts.startswith("32 limits passed, 0 failed, 0 missing; "), run_counts
+    code, out = _rejudge(results, limits, capsys)
+    assert code == 0, out
+    assert out.rstrip().endswith(f"{run_counts}; 0 regression(s); run PASSES under the new "
+                                 "thresholds"), out
+    # the run listed the start and end readings and the session's change, not the (passing)
+    # reading and change after the write
+    shown = [line.split(" ", 1)[1] for line in out.splitlines() if " health @ " in line]
+    assert shown == ["health @ session start: stored PASSED, now PASSED",
+                     "health @ session end: stored PASSED, now PASSED",
+                     "health @ session start -> session end: stored PASSED, now PASSED"]
+    stricter = pytester.path / "stricter.yaml"
+    stricter.write_text(HEALTH_LIMITS + "        error_log_entries: {max_delta: 0}\n")
+    code, out = _rejudge(results, stricter, capsys)
+    assert code == 1, out
+    for interval in ("session start -> after seq_write_128k_qd32",
+                     "session start -> session end"):
+        assert (f" health @ {interval}: stored PASSED, now FAILED  (changed)\n"
+                "  error_log_entries_delta 2 > max 0") in out
+    assert " health @ after seq_write_128k_qd32:" not in out  # a reading that still passes
+    assert out.rstrip().endswith("run FAILS under the new thresholds")
 
 
 def test_health_suite_skips_on_a_scratch_file_with_the_reason(
@@ -286,8 +381,10 @@ def test_failing_drive_fails_the_idle_wake_test_and_is_stored_failed(
     result.assert_outcomes(failed=1)
     assert "HEALTH (session start): smart_disk_failing 1 > max 0" in result.stdout.str()
     [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
-    [record] = run.records
+    [record, start] = sorted(run.records, key=lambda r: r["workload"] != "idle_wake_read_4k_qd1")
     assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "failed"
+    assert (start["workload"], start["status"], start["listed"]) == ("health", "failed",
+                                                                    "if failed")
     assert any("smart_disk_failing 1 > max 0" in h for h in record["health_failures"])
 
 

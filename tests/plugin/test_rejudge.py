@@ -72,7 +72,7 @@ def test_a_test_broken_without_a_record_makes_the_run_incomplete(
                           "tests": {"skipped": 0, "deselected": 0, "failed": 2}}, capsys)
     assert code == 1
     assert ("INCOMPLETE: 2 test(s) failed or broke without a stored record (2 failed in the "
-            "session, 0 failed record(s))") in out
+            "session, 0 with a failed record)") in out
     assert "run is INCOMPLETE" in out and "PASSES" not in out
 
 

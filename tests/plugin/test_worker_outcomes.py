@@ -9,8 +9,9 @@ items 5 and 6; found cases B19, B20, B21):
 * a test stopped by SIGINT/SIGTERM is *broken* (``INTERRUPTED: ...``) in Allure and
   ``INTERRUPTED`` in the per-drive summary, never passed -- with and without ``-n 2``.
 
-fio is the stand-in ``tests/fakefio.py``; B19/B21's ``fio_kill_parent.sh`` (read in place from
-the cases folder) SIGKILLs its xdist worker in the ``[seq_read_128k_qd32]`` job on ``a.img``.
+fio is the stand-in ``tests/fakefio.py``; its ``kill-parent`` mode SIGKILLs the xdist worker in
+the ``[seq_read_128k_qd32]`` job on ``a.img``, as the found cases B19/B21 did first with
+``cases/found/bugtrial-inputs/B19/fio_kill_parent.sh`` (a shell wrapper around the stand-in).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import FAKE_FIO, REPO, FakeFio, cases_dir, limits_yaml, qual_args, write_suite
+from ..conftest import FAKE_FIO, FakeFio, limits_yaml, qual_args, write_suite
 
 SUITE = """
 import pytest
@@ -80,9 +81,6 @@ def _args(path: Path, alluredir: Path, fio: str, *extra: str) -> list[str]:
 def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    killer = cases_dir() / "found" / "bugtrial-inputs" / "B19" / "fio_kill_parent.sh"
-    if not killer.is_file():
-        pytest.skip(f"found case {killer} not there: set SSDQUAL_CASES_DIR")
     pytester.makepyfile(test_suite=SUITE)
     # The same test on the same drives without a crash: the history ids a crash must keep.
     normal_dir = pytester.path / "allure-normal"
@@ -98,10 +96,12 @@ def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
     alluredir = pytester.path / "allure"
     alluredir.mkdir()
     (alluredir / "stale-result.json").write_text("{}")  # a previous run's: must be wiped
-    monkeypatch.setenv("REPO", str(REPO))
-    monkeypatch.setenv("KILL_ON", "/a.img")
+    # the fio stand-in SIGKILLs the worker running a.img's seq_read_128k_qd32 (B19/B21)
+    monkeypatch.setenv("FAKEFIO_MODE", "kill-parent")
+    monkeypatch.setenv("FAKEFIO_ONLY", "seq_read_128k_qd32")
+    monkeypatch.setenv("FAKEFIO_ONLY_ON", "/a.img")
     result = pytester.runpytest_subprocess(
-        *_args(pytester.path, alluredir, str(killer), "--clean-alluredir"))
+        *_args(pytester.path, alluredir, str(FAKE_FIO), "--clean-alluredir"))
     out = result.stdout.str()
     # B21: crashed once, not re-run on the replacement workers (before: 9 crashes, 8 restarts).
     assert out.count("replacing crashed worker") == 1, out
@@ -138,6 +138,47 @@ def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
     assert "unknown drive" not in out
     # the scratch file the dead worker created is gone (before: left behind)
     assert not (pytester.path / "a.img").exists() and not (pytester.path / "b.img").exists()
+
+
+SETUP_CRASH_SUITE = """
+import os
+import signal
+
+import pytest
+
+@pytest.fixture
+def crash_in_setup(ssd_drive):
+    if os.environ.get("CRASH_IN_SETUP") and ssd_drive.target.spec.raw.endswith("/a.img"):
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker dies before the test's labels
+
+@pytest.mark.parametrize("workload_id", ["seq_read_128k_qd32"])
+def test_read(crash_in_setup, qualify, workload_id):
+    qualify(workload_id)
+"""
+
+
+def test_a_worker_dead_in_set_up_leaves_the_tests_own_history_and_drive(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 9 item 5: a worker that died during a test's set-up, after its drive was opened
+    but before the journal's first Allure snapshot, got ``md5(node id)`` as history id: the
+    crash landed outside the test's history on its drive."""
+    pytester.makepyfile(test_suite=SETUP_CRASH_SUITE)
+    normal_dir = pytester.path / "allure-normal"
+    pytester.runpytest_subprocess(*_args(pytester.path, normal_dir, str(FAKE_FIO))
+                                  ).assert_outcomes(passed=2)
+    normal = {_key(r): r for r in _results(normal_dir)}
+    alluredir = pytester.path / "allure"
+    monkeypatch.setenv("CRASH_IN_SETUP", "1")
+    result = pytester.runpytest_subprocess(*_args(pytester.path, alluredir, str(FAKE_FIO)))
+    result.assert_outcomes(passed=1, failed=1)
+    crashed = [r for r in _results(alluredir) if r["status"] == "broken"]
+    assert len(crashed) == 1 and "crashed while running" in crashed[0]["statusDetails"]["message"]
+    own = normal["a.img", "seq_read_128k_qd32"]
+    assert crashed[0]["historyId"] == own["historyId"]
+    assert _label(crashed[0], "parentSuite") == _label(own, "parentSuite")
+    assert _param(crashed[0], "drive identity") == _param(own, "drive identity")
+    assert _param(crashed[0], "workload_id") == "'seq_read_128k_qd32'"
 
 
 INTERRUPT_SUITE = """
