@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pytest_ssdqual.catalog.parametric import PATTERN_PREFIX
-from pytest_ssdqual.catalog.workloads import CATALOG, RunProfile, Workload
+from pytest_ssdqual.catalog.workloads import RunProfile, Workload
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
@@ -109,20 +108,9 @@ class DriveContext:
             "threshold_profiles": "; ".join(
                 f"{p.name} ({Path(p.file).name})" for p in self.limits.profiles
             ) or "none",
-            "pattern_limits": "; ".join(self.pattern_limit_keys()),
+            "pattern_limits": "; ".join(self.limits.pattern_keys()),
             **dict(self.target.report_facts),
         }
-
-    def pattern_limit_keys(self) -> list[str]:
-        """The ``fio:`` pattern keys with limits for this drive, each with the file:line of its
-        first limit (``fio:rand_read_4k_qd8 (lab.yaml:7)``), sorted: the terminal summary warns
-        of those no test ran (a lab's ``fio_workload`` test whose parameters name another
-        pattern passes with nothing judged)."""
-        first: dict[str, str] = {}
-        for (workload_id, _metric), limit in sorted(self.limits.limits.items()):
-            if workload_id not in CATALOG:
-                first.setdefault(workload_id, limit.provenance.location)
-        return [f"{PATTERN_PREFIX}{wid} ({where})" for wid, where in sorted(first.items())]
 
 
 @dataclass

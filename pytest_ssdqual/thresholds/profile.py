@@ -13,6 +13,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ssdqual.catalog.parametric import PATTERN_PREFIX
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.thresholds.verdict import Limit, format_number
 
 __all__ = ["CASE_SENSITIVE_KEYS", "DriveFacts", "MATCH_KEYS", "ResolvedLimits", "ThresholdProfile"]
@@ -163,6 +165,17 @@ class ResolvedLimits:
 
     limits: dict[tuple[str, str], Limit]
     profiles: tuple[ThresholdProfile, ...]
+
+    def pattern_keys(self) -> list[str]:
+        """The ``fio:`` pattern keys (workloads not in the catalog) with limits for this drive,
+        each with the file:line of its first limit (``fio:rand_read_4k_qd8 (lab.yaml:7)``),
+        sorted: the terminal summary warns of those no test ran (a lab's ``fio_workload`` test
+        whose parameters name another pattern passes with nothing judged)."""
+        first: dict[str, str] = {}
+        for (workload_id, _metric), limit in sorted(self.limits.items()):
+            if workload_id not in CATALOG:
+                first.setdefault(workload_id, limit.provenance.location)
+        return [f"{PATTERN_PREFIX}{wid} ({where})" for wid, where in sorted(first.items())]
 
     def for_workload(self, workload_id: str) -> list[Limit]:
         """The limits of one workload, sorted by metric name (empty when there are none)."""
