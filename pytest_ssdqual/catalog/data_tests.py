@@ -92,6 +92,9 @@ NO_DIRECTION_METRICS: frozenset[str] = frozenset(
     ratio_name(mode, t, f)
     for mode, tests in ((MODE_BURST, BURST_TESTS), (MODE_ZERO, COMPRESS_TESTS))
     for t in tests for f in t.figures)
+#: The integrity test's facts without a direction: ``written_bytes`` is how much it wrote (the
+#: span), ``first_bad_offset_bytes`` where it found a bad block (any bad block fails on its own).
+NO_DIRECTION_INTEGRITY: frozenset[str] = frozenset({"written_bytes", "first_bad_offset_bytes"})
 
 #: Gated by default (``Workload.primary_figures``): the continuous (sustained) figures of the
 #: burst test and the incompressible (random-buffer) figures of the compressibility test.

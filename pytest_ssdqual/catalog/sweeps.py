@@ -233,5 +233,16 @@ PRESETS_GATED: tuple[str, ...] = (
 )
 
 
-#: Whole-curve figures where higher is better (for the regression gate).
-HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"scaling_ratio"})
+#: Sweep figures where higher is better (for the regression gate): ``size_ratio`` (large / small
+#: test size: 1 = the drive holds its speed on the larger test; a consistency ratio, like the
+#: fill-state ratios). Point figures follow their bare names (``iops``, ``bw_mbps``; latencies,
+#: times and ``delay_ratio`` are lower-is-better).
+HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"size_ratio"})
+
+#: Whole-curve figures without a regression direction (``workloads.NO_DIRECTION``):
+#: ``saturation_qd`` (a drive whose maximum IOPS rose may reach 90 % of it at a deeper queue, one
+#: that got faster at low QD at a shallower one) and ``scaling_ratio`` (maximum / QD1 IOPS: a
+#: faster QD1, the figure clients feel most, lowers it). Never gated by default or by an absolute
+#: limit; only where a profile names one in ``regression.per_metric`` with a one-sided limit.
+NO_DIRECTION_SWEEP: frozenset[str] = frozenset(
+    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio"))

@@ -19,8 +19,11 @@ from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
+    HIGHER_IS_BETTER_HEALTH,
     IDLE_WAKE_METRICS,
     IDLE_WAKE_WORKLOAD_ID,
+    NO_DIRECTION_HEALTH,
+    NO_DIRECTION_IDLE_WAKE,
 )
 
 KIB = 1024
@@ -60,8 +63,9 @@ RECOVERY_METRICS: tuple[str, ...] = (
     *(f"{p}_{m}" for p in RECOVERY_PHASES for m in ("iops", "lat_mean_us", "lat_p99_us")),
 )
 
-#: Metrics where a higher value is better (everything else: lower is better). Matched on the
-#: name after the direction (``write.iops`` -> ``iops``).
+#: Metrics where a higher value is better (everything else with a direction: lower is better).
+#: Matched on the name after the direction (``write.iops`` -> ``iops``). Every catalog metric's
+#: direction is listed in tests/unit/test_metric_directions.py.
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
      "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
@@ -69,12 +73,18 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
     | data_tests.HIGHER_IS_BETTER_NAMES
+    | HIGHER_IS_BETTER_HEALTH
 )
 
-#: Canonical metrics with no regression direction (burst / continuous and zero / random ratios:
-#: ``data_tests_catalog.NO_DIRECTION_METRICS``): never in ``HIGHER_IS_BETTER``'s sense, even
-#: though their bare names (``iops_ratio``) are higher-is-better fill-state ratios elsewhere.
-NO_DIRECTION: frozenset[str] = data_tests.NO_DIRECTION_METRICS
+#: Canonical metrics with no regression direction (a better drive can raise or lower them):
+#: burst / continuous and zero / random ratios (``data_tests.NO_DIRECTION_METRICS``), the QD
+#: curves' ``saturation_qd`` and ``scaling_ratio`` (``sweeps.NO_DIRECTION_SWEEP``), and facts of
+#: the drive (power states, bytes written, the integrity test's written bytes and first bad
+#: offset). Never in ``HIGHER_IS_BETTER``'s sense, even where their bare names (``iops_ratio``)
+#: are higher-is-better fill-state ratios elsewhere.
+NO_DIRECTION: frozenset[str] = (
+    data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
+    | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE)
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ def is_higher_better(metric: str) -> bool:
 
 def has_direction(metric: str) -> bool:
     """False for a canonical metric with no better direction (``workloads.NO_DIRECTION``: a
-    burst / continuous or zero / random ratio), True for every other."""
+    burst / continuous or zero / random ratio, a QD curve's ``saturation_qd`` or
+    ``scaling_ratio``, a fact of the drive such as its power states), True for every other."""
     return metric not in NO_DIRECTION
 
 

@@ -24,7 +24,7 @@ from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
 from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
-from pytest_ssdqual.results.gated_metrics import is_higher_better
+from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import FakeFio
@@ -155,8 +155,11 @@ profiles:
 
 
 def test_regression_direction_of_sweep_metrics() -> None:
+    # every catalog metric's direction: tests/unit/test_metric_directions.py
     assert is_higher_better("rand_read_4k_qd8.read.iops")
-    assert is_higher_better("rand_read_4k.scaling_ratio")
+    assert is_higher_better("seq1m_q8t1.write.size_ratio")
+    assert not has_direction("rand_read_4k.saturation_qd")
+    assert not has_direction("rand_read_4k.scaling_ratio")
     assert not is_higher_better("delay_ratio") and not is_higher_better(
         "seq1m_q8t1_100mib.read.lat_p99_us")
 
