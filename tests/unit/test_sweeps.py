@@ -16,6 +16,7 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB, PROFILES
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigErrors, FioOutputError
+from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
@@ -264,6 +265,58 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     assert set(m) <= set(CATALOG["client_presets"].metric_names())
     doc = json.loads((tmp_path / "work" / "curves.json").read_text())
     assert {c["x_name"] for c in doc["curves"]} == {"test_size_bytes"}
+
+
+def _sized_drive(session: QualSession, size_bytes: int) -> None:
+    """The file target ``drive.img`` is created at ``size_bytes`` (``--file-size``)."""
+    session.options = replace(session.options, file_size_bytes=size_bytes)
+
+
+def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    # smoke: 16 and 100 MiB; on a 64 MiB drive the 100 MiB test is skipped, not shrunk (a
+    # figure named seq1m_q8t1_100mib measured on 64 MiB would mislead; a 64mib one has no
+    # catalog name, so no threshold could judge it)
+    _sized_drive(session, 64 * MIB)
+    result = _run(session, tmp_path, "client_presets")
+    presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
+    assert _sections(fake_fio) == ["prefill"] + [f"{p}_16mib_{d}" for d in ("read", "write")
+                                                 for p in presets]
+    prefill = next(c["job"] for c in fake_fio.calls() if "[prefill]" in c["job"])
+    assert f"size={16 * MIB}" in prefill  # only the region tested is written
+    m = result.metrics
+    assert set(m) <= set(CATALOG["client_presets"].metric_names())
+    assert m["seq1m_q8t1_16mib.write.bw_mbps"] == 500
+    assert not [k for k in m if "_100mib." in k or "_64mib." in k or k.endswith("size_ratio")]
+    assert ("test size 100 MiB skipped: larger than the drive (64 MiB); no size_ratio"
+            in result.notes)
+    # a limit on a skipped size's figure fails saying why, never passes unchecked
+    limits = tmp_path / "presets.yaml"
+    limits.write_text("version: 1\nprofiles:\n  - name: p\n    match: {kind: file}\n"
+                      "    source: test\n    limits:\n      client_presets:\n"
+                      "        seq1m_q8t1_100mib.write.bw_mbps: {min: 20}\n"
+                      "        seq1m_q8t1.write.size_ratio: {min: 0.2}\n"
+                      "        seq1m_q8t1_16mib.write.bw_mbps: {min: 20}\n")
+    facts = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}")).facts
+    outcome = judge_result(result, ThresholdSet.load([limits]).resolve(facts))
+    assert [v.line().split(" — ")[0] for v in outcome.failed] == [
+        "seq1m_q8t1.write.size_ratio not measured (test size 100 MiB skipped: larger than the "
+        "drive (64 MiB)): fails the limit seq1m_q8t1.write.size_ratio >= 0.2",
+        "seq1m_q8t1_100mib.write.bw_mbps not measured (test size 100 MiB skipped: larger than "
+        "the drive (64 MiB)): fails the limit seq1m_q8t1_100mib.write.bw_mbps >= 20"]
+
+
+def test_client_presets_on_a_drive_smaller_than_every_test_size_are_not_applicable(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    from pytest_ssdqual.errors import NotApplicable
+
+    _sized_drive(session, 8 * MIB)
+    with pytest.raises(NotApplicable, match=r"client presets need a test region of 16 MiB or "
+                       r"100 MiB \(profile smoke\); .* has only 8 MiB"):
+        _run(session, tmp_path, "client_presets")
+    assert fake_fio.job_rws() == []  # refused before any I/O
 
 
 def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
