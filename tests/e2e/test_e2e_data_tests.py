@@ -6,7 +6,8 @@ fio on real block devices.
   disk's gain from zero-filled data sets the pace) passes with plausible figures: bursts as fast
   as continuous writes, zero / random below the suite's own evidence ratio (1.5) and no
   "compresses" note for the loop device, while /dev/zram0 (which compresses) reads > 2.5 with
-  the note;
+  the note; in the same session the health and idle wake-up suites skip on both with their
+  exact reasons (no SMART, no power states) without counting as skipped tests or INCOMPLETE;
 * on emulated drives (``emu:``), the burst suite finds a drive whose SLC cache idle time
   empties faster in bursts than continuously, and a drive capped flat about as fast;
 * the integrity suite fails with the first bad offset when the test corrupts the device between
@@ -19,6 +20,7 @@ They need root and fio (CI has both); otherwise they skip.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -34,6 +36,8 @@ pytestmark = pytest.mark.e2e
 
 SUITES = {name: str(REPO / "suites" / f"test_{name}.py")
           for name in ("burst", "compressibility", "integrity")}
+HEALTH_SUITE = str(REPO / "suites" / "test_health.py")
+IDLE_SUITE = str(REPO / "suites" / "test_idle_power.py")
 MIB = 1024 * 1024
 #: The smoke profile's span.
 SPAN = 256 * MIB
@@ -59,21 +63,28 @@ CAP_BYTES_S = 100_000_000
 CAP_IOPS = 5000
 
 
+def _run_dir(out: str) -> Path:
+    """The stored run's folder, from the session header (``ssdqual: results: DIR; ...``)."""
+    [header] = [line for line in out.splitlines() if line.startswith("ssdqual: results: ")]
+    return Path(header.removeprefix("ssdqual: results: ").split(";")[0])
+
+
 def test_smoke_on_a_loop_device_and_compressibility_on_zram(
     pytester: pytest.Pytester, loop_device: str, zram_device: str, tmp_path: Path
 ) -> None:
     """The three suites on a loop device capped at 100 MB/s and 5,000 write IOPS, the
-    compressibility suite on /dev/zram0 (uncapped)."""
+    compressibility suite on /dev/zram0 (uncapped), and in the same session the health and idle
+    wake-up suites on both, which skip as not applicable."""
     _need_fio()
     alluredir = tmp_path / "allure"
     serial = str(tmp_path / "loop.img")
     with blkio_write_cap(loop_device, CAP_BYTES_S, CAP_IOPS) as group:
-        result = _run(pytester, *SUITES.values(),
+        result = _run(pytester, *SUITES.values(), HEALTH_SUITE, IDLE_SUITE,
                       f"--drive={loop_device}", f"--drive={zram_device}",
                       f"--confirm-destroy={serial}", "--confirm-destroy=zram0",
                       f"--fio-cgroup={group}", f"--alluredir={alluredir}",
-                      "-k", "not zram0 or compressibility")
-    result.assert_outcomes(passed=4)
+                      "-k", "not zram0 or compressibility or health or idle")
+    result.assert_outcomes(passed=4, skipped=6)
     runs = _results(alluredir)
     notes = _attachment(alluredir, "methodology notes")
     out = result.stdout.str()
@@ -120,6 +131,23 @@ def test_smoke_on_a_loop_device_and_compressibility_on_zram(
     [zram_seq] = [line for line in notes[("zram0", "compressibility")].splitlines()
                   if line.startswith(f"{seq}: zero-filled data at ")]
     assert zram_seq.endswith(f"x the random-data bw_mbps: {compresses}"), zram_seq
+
+    # health and idle wake-up: skipped with their exact reasons on both (no SMART, no power
+    # states), as not applicable: no skipped write, not INCOMPLETE, not counted as skipped
+    for drive, kind in ((loop_device, "loop"), (zram_device, "zram")):
+        assert f"no drive health: {drive}: a {kind} device has no SMART / NVMe health log" in out
+        assert (f"{drive} is a {kind} target (virtual): NVMe power states and APST exist only "
+                "on an NVMe drive") in out
+    assert [runs[(s, w)]["status"] for s in (serial, "zram0")
+            for w in ("health", "idle_wake_read_4k_qd1")] == ["skipped"] * 4
+    assert result.ret == pytest.ExitCode.OK and "INCOMPLETE" not in out
+    run = json.loads((_run_dir(out) / "run.json").read_text())
+    assert run["tests"] == {"skipped": 0, "deselected": 2, "failed": 0}, run["tests"]
+    # each drive's qualification summary: PASS, the skips NOT APPLICABLE (were INCOMPLETE)
+    summaries = [line for line in out.splitlines() if "/summary/summary-" in line]
+    assert len(summaries) == 2 and all(line.startswith("PASS ") for line in summaries), summaries
+    for md in (alluredir / "summary").glob("*.md"):
+        assert md.read_text().count("| NOT APPLICABLE | Skipped: ") == 3, md.read_text()
 
 
 CORRUPT_CONFTEST = '''
