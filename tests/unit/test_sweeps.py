@@ -6,6 +6,7 @@ skip, their catalog metrics in threshold files, and whole runs with the fio stan
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -83,7 +84,10 @@ def test_saturation_is_the_smallest_qd_reaching_90_pct_of_the_maximum() -> None:
     points = [(1, 10_000), (2, 19_000), (4, 30_000), (8, 31_000), (16, 32_000), (32, 31_500)]
     assert saturation_x(points, 0.9) == 4  # 30,000 >= 0.9 x 32,000 = 28,800
     assert saturation_x(points, 0.99) == 16
-    assert saturation_x([(1, float("nan")), (2, 0.0)], 0.9) != saturation_x([], 0.9)  # NaN
+    # no positive figure: NaN (not measured), never a made-up QD; NaN and 0 points are ignored
+    assert math.isnan(saturation_x([(1, float("nan")), (2, 0.0)], 0.9))
+    assert math.isnan(saturation_x([], 0.9))
+    assert saturation_x([(1, float("nan")), (2, 0.0), (4, 900.0), (8, 1000.0)], 0.9) == 4
 
 
 def test_delay_ratio_of_a_copy() -> None:
