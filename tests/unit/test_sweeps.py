@@ -355,10 +355,67 @@ def test_curve_charts_one_per_axis_and_figure() -> None:
         Curve("seq_read_128k", "qd", "", "read.bw_mbps", "MB/s", ((1, 262), (2, 511))),
         Curve("seq", "bs_bytes", "B", "write.bw_mbps", "MB/s", ((512, 9.5), (1 << 20, 510))),
         Curve("rand_4k_qd4", "write_pct", "%", "total.iops", "IOPS", ((0, 9000), (100, 3000))),
-        Curve("x", "fill_pct", "%", "write.iops", "IOPS", ((25, 1.0),)),  # not a sweep axis here
+        Curve("x", "temperature_c", "C", "write.iops", "IOPS", ((25, 1.0),)),  # no such axis
     ]
     charts = curve_charts(curves, title="QD scaling")
     assert sorted(charts) == [
         "chart: IOPS by queue depth", "chart: IOPS by write share",
         "chart: bandwidth by queue depth", "chart: bandwidth by transfer size"]
     assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
+
+
+def test_fill_state_curves_are_charted_by_fill_level() -> None:
+    # drive_with_data's curves: each figure over fill_pct 0/25/50/75 and a one-point dirty curve
+    from pytest_ssdqual.catalog import data_states as ds
+    from pytest_ssdqual.methodology.drive_with_data import fill_curves
+    from pytest_ssdqual.report.chart_data import curve_charts
+
+    metrics = {ds.metric_name(state, test, figure): 1000.0 * (i + 1)
+               for i, state in enumerate(ds.FILL_STATES) for test in ds.FILL_TESTS
+               for figure in test.figures}
+    charts = curve_charts(fill_curves(metrics), title="Performance with the drive full")
+    # distinct from the sustained-write test's "chart: bandwidth by fill state" (its own bars)
+    assert sorted(charts) == ["chart: IOPS by fill level", "chart: bandwidth by fill level",
+                              "chart: p99 latency by fill level"]
+    assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
+
+
+def _curve_axes_written(package: Path) -> dict[str, str]:
+    """Every ``x_name`` a methodology module passes to ``Curve(...)`` or ``curve(...)`` (its
+    second argument or ``x_name=``), read from the source: axis -> ``module:line``. Left out:
+    ``curves.py`` (the format: it reads curves back) and the body of ``sweep.curve`` (the
+    helper forwarding its caller's axis)."""
+    import ast
+
+    found: dict[str, str] = {}
+    for path in sorted(package.glob("*.py")):
+        if path.name == "curves.py":
+            continue
+        tree = ast.parse(path.read_text())
+        helper = {id(n) for f in ast.walk(tree)
+                  if isinstance(f, ast.FunctionDef) and f.name == "curve" for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or id(node) in helper:
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in ("Curve", "curve"):
+                continue
+            keyword = next((k.value for k in node.keywords if k.arg == "x_name"), None)
+            arg = keyword if keyword is not None else (node.args[1] if len(node.args) > 1
+                                                       else None)
+            where = f"{path.name}:{node.lineno}"
+            assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
+                f"{where}: give the curve's axis as a literal so this test can check it")
+            found.setdefault(arg.value, where)
+    return found
+
+
+def test_every_curve_axis_a_methodology_writes_has_a_chart_axis() -> None:
+    from pytest_ssdqual.report.chart_data import _CURVE_AXES
+
+    from ..conftest import REPO
+
+    written = _curve_axes_written(REPO / "pytest_ssdqual" / "methodology")
+    assert len(written) >= 5, written  # qd, write_pct, bs_bytes, test_size_bytes, fill_pct ...
+    assert {axis: where for axis, where in written.items() if axis not in _CURVE_AXES} == {}
