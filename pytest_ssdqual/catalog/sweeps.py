@@ -5,9 +5,10 @@ One source for the methodology modules that run them (``methodology/qd_scaling.p
 lists every metric name so threshold files can be checked before any I/O. Plain data only: no
 import from the rest of the package (``workloads`` imports this module).
 
-Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>`` reads like a
-workload id (``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``)
-and ``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);
+Metric names follow the README ("Sweeps and presets"; units as in "Workloads"):
+``<point>.<direction>.<figure>``, where ``<point>`` reads like a workload id
+(``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``) and
+``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);
 figures about a whole curve are ``<curve>.<name>`` (``rand_read_4k.saturation_qd``,
 ``rand_read_4k.scaling_ratio``).
 
