@@ -8,6 +8,9 @@ Three kinds of bad outcome, each with its own class family (see STYLE.md row 7):
   Raised inside a test, the test is *broken* (Allure) / *error*, never passed and never *failed*;
   pytest prints it as one line (``plugin_outcomes``), not as a traceback.
 * ``SafetyRefusal`` -- a write to a drive was refused; the plugin skips the test with the reason.
+* ``NotApplicable`` -- the test cannot apply to this drive (it is smaller than every region the
+  test is defined on); the test is skipped with the reason, and the skip does not count against
+  the run (like a loop device's health test: no SMART).
 
 A violated limit is not an exception here: verdicts are data, and the plugin fails the test.
 """
@@ -145,3 +148,10 @@ class SafetyRefusal(SsdQualError):
         self.drive = drive
         self.reasons = list(reasons)
         super().__init__(f"write to {drive} refused: " + "; ".join(self.reasons))
+
+
+class NotApplicable(SsdQualError):
+    """A test cannot apply to this drive, whatever is done to it (e.g. the client presets on a
+    drive smaller than their smallest test region); the message is the reason. Raised before
+    any I/O. ``qualify.measure`` turns it into a skip that does not make the run incomplete
+    (``flow.Skipped`` with ``applicable=False``)."""

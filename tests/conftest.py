@@ -202,22 +202,26 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 
 
 @contextmanager
-def blkio_write_cap(device: str, bytes_per_s: int) -> Iterator[Path]:
-    """A new cgroup-v1 blkio folder capping writes to ``device`` at ``bytes_per_s`` (for
-    ``--fio-cgroup``); the cap is lifted and the folder removed afterwards. Skips when this
-    host has no blkio write throttling."""
-    limit = "blkio.throttle.write_bps_device"
-    if not (BLKIO / limit).exists():
+def blkio_write_cap(device: str, bytes_per_s: int, iops: int | None = None) -> Iterator[Path]:
+    """A new cgroup-v1 blkio folder capping writes to ``device`` at ``bytes_per_s`` (and, with
+    ``iops``, at that many write I/Os per second) for ``--fio-cgroup``; the caps are lifted and
+    the folder removed afterwards. Skips when this host has no blkio write throttling."""
+    limits = {"blkio.throttle.write_bps_device": bytes_per_s}
+    if iops is not None:
+        limits["blkio.throttle.write_iops_device"] = iops
+    if not all((BLKIO / name).exists() for name in limits):
         pytest.skip("cgroup-v1 blkio throttling is not available here")
     group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
     group.mkdir()
     st = os.stat(device)
     rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    (group / limit).write_text(f"{rule} {bytes_per_s}")
     try:
+        for name, value in limits.items():
+            (group / name).write_text(f"{rule} {value}")
         yield group
     finally:
-        (group / limit).write_text(f"{rule} 0")
+        for name in limits:
+            (group / name).write_text(f"{rule} 0")
         subprocess.run(["rmdir", str(group)], check=False)
 
 

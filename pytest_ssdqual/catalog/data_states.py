@@ -6,11 +6,11 @@ One source for the methodology modules that run them (``methodology/drive_with_d
 name so threshold files are checked before any I/O. Plain data and arithmetic only: no import
 from the rest of the package (``workloads`` imports this module).
 
-Metric names follow DESIGN.md and ``sweep_catalog``: ``<point>.<direction>.<figure>`` where
-``<point>`` is ``<state>_<workload id>`` (``full75_rand_write_4k_qd32.write.iops``), the
-figure carries its unit (``iops``, ``bw_mbps``, ``lat_p99_us``) and a ratio to the clean figure
-is ``<figure>_ratio`` (``full75_rand_write_4k_qd32.write.iops_ratio`` = the 75 %-full IOPS /
-the empty IOPS; dimensionless).
+Metric names follow the README ("Data states") and ``sweeps``: ``<point>.<direction>.<figure>``
+where ``<point>`` is ``<state>_<workload id>`` (``full75_rand_write_4k_qd32.write.iops``), the
+figure carries its unit (``iops``, ``bw_mbps``, ``lat_p99_us``) and a ratio to the clean figure is
+``<figure>_ratio`` (``full75_rand_write_4k_qd32.write.iops_ratio`` = the 75 %-full IOPS / the empty
+IOPS; dimensionless).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def ratio_name(state: str, test: PerfTest, figure: str) -> str:
 WORST_RATIO = "worst_ratio"
 #: Ratio figures where higher is better (for the regression gate); latency ratios are not. A
 #: fill-state ratio (a state with data / empty, fragmented / clean) falls when the drive copes
-#: worse with data on it, so it has a direction; ``data_tests_catalog``'s burst and
+#: worse with data on it, so it has a direction; ``data_tests``' burst and
 #: compressibility ratios, with the same bare names, have none (``NO_DIRECTION_METRICS``).
 HIGHER_IS_BETTER_RATIOS: frozenset[str] = frozenset({"iops_ratio", "bw_mbps_ratio", WORST_RATIO})
 #: Gated by default (``Workload.primary_figures``) in ``drive_with_data`` and

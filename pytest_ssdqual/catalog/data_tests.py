@@ -6,12 +6,13 @@ One source for the methodology modules that run them (``methodology/burst.py``,
 which lists every metric name so threshold files are checked before any I/O. Plain data only: no
 import from the rest of the package but ``data_states`` (``workloads`` imports this module).
 
-Metric names follow DESIGN.md and ``data_states`` (whose ``PerfTest``, ``metric_name``,
-``ratio_name`` and ``ratios`` build them): ``<point>.<direction>.<figure>``, where ``<point>`` is
-``<mode>_<workload id>`` (``burst_rand_write_4k_qd32.write.iops``,
-``zero_seq_write_128k_qd32.write.bw_mbps``), the figure carries its unit (``iops``, ``bw_mbps``,
-``lat_p99_us``) and a ratio to the reference mode is ``<figure>_ratio``
-(``burst_rand_write_4k_qd32.write.iops_ratio`` = burst IOPS / continuous IOPS; dimensionless).
+Metric names follow the README ("Burst vs sustained, compressibility, data integrity") and
+``data_states`` (whose ``PerfTest``, ``metric_name``, ``ratio_name`` and ``ratios`` build them):
+``<point>.<direction>.<figure>``, where ``<point>`` is ``<mode>_<workload id>``
+(``burst_rand_write_4k_qd32.write.iops``, ``zero_seq_write_128k_qd32.write.bw_mbps``), the figure
+carries its unit (``iops``, ``bw_mbps``, ``lat_p99_us``) and a ratio to the reference mode is
+``<figure>_ratio`` (``burst_rand_write_4k_qd32.write.iops_ratio`` = burst IOPS / continuous IOPS;
+dimensionless).
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ NO_DIRECTION_METRICS: frozenset[str] = frozenset(
     ratio_name(mode, t, f)
     for mode, tests in ((MODE_BURST, BURST_TESTS), (MODE_ZERO, COMPRESS_TESTS))
     for t in tests for f in t.figures)
+#: The integrity test's facts without a direction: ``written_bytes`` is how much it wrote (the
+#: span), ``first_bad_offset_bytes`` where it found a bad block (any bad block fails on its own).
+NO_DIRECTION_INTEGRITY: frozenset[str] = frozenset({"written_bytes", "first_bad_offset_bytes"})
 
 #: Gated by default (``Workload.primary_figures``): the continuous (sustained) figures of the
 #: burst test and the incompressible (random-buffer) figures of the compressibility test.

@@ -79,6 +79,18 @@ HEALTH_METRICS: tuple[str, ...] = (
     "waf_session",
 )
 
+#: Health figures where higher is better (for the regression gate and ``ssdqual compare``):
+#: margins and spare. Every other health figure but ``NO_DIRECTION_HEALTH`` is lower-is-better
+#: (flags, counts, wear, temperature, write amplification).
+HIGHER_IS_BETTER_HEALTH: frozenset[str] = frozenset(
+    {"temperature_margin_c", "available_spare_pct", "spare_margin_pct",
+     "available_spare_pct_delta"})
+#: Facts of the drive rather than measurements of how well it does (no better direction): its
+#: warning temperature and the bytes written to it (host and NAND; ``waf_*`` is their ratio).
+NO_DIRECTION_HEALTH: frozenset[str] = frozenset(
+    {"warning_temperature_c", "host_written_bytes", "nand_written_bytes",
+     "host_written_bytes_delta", "nand_written_bytes_delta"})
+
 #: Idle gaps of the wake-up test, in milliseconds (longest last). Profiles use a prefix.
 IDLE_GAPS_MS: tuple[int, ...] = (1, 10, 100, 1000, 5000)
 
@@ -101,3 +113,8 @@ IDLE_WAKE_METRICS: tuple[str, ...] = (
     "max_exit_latency_us",
     "apst_enabled",
 )
+#: The power-state facts of the wake-up test have no better direction (a firmware that adds a
+#: deeper idle state raises the exit latency and saves power); its latencies are
+#: lower-is-better.
+NO_DIRECTION_IDLE_WAKE: frozenset[str] = frozenset(
+    {"power_states", "non_operational_states", "max_exit_latency_us", "apst_enabled"})

@@ -7,9 +7,9 @@ a pattern on purpose, so a mistyped catalog id (``seq_write_128k_qd23``) is stil
 ``find_workload(id)`` gives the catalog workload of that id, else the parametric one the id
 names, else None.
 
-Id grammar (DESIGN.md workload ids): ``{seq|rand}_{read|write|wNN}_{bs}_qd{N}[_t{T}]``: ``wNN`` a
-mix with NN % writes (fio ``rwmixread`` = 100 - NN), ``bs`` in bytes or ``k``/``m`` (binary
-units, as fio's ``bs=4k``), ``_tT`` with T >= 2 threads (``numjobs``).
+Id grammar (README, "Writing your own tests"): ``{seq|rand}_{read|write|wNN}_{bs}_qd{N}[_t{T}]``:
+``wNN`` a mix with NN % writes (fio ``rwmixread`` = 100 - NN), ``bs`` in bytes or ``k``/``m``
+(binary units, as fio's ``bs=4k``), ``_tT`` with T >= 2 threads (``numjobs``).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ One source for the methodology modules that run them (``methodology/qd_scaling.p
 lists every metric name so threshold files can be checked before any I/O. Plain data only: no
 import from the rest of the package (``workloads`` imports this module).
 
-Metric names follow DESIGN.md: ``<point>.<direction>.<figure>``, where ``<point>`` reads like a
-workload id (``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``)
-and ``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);
+Metric names follow the README ("Sweeps and presets"; units as in "Workloads"):
+``<point>.<direction>.<figure>``, where ``<point>`` reads like a workload id
+(``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``) and
+``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);
 figures about a whole curve are ``<curve>.<name>`` (``rand_read_4k.saturation_qd``,
 ``rand_read_4k.scaling_ratio``).
 
@@ -233,5 +234,16 @@ PRESETS_GATED: tuple[str, ...] = (
 )
 
 
-#: Whole-curve figures where higher is better (for the regression gate).
-HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"scaling_ratio"})
+#: Sweep figures where higher is better (for the regression gate): ``size_ratio`` (large / small
+#: test size: 1 = the drive holds its speed on the larger test; a consistency ratio, like the
+#: fill-state ratios). Point figures follow their bare names (``iops``, ``bw_mbps``; latencies,
+#: times and ``delay_ratio`` are lower-is-better).
+HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"size_ratio"})
+
+#: Whole-curve figures without a regression direction (``workloads.NO_DIRECTION``):
+#: ``saturation_qd`` (a drive whose maximum IOPS rose may reach 90 % of it at a deeper queue, one
+#: that got faster at low QD at a shallower one) and ``scaling_ratio`` (maximum / QD1 IOPS: a
+#: faster QD1, the figure clients feel most, lowers it). Never gated by default or by an absolute
+#: limit; only where a profile names one in ``regression.per_metric`` with a one-sided limit.
+NO_DIRECTION_SWEEP: frozenset[str] = frozenset(
+    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio"))

@@ -5,7 +5,7 @@ A ``Workload`` says *what* I/O pattern to run (fio ``rw``, block size, queue dep
 workload is run under every profile: ``smoke`` (seconds, small span: CI and dry runs), ``quick``
 (minutes) and ``full`` (the published methodology's durations, whole drive).
 
-Workload ids follow ``{seq|rand}_{read|write|rw70}_{bs}_qd{N}`` (DESIGN.md, "Units and names").
+Workload ids follow ``{seq|rand}_{read|write|rw70}_{bs}_qd{N}`` (README, "Workloads").
 Metric names are per direction: ``read.iops``, ``write.bw_mbps``, ``read.lat_p99_us``; mixed
 workloads also get ``total.iops`` and ``total.bw_mbps``.
 """
@@ -19,8 +19,11 @@ from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
+    HIGHER_IS_BETTER_HEALTH,
     IDLE_WAKE_METRICS,
     IDLE_WAKE_WORKLOAD_ID,
+    NO_DIRECTION_HEALTH,
+    NO_DIRECTION_IDLE_WAKE,
 )
 
 KIB = 1024
@@ -60,8 +63,9 @@ RECOVERY_METRICS: tuple[str, ...] = (
     *(f"{p}_{m}" for p in RECOVERY_PHASES for m in ("iops", "lat_mean_us", "lat_p99_us")),
 )
 
-#: Metrics where a higher value is better (everything else: lower is better). Matched on the
-#: name after the direction (``write.iops`` -> ``iops``).
+#: Metrics where a higher value is better (everything else with a direction: lower is better).
+#: Matched on the name after the direction (``write.iops`` -> ``iops``). Every catalog metric's
+#: direction is listed in tests/unit/test_metric_directions.py.
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
      "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
@@ -69,12 +73,18 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
     | data_tests.HIGHER_IS_BETTER_NAMES
+    | HIGHER_IS_BETTER_HEALTH
 )
 
-#: Canonical metrics with no regression direction (burst / continuous and zero / random ratios:
-#: ``data_tests_catalog.NO_DIRECTION_METRICS``): never in ``HIGHER_IS_BETTER``'s sense, even
-#: though their bare names (``iops_ratio``) are higher-is-better fill-state ratios elsewhere.
-NO_DIRECTION: frozenset[str] = data_tests.NO_DIRECTION_METRICS
+#: Canonical metrics with no regression direction (a better drive can raise or lower them):
+#: burst / continuous and zero / random ratios (``data_tests.NO_DIRECTION_METRICS``), the QD
+#: curves' ``saturation_qd`` and ``scaling_ratio`` (``sweeps.NO_DIRECTION_SWEEP``), and facts of
+#: the drive (power states, bytes written, the integrity test's written bytes and first bad
+#: offset). Never in ``HIGHER_IS_BETTER``'s sense, even where their bare names (``iops_ratio``)
+#: are higher-is-better fill-state ratios elsewhere.
+NO_DIRECTION: frozenset[str] = (
+    data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
+    | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE)
 
 
 @dataclass(frozen=True)
@@ -298,7 +308,7 @@ CATALOG: dict[str, Workload] = {
                  family="data-state", methodology_metrics=data_states.seq_after_random_metrics(),
                  per_direction=False, primary_figures=data_states.DATA_STATE_GATED),
         # Sweeps and presets (issue 10 items 3-5): methodology/qd_scaling.py, mixed.py,
-        # transfer_size.py, client_presets.py; metric names in sweep_catalog.py
+        # transfer_size.py, client_presets.py; metric names in catalog/sweeps.py
         Workload("qd_scaling", "Queue-depth scaling: 4 KiB random and 128 KiB sequential read "
                  "and write at QD 1-32", "randrw", 4 * KIB, 32, family="sweep",
                  methodology_metrics=sweep_catalog.qd_scaling_metrics(), per_direction=False,
@@ -315,7 +325,7 @@ CATALOG: dict[str, Workload] = {
                  "RND4K Q32T16, RND4K Q1T1) at two test sizes", "randrw", 4 * KIB, 32,
                  numjobs=16, family="sweep", methodology_metrics=sweep_catalog.preset_metrics(),
                  per_direction=False, primary_figures=sweep_catalog.PRESETS_GATED),
-        # Drive health and idle wake-up (issue 10 items 9-10; health_catalog.py).
+        # Drive health and idle wake-up (issue 10 items 9-10; catalog/health.py).
         Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",
                  0, 0, family="health", methodology_metrics=HEALTH_METRICS,
                  per_direction=False),
@@ -323,7 +333,7 @@ CATALOG: dict[str, Workload] = {
                  "states)", "randread", 4 * KIB, 1, family="power",
                  methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
         # Burst, compressibility, integrity (issue 10 items 6-8): methodology/burst.py,
-        # compressibility.py, integrity.py; metric names in data_tests_catalog.py
+        # compressibility.py, integrity.py; metric names in catalog/data_tests.py
         Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "
                  "sequential write QD32 in bursts at a 20 % duty cycle and continuously",
                  "randwrite", 4 * KIB, 32, family="burst",

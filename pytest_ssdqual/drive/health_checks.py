@@ -1,7 +1,7 @@
 """Drive health as verdicts: findings, values and before/after changes judged against limits.
 
 A :class:`~pytest_ssdqual.drive.health.DriveHealth` becomes metrics of the ``health`` workload
-(``health_catalog``): smartctl's exit-status bits 2-7 and the NVMe Critical Warning bits as 0/1
+(``catalog.health``): smartctl's exit-status bits 2-7 and the NVMe Critical Warning bits as 0/1
 flags, the values (temperature and its margin to the drive's warning temperature, spare and its
 margin to the spare threshold, percentage used, media errors, ...), and, between two readings,
 ``<value>_delta`` and ``waf_session`` (write amplification: NAND bytes / host bytes written,

@@ -2,7 +2,7 @@
 idle between bursts, as a client's I/O comes) and continuously; the ratios show how much a
 drive gains from idle time (SLC cache flushed, garbage collection caught up) or loses on wake.
 
-Test flow, for each test of ``data_tests_catalog.BURST_TESTS`` (4 KiB random write QD32:
+Test flow, for each test of ``catalog.data_tests.BURST_TESTS`` (4 KiB random write QD32:
 IOPS and p99 latency; 128 KiB sequential write QD32: bandwidth and p99 latency):
 
 1. **burst**: one fio run of ``n`` bursts, each its own job section (``[<name>_<k>]``, its own
@@ -17,7 +17,7 @@ rounded to whole cycles; ``cycle`` is ``runtime / 6`` within 1-10 s (``smoke``: 
 bursts). The span is the profile's. The idle is never under 800 ms: shorter gaps are hardly
 idle to a drive's firmware (the emulated drives count idle from 0.5 s).
 
-Metrics (workload ``burst_vs_sustained``; names per ``data_tests_catalog``):
+Metrics (workload ``burst_vs_sustained``; names per ``catalog.data_tests``):
 ``burst_rand_write_4k_qd32.write.iops``, ``continuous_rand_write_4k_qd32.write.iops``,
 ``burst_rand_write_4k_qd32.write.iops_ratio`` (burst / continuous), ``..._lat_p99_us`` and its
 ratio, and the same for ``seq_write_128k_qd32`` with ``bw_mbps``. A burst figure is the I/Os

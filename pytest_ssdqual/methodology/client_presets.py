@@ -4,8 +4,16 @@ threads), each read and written at two test sizes, since reviews showed a drive'
 write differing with the test size (its SLC cache absorbs a small test file whole).
 
 A test size is the region a test works on from offset 0, like CrystalDiskMark's test file:
-smoke 16 MiB and 100 MiB, quick and full 100 MiB and 1000 MiB (as reviews ran them). As
-CrystalDiskMark does, the region is written first (prefill), then per test size the read tests
+smoke 16 MiB and 100 MiB, quick and full 100 MiB and 1000 MiB (as reviews ran them). The size
+is the test's identity (it names the figures: ``seq1m_q8t1_100mib``), so a size larger than the
+drive is skipped with a note, never shrunk to fit (a figure named for 100 MiB measured on 64
+MiB would mislead, and a ``_64mib`` one has no catalog name a threshold could judge); without
+both sizes there is no ``size_ratio``. A limit on a skipped size's figure fails saying so
+(``MethodologyResult.unreached``): it could not be checked, so it never passes. A drive
+smaller than every size of the profile is not applicable (``NotApplicable``: the test is
+skipped with the reason, before any I/O).
+
+As CrystalDiskMark does, the region is written first (prefill), then per test size the read tests
 of every preset run, then the write tests. Each test is time based: smoke 1 s, quick 5 s
 (CrystalDiskMark's default measure time), full 5 s x 5 passes keeping the best pass (its
 default count of 5). Smoke: 16 runs, ~25 s.
@@ -28,9 +36,9 @@ from pytest_ssdqual.catalog.sweeps import (
     preset_point,
 )
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB
+from pytest_ssdqual.errors import NotApplicable
 from pytest_ssdqual.methodology.base import FIO_OVERHEAD_S, MethodologyResult, MethodRun, Step
 from pytest_ssdqual.methodology.curves import Curve
-from pytest_ssdqual.methodology.jobs import aligned_span
 from pytest_ssdqual.methodology.params import FioParams
 from pytest_ssdqual.methodology.sweep import (
     STATE_PREFILLED,
@@ -50,13 +58,14 @@ def run(mr: MethodRun) -> MethodologyResult:
     """Run the client presets on ``mr``'s drive.
 
     Raises:
+        NotApplicable: the drive is smaller than every test size of the profile (no I/O done).
         SafetyRefusal, DeviceError, FioError: from fio.
     """
     profile = mr.session.options.profile.name
     runtime_s, passes = TIMING.get(profile, TIMING["full"])
     capacity = mr.ctx.target.size_bytes
-    sizes = [aligned_span(capacity, s, MIB) for s in PRESET_SIZES.get(profile,
-                                                                       PRESET_SIZES["full"])]
+    sizes, skipped = test_sizes(capacity, profile, mr.ctx.target.spec.raw)
+    notes, unreached = _skipped_sizes(skipped, capacity, one_size=len(sizes) < 2)
     mr.plan_steps([prefill_planned_s(mr, max(sizes))]
                   + [runtime_s + FIO_OVERHEAD_S] * (len(sizes) * len(PRESETS) * 2 * passes))
     prefill(mr, max(sizes))
@@ -68,7 +77,6 @@ def run(mr: MethodRun) -> MethodologyResult:
                     mr, preset, size, direction, runtime_s, passes)
     metrics: dict[str, float] = {}
     curves: list[Curve] = []
-    notes: list[str] = []
     for (name, size, direction), step in best.items():
         metrics.update(point_figures(step, preset_point(name, size),
                                      [f"{direction}.{f}" for f in PRESET_FIGURES]))
@@ -88,8 +96,48 @@ def run(mr: MethodRun) -> MethodologyResult:
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID], metrics=metrics,
         states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
-        curves=curves,
+        curves=curves, unreached=unreached,
     )
+
+
+def test_sizes(capacity_bytes: int, profile: str, drive: str) -> tuple[list[int], list[int]]:
+    """The profile's test sizes (bytes, ``PRESET_SIZES``; ``full``'s for an unknown profile)
+    split into those that fit on a drive of ``capacity_bytes`` and those that do not.
+
+    Raises:
+        NotApplicable: no size fits (the message names the sizes, the profile and ``drive``).
+    """
+    nominal = PRESET_SIZES.get(profile, PRESET_SIZES["full"])
+    sizes = [s for s in nominal if s <= capacity_bytes]
+    if not sizes:
+        raise NotApplicable(
+            "client presets need a test region of "
+            + " or ".join(f"{s // MIB} MiB" for s in nominal)
+            + f" (profile {profile}); {drive} has only {_mib(capacity_bytes)}: the test sizes "
+            "name the figures (seq1m_q8t1_100mib), so they are never shrunk to fit")
+    return sizes, [s for s in nominal if s not in sizes]
+
+
+def _mib(size_bytes: int) -> str:
+    return f"{size_bytes / MIB:,.4g} MiB"
+
+
+def _skipped_sizes(skipped: list[int], capacity_bytes: int, *, one_size: bool
+                   ) -> tuple[list[str], dict[str, str]]:
+    """A note per skipped test size (``test size 100 MiB skipped: larger than the drive (64
+    MiB); no size_ratio``), and why each of its figures (and, with ``one_size`` left, each
+    ``size_ratio``) has no value: a limit on one fails saying so, never passes unchecked."""
+    notes: list[str] = []
+    unreached: dict[str, str] = {}
+    for size in skipped:
+        why = f"test size {size // MIB} MiB skipped: larger than the drive ({_mib(capacity_bytes)})"
+        notes.append(why + ("; no size_ratio" if one_size else ""))
+        unreached |= {f"{preset_point(p.name, size)}.{d}.{f}": f"not measured ({why})"
+                      for p in PRESETS for d in ("read", "write") for f in PRESET_FIGURES}
+        if one_size:
+            unreached |= {f"{p.name}.{d}.size_ratio": f"not measured ({why})"
+                          for p in PRESETS for d in ("read", "write")}
+    return notes, unreached
 
 
 def _best_pass(mr: MethodRun, preset: Preset, size: int, direction: str, runtime_s: float,

@@ -2,7 +2,7 @@
 zero-filled buffers; the zero / random ratio shows whether the target compresses (or detects
 zeros), as SandForce-style controllers did.
 
-Test flow, for each test of ``data_tests_catalog.COMPRESS_TESTS`` (128 KiB sequential write
+Test flow, for each test of ``catalog.data_tests.COMPRESS_TESTS`` (128 KiB sequential write
 QD32: bandwidth; 4 KiB random write QD32: IOPS): ``ROUNDS`` (3) rounds, each one run with
 **random** buffers followed by one with **zero** buffers (``zero_buffers=1``,
 ``refill_buffers=0``, ``scramble_buffers=0``: all-zero data). Each run is time based,
@@ -17,7 +17,7 @@ CPU time (the null engine on the 2-core development VM: ~1.1 GB/s with ``refill_
 target faster than that, compression or not. The scrambled data is still incompressible: zram
 stored 92.7 MB of it in 92.7 MB (``mm_stat``).
 
-Metrics (workload ``compressibility``; names per ``data_tests_catalog``):
+Metrics (workload ``compressibility``; names per ``catalog.data_tests``):
 ``random_seq_write_128k_qd32.write.bw_mbps``, ``zero_seq_write_128k_qd32.write.bw_mbps``,
 ``zero_seq_write_128k_qd32.write.bw_mbps_ratio`` (zero / random), and the same with
 ``rand_write_4k_qd32`` and ``iops``. Each figure is the I/O of all its rounds over their

@@ -2,7 +2,7 @@
 verify). Any bad block fails the test with the first bad offset; a run that did not verify
 every written byte can never pass.
 
-Test flow, for each pattern of ``data_tests_catalog.INTEGRITY_TESTS`` (128 KiB sequential
+Test flow, for each pattern of ``catalog.data_tests.INTEGRITY_TESTS`` (128 KiB sequential
 QD32, then 4 KiB random QD32, the second overwriting the first):
 
 1. **write pass**: the pattern once over the span, size based (fio ``io_size`` = the span),

@@ -3,8 +3,9 @@ catalog id -- the piece issue 11 item 5 asks for; the sweep tests build every po
 
 ``FioParams`` is the I/O pattern; ``FioParams.job(...)`` gives a ``jobs.MethodJob`` over a span,
 time based (``runtime_s``, optional ``ramp_time_s``) or size based (``io_bytes``). Its id follows
-the workload-id convention of DESIGN.md: ``rand_read_4k_qd32``, ``seq_write_1m_qd8_t16``
-(``_tN`` only with several threads), ``rand_w30_4k_qd4`` (a mix with 30 % writes).
+the workload-id convention of the README ("Writing your own tests"): ``rand_read_4k_qd32``,
+``seq_write_1m_qd8_t16`` (``_tN`` only with several threads), ``rand_w30_4k_qd4`` (a mix with 30 %
+writes).
 
 Sources: fio HOWTO, "Job file format": ``rw`` (read, write, randread, randwrite, rw/readwrite,
 randrw), ``bs``, ``iodepth``, ``numjobs``, ``rwmixread`` ("percentage of a mixed workload that

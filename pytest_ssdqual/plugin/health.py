@@ -39,7 +39,7 @@ from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure_labels
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
-from pytest_ssdqual.report.allure_labels import label_test
+from pytest_ssdqual.report.allure_labels import label_not_applicable, label_test
 from pytest_ssdqual.report.summary import rows_from_verdicts
 from pytest_ssdqual.results.journal import clean_node_id
 from pytest_ssdqual.results.record import (
@@ -55,6 +55,14 @@ _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 #: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
 #: for the results store (it can still be a firmware baseline).
 PROP_NOT_APPLICABLE = "ssdqual_not_applicable"
+
+def mark_not_applicable(node: pytest.Item, reason: str) -> None:
+    """The test is about to be skipped because it cannot apply to its drive: not counted as a
+    skip by the results store (``PROP_NOT_APPLICABLE``), ``NOT APPLICABLE`` in the per-drive
+    summary (Allure label, ``allure_labels.label_not_applicable``)."""
+    node.user_properties.append((PROP_NOT_APPLICABLE, reason))
+    label_not_applicable(reason)
+
 
 START = "session start"
 END = "session end"
@@ -210,7 +218,7 @@ class DriveHealthTest:
         found = tracker(self.node.config, self.session, self.ctx)
         if found.unavailable is not None:
             if not found.applicable:
-                self.node.user_properties.append((PROP_NOT_APPLICABLE, found.unavailable))
+                mark_not_applicable(self.node, found.unavailable)
             pytest.skip(f"no drive health: {found.unavailable}")
         return found
 

@@ -20,7 +20,7 @@ from pytest_ssdqual.fio.job import JobPlan
 from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
-from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE, HealthTracker, health_failures
+from pytest_ssdqual.plugin.health import HealthTracker, health_failures, mark_not_applicable
 from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.qualify.flow import Measured, Skipped, run_test
 from pytest_ssdqual.qualify.progress import ProgressEvent
@@ -65,7 +65,7 @@ class PytestHost:
                                  writes=writes, test=clean_node_id(self.node.nodeid))
         except Skipped as exc:
             if not exc.applicable:
-                self.node.user_properties.append((PROP_NOT_APPLICABLE, str(exc)))
+                mark_not_applicable(self.node, str(exc))
             pytest.skip(str(exc))
         if concluded.failure:
             pytest.fail(concluded.failure, pytrace=False)

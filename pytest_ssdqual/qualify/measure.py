@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.workloads import Workload
-from pytest_ssdqual.errors import FioError, SsdQualError
+from pytest_ssdqual.errors import FioError, NotApplicable, SsdQualError
 from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.registry import run_methodology
-from pytest_ssdqual.qualify.flow import Measured
+from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
 from pytest_ssdqual.results.gate import ResultsGate
@@ -91,6 +91,8 @@ def measure_methodology(host: Host, session: QualSession, ctx: DriveContext,
 
     Raises:
         FioError: fio failed (the host has been told). SafetyRefusal, DeviceError: from a step.
+        Skipped: the test cannot apply to this drive (``NotApplicable``, before any I/O; the
+            skip does not make the run incomplete).
     """
     folder = workdir / workload.id
     drive = ctx.target.spec.raw
@@ -99,6 +101,8 @@ def measure_methodology(host: Host, session: QualSession, ctx: DriveContext,
     except FioError as exc:
         host.fio_failed(exc)
         raise
+    except NotApplicable as exc:
+        raise Skipped(str(exc), applicable=False) from None
     outcome = judge_result(result, ctx.limits, strict=session.options.strict)
     for note in result.notes:
         host.note(f"[ssdqual {drive}] {workload.id}: {note}")

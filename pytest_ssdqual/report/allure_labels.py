@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 
 import allure
 
-from pytest_ssdqual.results.stored import ATTACH_DRIVE, drive_identity, drive_title
+from pytest_ssdqual.results.stored import (
+    ATTACH_DRIVE,
+    LABEL_NOT_APPLICABLE,
+    drive_identity,
+    drive_title,
+)
 
 if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
@@ -31,6 +36,7 @@ __all__ = [
     "DYNAMIC_LABELS",
     "drive_identity",
     "drive_parameters",
+    "label_not_applicable",
     "label_test",
     "parent_suite",
     "severity_for",
@@ -114,3 +120,10 @@ def label_test(
     facts = dict(ctx.describe(), profile=profile)
     allure.attach(json.dumps(facts, indent=2, sort_keys=True), name=ATTACH_DRIVE,
                   attachment_type=allure.attachment_type.JSON)
+
+
+def label_not_applicable(reason: str) -> None:
+    """Mark the running test as skipped because it cannot apply to its drive (no SMART, no
+    power states): the ``ssdqual_not_applicable`` label with ``reason``, read back by the
+    per-drive summary, where such a test does not make the drive INCOMPLETE."""
+    allure.dynamic.label(LABEL_NOT_APPLICABLE, reason)

@@ -370,12 +370,16 @@ def methodology_charts(
 
 
 #: Swept axes of ``methodology.curves.Curve`` (``x_name``): axis label, tick label of ``x``,
-#: log2 axis.
+#: log2 axis. Every axis a methodology writes has one (tests/unit/test_sweeps.py reads them from
+#: the source). ``fill_pct``: ``drive_with_data``'s fill levels (0 = empty; its one-point
+#: ``<test>.dirty`` curve sits at 0 too), "fill level", not the sustained-write test's "fill
+#: state" bars (``CHART_FILL_STATE``).
 _CURVE_AXES: dict[str, tuple[str, Callable[[float], str], bool]] = {
     "qd": ("queue depth", lambda x: f"QD{x:g}", True),
     "write_pct": ("write share (%)", lambda x: f"{x:g} %", False),
     "bs_bytes": ("transfer size", lambda x: _size(x), True),
     "test_size_bytes": ("test size", lambda x: _size(x), True),
+    "fill_pct": ("fill level (% of the span)", lambda x: f"{x:g} %", False),
 }
 #: Figures of curves (the name after the direction): axis label.
 _CURVE_FIGURES: dict[str, str] = {

@@ -15,7 +15,9 @@ passed on media as found is ``PASS (as found)``.
 
 Overall verdict: ``FAIL`` when a test failed or broke (limit violated, regression, fio or device
 error, its pytest-xdist worker crashed) or a limit was violated / not measured; ``INCOMPLETE``
-when nothing failed but tests were skipped (e.g. write tests refused for safety), interrupted
+when nothing failed but tests were skipped (e.g. write tests refused for safety; a test that
+cannot apply to the drive, ``NOT APPLICABLE``, such as the health test on a loop device or the
+NVMe wake-up test on a SATA drive, does not count), interrupted
 (SIGINT/SIGTERM: ``INTERRUPTED``), a limit passed only as found, or no limit was judged;
 ``PASS`` otherwise.
 """
@@ -42,6 +44,9 @@ from pytest_ssdqual.results.stored import (
 #: Test record status (``record.STATUSES``) -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED",
                 "interrupted": "INTERRUPTED"}
+#: The word for a test skipped because it cannot apply to the drive (``StoredTest``
+#: ``not_applicable``: no SMART, no power states): it does not make the drive INCOMPLETE.
+NOT_APPLICABLE = "NOT APPLICABLE"
 
 
 @dataclass(frozen=True)
@@ -150,13 +155,18 @@ def _first_lines(text: str, n: int = 4) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines()[:n])
 
 
+def _applicable(tests: Sequence[TestRow]) -> list[TestRow]:
+    return [t for t in tests if t.status != NOT_APPLICABLE]
+
+
 def overall_verdict(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> str:
     """``FAIL``, ``INCOMPLETE`` or ``PASS`` (see the module docstring)."""
     if any(t.status in ("FAIL", "ERROR") for t in tests) or any(
         r.verdict in ("FAIL", "MISSING") for r in limits
     ):
         return "FAIL"
-    if not tests or not limits or any(t.status not in ("PASS",) for t in tests):
+    if not limits or not _applicable(tests) or any(
+            t.status not in ("PASS", NOT_APPLICABLE) for t in tests):
         return "INCOMPLETE"
     if any(r.verdict == PASS_AS_FOUND for r in limits):  # may be never-written media
         return "INCOMPLETE"
@@ -169,7 +179,7 @@ def overall_reasons(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> lis
     reasons = []
     counts: dict[str, int] = {}
     for t in tests:
-        if t.status != "PASS":
+        if t.status not in ("PASS", NOT_APPLICABLE):
             counts[t.status] = counts.get(t.status, 0) + 1
     reasons += [f"{n} test(s) {status}" for status, n in sorted(counts.items())]
     bad = sum(1 for r in limits if r.verdict in ("FAIL", "MISSING"))
@@ -178,7 +188,7 @@ def overall_reasons(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> lis
     as_found = sum(1 for r in limits if r.verdict == PASS_AS_FOUND)
     if as_found:
         reasons.append(f"{as_found} limit(s) passed only on media as found")
-    if not tests:
+    if not _applicable(tests):
         reasons.append("no test ran")
     elif not limits:
         reasons.append("no limit was judged")
@@ -196,7 +206,7 @@ def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveS
         facts["profile"] = next((t.drive["profile"] for t in tests if t.drive.get("profile")), "")
     records = [t.record for t in tests]
     rows = [
-        TestRow(t.name, r.workload, status_word(r.status),
+        TestRow(t.name, r.workload, NOT_APPLICABLE if t.not_applicable else status_word(r.status),
                 "" if r.status == "passed" else _first_lines(r.reason))
         for t, r in zip(tests, records, strict=True)
     ]

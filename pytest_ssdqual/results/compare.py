@@ -136,7 +136,7 @@ def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
         if decided is not None and decided.get(metric) in (REGRESSED, INCONCLUSIVE):
             status = decided[metric]
         elif worsening != 0 and not has_direction(metric):
-            status = "changed"  # a burst/continuous or zero/random ratio: neither better nor worse
+            status = "changed"  # no direction (gain ratio, saturation QD): neither way
         elif decided is None and limit is not None and worsening > limit:
             status = "regressed"
         elif worsening > 0:

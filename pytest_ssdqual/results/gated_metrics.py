@@ -5,15 +5,16 @@ Every workload's primary figures (``primary_metrics``: the primary-direction ``i
 where its catalog defines them -- sweeps, presets, data states, burst and compressibility, whose
 ~40-90 per-point figures are each judged on a single run, so gating them all would fail every
 identical build; else the higher-is-better metrics of a methodology workload), every metric the
-drive's threshold profiles give an absolute limit for, plus every metric named in a
-``regression.per_metric`` key (``workload.metric``, or ``workload`` for all of its metrics) --
-except the latency tails (``TAIL_METRICS``), which are gated only where a matching profile names
-that very metric in ``regression.per_metric`` (``rand_read_4k_qd1.read.lat_p99_99_us: 50``):
-an absolute ceiling (generic.yaml's p99.99 <= 1 s) or a workload-wide ``per_metric`` key does not
-gate them. The direction is ``workloads.HIGHER_IS_BETTER``'s
-(a drop is a worsening for IOPS and bandwidth, a rise for latencies); the allowed worsening is
-the threshold files' ``regression`` block (``regression_limit``), else
-``DEFAULT_REGRESSION_LIMIT_PCT``. Plain functions of plain data (no pytest, no I/O).
+drive's threshold profiles give an absolute limit of severity ``fail`` for (a ``warn`` limit is
+indicative and never fails a test), plus every metric named in a ``regression.per_metric`` key
+(``workload.metric``, or ``workload`` for all of its metrics) -- except the latency tails
+(``TAIL_METRICS``), which are gated only where a matching profile names that very metric in
+``regression.per_metric`` (``rand_read_4k_qd1.read.lat_p99_99_us: 50``): an absolute ceiling
+(generic.yaml's p99.99 <= 1 s) or a workload-wide ``per_metric`` key does not gate them. The
+direction is ``workloads.HIGHER_IS_BETTER``'s (a drop is a worsening for IOPS and bandwidth, a
+rise for latencies); the allowed worsening is the threshold files' ``regression`` block
+(``regression_limit``), else ``DEFAULT_REGRESSION_LIMIT_PCT``. Plain functions of plain data (no
+pytest, no I/O).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.workloads import HIGHER_IS_BETTER, NO_DIRECTION
+from pytest_ssdqual.thresholds.verdict import WARN
 
 if TYPE_CHECKING:
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
@@ -39,7 +41,7 @@ __all__ = [
 ]
 
 #: Allowed worsening vs the baseline, in percent, when no matching threshold profile has a
-#: ``regression`` block (DESIGN.md's example ``regression: {max_drop_pct: 5}``).
+#: ``regression`` block (README, "Firmware regression gate": ``regression: {max_drop_pct: 5}``).
 DEFAULT_REGRESSION_LIMIT_PCT = 5.0
 
 #: Bare latency-tail metric names: gated only where a profile's ``regression.per_metric`` names
@@ -63,7 +65,8 @@ def is_higher_better(metric: str) -> bool:
 
 def has_direction(metric: str) -> bool:
     """False for a canonical metric with no better direction (``workloads.NO_DIRECTION``: a
-    burst / continuous or zero / random ratio), True for every other."""
+    burst / continuous or zero / random ratio, a QD curve's ``saturation_qd`` or
+    ``scaling_ratio``, a fact of the drive such as its power states), True for every other."""
     return metric not in NO_DIRECTION
 
 
@@ -118,13 +121,15 @@ def primary_metrics(workload_id: str) -> frozenset[str]:
 
 def gated_metrics(limits: ResolvedLimits, workload_id: str) -> frozenset[str]:
     """Canonical metrics of ``workload_id`` the gate judges: its ``primary_metrics``, those with
-    an absolute limit that are no latency tail (``is_tail``) and have a direction
-    (``has_direction``), plus those named in a matching profile's ``regression.per_metric``
-    (tails and directionless metrics included; a bare ``workload`` key gates every metric of it
-    but the tails and the directionless: returned as ``'*'``)."""
+    an absolute limit of severity ``fail`` that are no latency tail (``is_tail``) and have a
+    direction (``has_direction``; a ``warn`` limit is indicative: it never fails a test, so it
+    does not make its figure gated either), plus those named in a matching profile's
+    ``regression.per_metric`` (tails and directionless metrics included; a bare ``workload``
+    key gates every metric of it but the tails and the directionless: returned as ``'*'``)."""
     names = set(primary_metrics(workload_id))
     names |= {lim.metric for lim in limits.for_workload(workload_id)
-              if not is_tail(lim.metric) and has_direction(lim.metric)}
+              if not is_tail(lim.metric) and has_direction(lim.metric)
+              and lim.severity != WARN}
     for profile in limits.profiles:
         for key in profile.regression_per_metric:
             wid, _, metric = key.partition(".")

@@ -10,10 +10,11 @@ run's p99.99 or maximum latency is one or two I/Os: gating it would fail identic
 noise. Ungated metrics are still compared by ``ssdqual compare``.
 
 Metrics without a direction (``workloads.NO_DIRECTION``: burst / continuous and zero / random
-ratios) are never gated by default, by an absolute limit or by a workload-wide ``per_metric``
-key. A ``per_metric`` key naming one gates it only when a matching profile also gives it a
-one-sided absolute limit, which sets the direction (``min``: higher is better, ``max``: lower);
-named without one, the comparison raises ``BaselineError`` saying so.
+ratios, the QD curves' saturation QD and scaling ratio, facts of the drive) are never gated
+by default, by an absolute limit or by a workload-wide ``per_metric`` key. A ``per_metric`` key
+naming one gates it only when a matching profile also gives it a one-sided absolute limit,
+which sets the direction (``min``: higher is better, ``max``: lower); named without one, the
+comparison raises ``BaselineError`` saying so.
 
 A gated metric the baseline has no figure for (``no baseline value``: the baseline did not run
 the workload) or this run did not measure (``not measured``) fails like a regression: the gate
@@ -176,8 +177,9 @@ def _direction(limits: ResolvedLimits, workload_id: str, metric: str) -> bool:
     if higher is None:
         raise BaselineError(
             f"threshold files: regression.per_metric names {workload_id}.{metric}, which has no "
-            "better direction (a burst/continuous or zero/random ratio: a better drive can "
-            "raise or lower it); fix: give it a one-sided absolute limit in the same profile "
+            "better direction (a better drive can raise or lower it: a burst/continuous or "
+            "zero/random ratio, a saturation QD or scaling ratio, a fact of the drive); fix: "
+            "give it a one-sided absolute limit in the same profile "
             f"(limits: {{{workload_id}: {{{metric}: {{min: ...}}}}}} if higher is better, max "
             "if lower), or remove the per_metric key")
     return higher

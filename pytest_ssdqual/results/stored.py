@@ -37,6 +37,11 @@ ATTACH_VERDICTS_HTML = "verdicts"
 ATTACH_VERDICTS_JSON = "verdicts (JSON)"
 ATTACH_LOG_PREFIX = "per-second log "
 
+#: Allure label of a test skipped because it cannot apply to the drive (no SMART on a loop
+#: device, no NVMe power states on a SATA drive); its value is the reason. Such a test leaves
+#: the drive's qualification complete (``drive_summary``: ``NOT APPLICABLE``).
+LABEL_NOT_APPLICABLE = "ssdqual_not_applicable"
+
 #: Header line of the per-second log CSV attachments (fio's columns, fio HOWTO "Log File Formats").
 LOG_CSV_HEADER = "time_ms,value,direction,bs,offset"
 
@@ -102,6 +107,11 @@ class StoredTest:
     def workload(self) -> str:
         """The workload id (the ``story`` label)."""
         return self.label("story")
+
+    @property
+    def not_applicable(self) -> bool:
+        """True for a skip because the test cannot apply to the drive (``LABEL_NOT_APPLICABLE``)."""
+        return self.status == "skipped" and bool(self.label(LABEL_NOT_APPLICABLE))
 
     def json_attachment(self, name: str) -> Any:
         """The parsed JSON attachment ``name``, or None when the test has none.

@@ -25,7 +25,7 @@ from typing import Any
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
-from pytest_ssdqual.results.gated_metrics import is_higher_better
+from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["FirmwarePoint", "trend_points", "format_table", "plot_trend", "add_parser",
@@ -121,7 +121,8 @@ def trend_points(
 
 def format_table(points: Sequence[FirmwarePoint], metric: str) -> list[str]:
     """Markdown table: firmware, runs, median, min, max, change of the median vs the previous
-    firmware (with better/worse, direction-aware), latest run."""
+    firmware (with better/worse, direction-aware; ``changed`` for a metric without a direction),
+    latest run."""
     higher = is_higher_better(metric)
     lines = [
         "| firmware | runs | median | min | max | vs previous | latest run |",
@@ -134,6 +135,8 @@ def format_table(points: Sequence[FirmwarePoint], metric: str) -> list[str]:
             pct = (p.median - previous) / abs(previous) * 100
             word = "better" if (pct > 0) == higher and pct != 0 else ("same" if pct == 0
                                                                          else "worse")
+            if pct != 0 and not has_direction(metric):
+                word = "changed"  # neither better nor worse (``gated_metrics.has_direction``)
             change = f"{signed_pct(pct)} ({word})"
         lines.append(
             f"| {p.firmware} | {len(p.values)} | {format_figure(p.median)} | "

@@ -1,7 +1,11 @@
 """End to end with the real fio on real block devices: loop, zram, a file, a throttled loop.
 
-These run the shipped ``suites/`` with the shipped ``thresholds/`` under the ``smoke`` profile,
-exactly as ``./run.sh`` does. They need root and fio (CI has both); otherwise they skip.
+These run the plain fio workload suites of ``suites/`` -- ``test_sequential.py`` and
+``test_random.py`` only, not the methodology suites -- with the shipped ``thresholds/`` under the
+``smoke`` profile, as ``./run.sh`` runs them (``-p no:cacheprovider -rs``). The other suites have
+their own end-to-end files: ``test_e2e_methodology.py`` (dirty state), ``test_e2e_sweeps.py``,
+``test_e2e_data_states.py``, ``test_e2e_data_tests.py`` (burst, compressibility, integrity,
+health, idle wake-up). They need root and fio (CI has both); otherwise they skip.
 """
 
 from __future__ import annotations

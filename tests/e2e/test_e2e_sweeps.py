@@ -6,7 +6,10 @@ sweep, client presets) in ``smoke`` with the real fio on loop devices.
 * a loop device whose reads are capped (blkio) gives a flat random-read curve that saturates
   by QD2;
 * a 4Kn loop device (``losetup --sector-size 4096``: 512-byte direct I/O fails on it with
-  EINVAL) runs the transfer-size sweep, which skips 512 B-2 KiB and passes.
+  EINVAL) runs the transfer-size sweep, which skips 512 B-2 KiB and passes, and the client
+  presets, which on its 64 MiB skip the 100 MiB test size with a note (never shrunk to fit:
+  the size names the figures), measure the 16 MiB one, and fail the loop profile's three
+  100 MiB limits saying why (a limit that cannot be checked never passes).
 
 Speeds are only compared with the cap or between two runs taken the same way, with wide
 margins (the VM is shared). They need root and fio (CI has both); otherwise they skip.
@@ -79,8 +82,8 @@ def test_sweeps_and_presets_on_loop_devices(
         f"--drive={plain}", f"--drive={k4}", f"--confirm-destroy={s_plain}",
         f"--confirm-destroy={s_k4}", f"--alluredir={alluredir}", f"--results-dir={results}",
         f"--thresholds={REPO / 'thresholds'}", "-n", "2",
-        "-k", f"not ({Path(k4).name} and (qd_scaling or mixed or presets))", timeout=900)
-    result.assert_outcomes(passed=5)
+        "-k", f"not ({Path(k4).name} and (qd_scaling or mixed))", timeout=900)
+    result.assert_outcomes(passed=5, failed=1)  # the 64 MiB device's presets (below)
     runs = _results(alluredir)
     curves = {key: json.loads(text)["curves"]
               for key, text in _attachment(alluredir, "curves").items()}
@@ -89,7 +92,7 @@ def test_sweeps_and_presets_on_loop_devices(
     for (_serial, workload), entry in runs.items():
         assert set(entry["metrics"]) <= set(CATALOG[workload].metric_names()), workload
     for workload, count in (("qd_scaling", 1), ("mixed_sweep", 1), ("transfer_size_sweep", 2),
-                            ("client_presets", 1)):
+                            ("client_presets", 2)):
         stored = list(results.glob(f"*/*/{workload}/rep1/curves.json"))
         assert len(stored) == count, (workload, stored)
     (stored_qd,) = results.glob("*/*/qd_scaling/rep1/curves.json")
@@ -155,6 +158,20 @@ def test_sweeps_and_presets_on_loop_devices(
             assert m[f"{preset}.{d}.size_ratio"] == pytest.approx(
                 m[f"{preset}_100mib.{d}.bw_mbps"] / m[f"{preset}_16mib.{d}.bw_mbps"])
     assert m["rnd4k_q32t16_100mib.read.iops"] > 1.5 * m["rnd4k_q1t1_100mib.read.iops"]
+    # on the 64 MiB device: the 100 MiB test size is skipped (not shrunk), 16 MiB measured
+    m4 = runs[(s_k4, "client_presets")]["metrics"]
+    assert {k.partition(".")[0].rsplit("_", 1)[1] for k in m4} == {"16mib"}, sorted(m4)
+    assert len(m4) == 4 * 2 * 4  # presets x directions x figures; no size_ratio
+    assert all(m4[f"{p}_16mib.{d}.bw_mbps"] > 0.5 for p in ("seq1m_q8t1", "rnd4k_q1t1")
+               for d in ("read", "write")), m4
+    assert "test size 100 MiB skipped: larger than the drive (64 MiB); no size_ratio" in notes[
+        (s_k4, "client_presets")]
+    out = result.stdout.str()
+    assert f"{k4} client_presets: 3 limit(s) violated" in out
+    for metric in ("rnd4k_q1t1_100mib.read.iops", "seq1m_q8t1_100mib.read.bw_mbps",
+                   "seq1m_q8t1_100mib.write.bw_mbps"):
+        assert (f"{metric} not measured (test size 100 MiB skipped: larger than the drive (64 "
+                f"MiB)): fails the limit {metric} >= ") in out, metric
 
 
 #: A random-read ceiling far below the loop device's QD1 speed (~2,500-4,000 4 KiB IOPS on the

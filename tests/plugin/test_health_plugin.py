@@ -259,10 +259,11 @@ def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
     pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    alluredir = pytester.path / "allure"
     result = pytester.runpytest(
         str(SUITES / "test_health.py"), str(SUITES / "test_idle_power.py"), "test_read.py",
         f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
-        "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider",
+        "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider", f"--alluredir={alluredir}",
     )
     result.assert_outcomes(skipped=3, passed=1)
     out = result.stdout.str()
@@ -277,6 +278,11 @@ def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     run_dir = Path(header.removeprefix("ssdqual: results: ").split(";")[0])
     run = json.loads((run_dir / "run.json").read_text())
     assert run["passed"] is True and run["tests"]["skipped"] == 0
+    # nor the drive's qualification summary: NOT APPLICABLE, not SKIPPED (INCOMPLETE)
+    [md] = (alluredir / "summary").glob("*.md")
+    text = md.read_text()
+    assert text.count("| NOT APPLICABLE | Skipped: ") == 3, text
+    assert "SKIPPED" not in text, text
 
 
 def test_session_end_reading_runs_last_and_judges_the_change(

@@ -167,3 +167,24 @@ profiles:
     assert {"sustained_bw_mbps", "slc_cache_bytes", "recovery_ratio", "recovered_iops"} <= \
         HIGHER_IS_BETTER
     assert "time_to_recover_s" not in HIGHER_IS_BETTER
+
+
+def test_client_presets_on_a_drive_smaller_than_every_test_size_skip_as_not_applicable(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    # smoke's test sizes are 16 and 100 MiB; an 8 MiB scratch file holds neither: skipped with
+    # the reason before any I/O, and the skip does not make the run incomplete (stored passing)
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    result = pytester.runpytest(
+        str(REPO / "suites" / "test_client_presets.py"), "test_read.py", "--scratch-size=8M",
+        *_args(pytester, fake_fio, 100), "-rs")
+    result.assert_outcomes(skipped=1, passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    out = result.stdout.str()
+    assert "client presets need a test region of 16 MiB or 100 MiB (profile smoke); " in out
+    assert "has only 8 MiB" in out and "INCOMPLETE" not in out
+    assert fake_fio.job_rws() == ["write", "read"]  # test_read's prefill and read only
+    [header] = [line for line in out.splitlines() if line.startswith("ssdqual: results: ")]
+    run_dir = Path(header.removeprefix("ssdqual: results: ").split(";")[0])
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["passed"] is True and run["tests"]["skipped"] == 0

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.report import drive_summary, summary_page
-from pytest_ssdqual.results.stored import load_results, read_result
+from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE, load_results, read_result
 
 E12 = {"drive": "/dev/nvme0n1", "model": "Phison E12 NVMe 1TB", "serial": "S3Z9NB0K123456",
        "firmware": "ECFM11.0", "capacity_bytes": "1000204886016", "transport": "nvme",
@@ -33,7 +33,7 @@ def _verdict(workload: str, metric: str, measured: float | None, status: str,
 def write_result(folder: Path, *, name: str, workload: str, status: str, message: str = "",
                  facts: dict[str, str] | None = E12, metrics: dict[str, float] | None = None,
                  verdicts: list[dict[str, Any]] | None = None, start: int = 1_000,
-                 history: str | None = None) -> Path:
+                 history: str | None = None, labels: dict[str, str] | None = None) -> Path:
     """One test result as allure-pytest writes it, with the attachments ssdqual adds."""
     folder.mkdir(parents=True, exist_ok=True)
     attachments = []
@@ -48,7 +48,8 @@ def write_result(folder: Path, *, name: str, workload: str, status: str, message
         "uuid": str(uuid.uuid4()), "name": name, "fullName": f"suites.x#{workload}",
         "historyId": history or workload, "status": status, "start": start, "stop": start + 500,
         "statusDetails": {"message": message} if message else {},
-        "labels": [{"name": "story", "value": workload}, {"name": "feature", "value": "random"}],
+        "labels": [{"name": "story", "value": workload}, {"name": "feature", "value": "random"},
+                   *({"name": k, "value": v} for k, v in (labels or {}).items())],
         "parameters": [{"name": "ssd_drive", "value": "'/dev/nvme0n1'", "excluded": True}],
         "attachments": attachments,
         "steps": [{"name": f"measure: fio {workload}", "start": start, "stop": start + 400}],
@@ -135,6 +136,28 @@ def test_refused_write_tests_make_the_qualification_incomplete(tmp_path: Path) -
     # the page says why it is not a PASS (newcomer trial: "INCOMPLETE" with no reason)
     assert "**Overall: INCOMPLETE** (1 test(s) SKIPPED)" in md
     assert "<p class='why'>1 test(s) SKIPPED</p>" in summary_page.render_html(s)
+
+
+def test_a_test_that_cannot_apply_to_the_drive_leaves_it_a_pass(tmp_path: Path) -> None:
+    # a SATA drive has no NVMe power states: the idle wake-up test skips as not applicable
+    # (Allure label ssdqual_not_applicable, the reason); every SATA drive was INCOMPLETE
+    _e12_run(tmp_path / "results")
+    reason = "/dev/sdb is a block target (SATA): NVMe power states and APST exist only on an NVMe"
+    write_result(tmp_path / "results", name="4 KiB random read QD1 after idle gaps",
+                 workload="idle_wake_read_4k_qd1", status="skipped",
+                 message=f"Skipped: {reason}", start=3_000,
+                 labels={LABEL_NOT_APPLICABLE: reason})
+    [s] = drive_summary.build_summaries(load_results(tmp_path / "results"), charts=False)
+    assert s.overall == "PASS", drive_summary.overall_reasons(s.tests, s.limits)
+    md = summary_page.render_markdown(s)
+    assert "**Overall: PASS**" in md
+    assert f"| idle_wake_read_4k_qd1 | NOT APPLICABLE | Skipped: {reason} |" in md
+    # only not-applicable tests: nothing was qualified
+    only = tmp_path / "only"
+    write_result(only, name="health", workload="health", status="skipped",
+                 message="Skipped: no drive health", labels={LABEL_NOT_APPLICABLE: "no SMART"})
+    [empty] = drive_summary.build_summaries(load_results(only), charts=False)
+    assert empty.overall == "INCOMPLETE"
 
 
 def test_two_drives_get_two_pages(tmp_path: Path) -> None:

@@ -247,3 +247,22 @@ def test_a_ratio_named_with_a_direction_is_gated_in_it(tmp_path: Path) -> None:
     with pytest.raises(BaselineError, match="no better direction.*one-sided absolute limit"):
         compare_workload("burst_vs_sustained", _burst(30e3), _burst(20e3),
                          baseline_firmware="A", limits=unnamed)
+
+
+def test_a_warn_limit_does_not_gate_its_figure_and_a_fail_limit_does(tmp_path: Path) -> None:
+    # a warn limit never fails a test, so it does not make a single-run figure gated either
+    profile = """
+  - name: copy
+    match: {kind: block}
+    source: "test"
+    limits: {mixed_sweep: {delay_ratio: {max: 3%s}}}"""
+    warn = _limits(tmp_path, profile % ", severity: warn")
+    assert "delay_ratio" not in gated_metrics(warn, "mixed_sweep")
+    assert not [c for c in compare_workload("mixed_sweep", {"delay_ratio": 2.0},
+                                            {"delay_ratio": 1.0}, baseline_firmware="A",
+                                            limits=warn) if c.metric == "delay_ratio"]
+    fail = _limits(tmp_path, profile % "")
+    [c] = [c for c in compare_workload("mixed_sweep", {"delay_ratio": 2.0}, {"delay_ratio": 1.0},
+                                       baseline_firmware="A", limits=fail)
+           if c.metric == "delay_ratio"]
+    assert (c.status, c.higher_is_better) == (REGRESSED, False)

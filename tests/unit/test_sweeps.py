@@ -6,6 +6,7 @@ skip, their catalog metrics in threshold files, and whole runs with the fio stan
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -16,6 +17,7 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB, PROFILES
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigErrors, FioOutputError
+from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
@@ -24,7 +26,7 @@ from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
 from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
-from pytest_ssdqual.results.gated_metrics import is_higher_better
+from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import FakeFio
@@ -82,7 +84,10 @@ def test_saturation_is_the_smallest_qd_reaching_90_pct_of_the_maximum() -> None:
     points = [(1, 10_000), (2, 19_000), (4, 30_000), (8, 31_000), (16, 32_000), (32, 31_500)]
     assert saturation_x(points, 0.9) == 4  # 30,000 >= 0.9 x 32,000 = 28,800
     assert saturation_x(points, 0.99) == 16
-    assert saturation_x([(1, float("nan")), (2, 0.0)], 0.9) != saturation_x([], 0.9)  # NaN
+    # no positive figure: NaN (not measured), never a made-up QD; NaN and 0 points are ignored
+    assert math.isnan(saturation_x([(1, float("nan")), (2, 0.0)], 0.9))
+    assert math.isnan(saturation_x([], 0.9))
+    assert saturation_x([(1, float("nan")), (2, 0.0), (4, 900.0), (8, 1000.0)], 0.9) == 4
 
 
 def test_delay_ratio_of_a_copy() -> None:
@@ -155,8 +160,11 @@ profiles:
 
 
 def test_regression_direction_of_sweep_metrics() -> None:
+    # every catalog metric's direction: tests/unit/test_metric_directions.py
     assert is_higher_better("rand_read_4k_qd8.read.iops")
-    assert is_higher_better("rand_read_4k.scaling_ratio")
+    assert is_higher_better("seq1m_q8t1.write.size_ratio")
+    assert not has_direction("rand_read_4k.saturation_qd")
+    assert not has_direction("rand_read_4k.scaling_ratio")
     assert not is_higher_better("delay_ratio") and not is_higher_better(
         "seq1m_q8t1_100mib.read.lat_p99_us")
 
@@ -263,6 +271,58 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     assert {c["x_name"] for c in doc["curves"]} == {"test_size_bytes"}
 
 
+def _sized_drive(session: QualSession, size_bytes: int) -> None:
+    """The file target ``drive.img`` is created at ``size_bytes`` (``--file-size``)."""
+    session.options = replace(session.options, file_size_bytes=size_bytes)
+
+
+def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    # smoke: 16 and 100 MiB; on a 64 MiB drive the 100 MiB test is skipped, not shrunk (a
+    # figure named seq1m_q8t1_100mib measured on 64 MiB would mislead; a 64mib one has no
+    # catalog name, so no threshold could judge it)
+    _sized_drive(session, 64 * MIB)
+    result = _run(session, tmp_path, "client_presets")
+    presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
+    assert _sections(fake_fio) == ["prefill"] + [f"{p}_16mib_{d}" for d in ("read", "write")
+                                                 for p in presets]
+    prefill = next(c["job"] for c in fake_fio.calls() if "[prefill]" in c["job"])
+    assert f"size={16 * MIB}" in prefill  # only the region tested is written
+    m = result.metrics
+    assert set(m) <= set(CATALOG["client_presets"].metric_names())
+    assert m["seq1m_q8t1_16mib.write.bw_mbps"] == 500
+    assert not [k for k in m if "_100mib." in k or "_64mib." in k or k.endswith("size_ratio")]
+    assert ("test size 100 MiB skipped: larger than the drive (64 MiB); no size_ratio"
+            in result.notes)
+    # a limit on a skipped size's figure fails saying why, never passes unchecked
+    limits = tmp_path / "presets.yaml"
+    limits.write_text("version: 1\nprofiles:\n  - name: p\n    match: {kind: file}\n"
+                      "    source: test\n    limits:\n      client_presets:\n"
+                      "        seq1m_q8t1_100mib.write.bw_mbps: {min: 20}\n"
+                      "        seq1m_q8t1.write.size_ratio: {min: 0.2}\n"
+                      "        seq1m_q8t1_16mib.write.bw_mbps: {min: 20}\n")
+    facts = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}")).facts
+    outcome = judge_result(result, ThresholdSet.load([limits]).resolve(facts))
+    assert [v.line().split(" — ")[0] for v in outcome.failed] == [
+        "seq1m_q8t1.write.size_ratio not measured (test size 100 MiB skipped: larger than the "
+        "drive (64 MiB)): fails the limit seq1m_q8t1.write.size_ratio >= 0.2",
+        "seq1m_q8t1_100mib.write.bw_mbps not measured (test size 100 MiB skipped: larger than "
+        "the drive (64 MiB)): fails the limit seq1m_q8t1_100mib.write.bw_mbps >= 20"]
+
+
+def test_client_presets_on_a_drive_smaller_than_every_test_size_are_not_applicable(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    from pytest_ssdqual.errors import NotApplicable
+
+    _sized_drive(session, 8 * MIB)
+    with pytest.raises(NotApplicable, match=r"client presets need a test region of 16 MiB or "
+                       r"100 MiB \(profile smoke\); .* has only 8 MiB"):
+        _run(session, tmp_path, "client_presets")
+    assert fake_fio.job_rws() == []  # refused before any I/O
+
+
 def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path
 ) -> None:
@@ -295,10 +355,67 @@ def test_curve_charts_one_per_axis_and_figure() -> None:
         Curve("seq_read_128k", "qd", "", "read.bw_mbps", "MB/s", ((1, 262), (2, 511))),
         Curve("seq", "bs_bytes", "B", "write.bw_mbps", "MB/s", ((512, 9.5), (1 << 20, 510))),
         Curve("rand_4k_qd4", "write_pct", "%", "total.iops", "IOPS", ((0, 9000), (100, 3000))),
-        Curve("x", "fill_pct", "%", "write.iops", "IOPS", ((25, 1.0),)),  # not a sweep axis here
+        Curve("x", "temperature_c", "C", "write.iops", "IOPS", ((25, 1.0),)),  # no such axis
     ]
     charts = curve_charts(curves, title="QD scaling")
     assert sorted(charts) == [
         "chart: IOPS by queue depth", "chart: IOPS by write share",
         "chart: bandwidth by queue depth", "chart: bandwidth by transfer size"]
     assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
+
+
+def test_fill_state_curves_are_charted_by_fill_level() -> None:
+    # drive_with_data's curves: each figure over fill_pct 0/25/50/75 and a one-point dirty curve
+    from pytest_ssdqual.catalog import data_states as ds
+    from pytest_ssdqual.methodology.drive_with_data import fill_curves
+    from pytest_ssdqual.report.chart_data import curve_charts
+
+    metrics = {ds.metric_name(state, test, figure): 1000.0 * (i + 1)
+               for i, state in enumerate(ds.FILL_STATES) for test in ds.FILL_TESTS
+               for figure in test.figures}
+    charts = curve_charts(fill_curves(metrics), title="Performance with the drive full")
+    # distinct from the sustained-write test's "chart: bandwidth by fill state" (its own bars)
+    assert sorted(charts) == ["chart: IOPS by fill level", "chart: bandwidth by fill level",
+                              "chart: p99 latency by fill level"]
+    assert all(png.startswith(b"\x89PNG") and len(png) > 5000 for png in charts.values())
+
+
+def _curve_axes_written(package: Path) -> dict[str, str]:
+    """Every ``x_name`` a methodology module passes to ``Curve(...)`` or ``curve(...)`` (its
+    second argument or ``x_name=``), read from the source: axis -> ``module:line``. Left out:
+    ``curves.py`` (the format: it reads curves back) and the body of ``sweep.curve`` (the
+    helper forwarding its caller's axis)."""
+    import ast
+
+    found: dict[str, str] = {}
+    for path in sorted(package.glob("*.py")):
+        if path.name == "curves.py":
+            continue
+        tree = ast.parse(path.read_text())
+        helper = {id(n) for f in ast.walk(tree)
+                  if isinstance(f, ast.FunctionDef) and f.name == "curve" for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or id(node) in helper:
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in ("Curve", "curve"):
+                continue
+            keyword = next((k.value for k in node.keywords if k.arg == "x_name"), None)
+            arg = keyword if keyword is not None else (node.args[1] if len(node.args) > 1
+                                                       else None)
+            where = f"{path.name}:{node.lineno}"
+            assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
+                f"{where}: give the curve's axis as a literal so this test can check it")
+            found.setdefault(arg.value, where)
+    return found
+
+
+def test_every_curve_axis_a_methodology_writes_has_a_chart_axis() -> None:
+    from pytest_ssdqual.report.chart_data import _CURVE_AXES
+
+    from ..conftest import REPO
+
+    written = _curve_axes_written(REPO / "pytest_ssdqual" / "methodology")
+    assert len(written) >= 5, written  # qd, write_pct, bs_bytes, test_size_bytes, fill_pct ...
+    assert {axis: where for axis, where in written.items() if axis not in _CURVE_AXES} == {}

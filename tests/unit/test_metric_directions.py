@@ -1,0 +1,173 @@
+"""Every catalog metric's regression direction, listed by hand so a new metric cannot be gated
+the wrong way round silently (audit of issue 10: ``saturation_qd`` was gated as lower-is-better
+and ``size_ratio`` as lower-is-better; neither was listed anywhere).
+
+``higher``: a drop is a worsening; ``lower``: a rise is; ``none``: a better drive can move it
+either way (``gated_metrics.has_direction`` False: never gated by default, by an absolute limit
+or by a workload-wide ``per_metric`` key; only where a profile names it with a one-sided limit).
+
+The rules behind the table:
+
+* figures of speed (``iops``, ``bw_mbps``, ``*_iops``, ``*_bw_mbps``) are higher-is-better,
+  times and latencies lower-is-better;
+* *consistency* ratios, a figure in a harder condition over the same figure in the reference one
+  (fill state / empty, fragmented / clean, large / small test size, ``worst_ratio``), are
+  higher-is-better (1 = the drive holds its speed) -- their latency ratios lower-is-better;
+  ``delay_ratio`` (copy time / reading then writing) is lower-is-better (0.5: full overlap);
+* *gain* ratios and curve shapes have none: burst / continuous and zero / random (a faster
+  sustained speed lowers them), ``scaling_ratio`` = max / QD1 IOPS (a faster QD1 lowers it),
+  ``saturation_qd`` (a drive that reaches its maximum earlier, or one whose maximum rose, moves
+  it either way);
+* facts of the drive rather than measurements of it have none: the power-state table, APST,
+  the warning temperature, bytes written (host and NAND; ``waf_*`` carries their ratio), the
+  integrity test's ``written_bytes`` and ``first_bad_offset_bytes`` (any bad block fails on its
+  own);
+* health margins and spare are higher-is-better, counts, flags, wear and temperature lower.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ssdqual.catalog.parametric import parametric_workload
+from pytest_ssdqual.catalog.workloads import CATALOG
+from pytest_ssdqual.results.gated_metrics import gated_metrics, has_direction, is_higher_better
+from pytest_ssdqual.results.regression import compare_workload
+from pytest_ssdqual.results.regression_stats import REGRESSED
+from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.thresholds.profile import DriveFacts
+
+H, L, N = "higher", "lower", "none"
+
+_FIO = {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
+        "lat_p99_9_us": L, "lat_p99_99_us": L, "lat_max_us": L}
+_FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
+         "lat_p99_us_ratio": L, "worst_ratio": H}
+
+#: workload id -> bare metric name (after the last ".") -> direction. Exhaustive: a metric whose
+#: bare name is missing here fails ``test_every_catalog_metric_has_its_listed_direction``.
+EXPECTED: dict[str, dict[str, str]] = {
+    **{wid: _FIO for wid in (
+        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1", "rand_read_4k_qd1",
+        "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32", "rand_rw70_4k_qd32")},
+    "sustained_write": {**_FIO, "slc_cache_bytes": H, "burst_bw_mbps": H,
+                        "sustained_bw_mbps": H, "cache_not_exhausted_after_bytes": H},
+    "steady_state_rand_write_4k": {**_FIO, "steady_state_reached": H, "steady_state_round": L,
+                                   "rounds": L, "data_excursion_pct": L,
+                                   "slope_excursion_pct": L},
+    "recovery_after_idle": {
+        "recovery_ratio": H, "time_to_recover_s": L, "steady_state_reached": H,
+        **{f"{p}_{f}": d for p in ("fresh", "degraded", "steady", "recovered")
+           for f, d in (("iops", H), ("lat_mean_us", L), ("lat_p99_us", L))}},
+    "drive_with_data": _FILL,
+    "seq_after_random": {"bw_mbps": H, "bw_mbps_ratio": H, "iops": H, "worst_ratio": H},
+    "qd_scaling": {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p99_us": L,
+                   "saturation_qd": N, "scaling_ratio": N},
+    "mixed_sweep": {"iops": H, "bw_mbps": H, "lat_p99_us": L, "copy_time_s": L,
+                    "copy_read_time_s": L, "copy_write_time_s": L, "delay_ratio": L},
+    "transfer_size_sweep": {"iops": H, "bw_mbps": H},
+    "client_presets": {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p99_us": L,
+                       "size_ratio": H},
+    "burst_vs_sustained": {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": N,
+                           "bw_mbps_ratio": N, "lat_p99_us_ratio": N},
+    "compressibility": {"iops": H, "bw_mbps": H, "iops_ratio": N, "bw_mbps_ratio": N},
+    "data_integrity": {"written_bytes": N, "verified_bytes": H, "first_bad_offset_bytes": N},
+    "health": {
+        **dict.fromkeys(("smart_command_failed", "smart_disk_failing",
+                         "smart_prefail_at_threshold", "smart_usage_past_threshold",
+                         "smart_error_log", "smart_selftest_errors", "cw_spare_below_threshold",
+                         "cw_temperature", "cw_reliability_degraded", "cw_read_only",
+                         "cw_volatile_backup_failed", "cw_pmr_unreliable", "critical_warning"),
+                        L),
+        "temperature_c": L, "warning_temperature_c": N, "temperature_margin_c": H,
+        "available_spare_pct": H, "spare_margin_pct": H, "percentage_used": L,
+        "media_errors": L, "error_log_entries": L, "unsafe_shutdowns": L,
+        "host_written_bytes": N, "nand_written_bytes": N, "waf_lifetime": L,
+        "media_errors_delta": L, "error_log_entries_delta": L, "unsafe_shutdowns_delta": L,
+        "percentage_used_delta": L, "available_spare_pct_delta": H,
+        "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L},
+    "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
+                              "wake_penalty_us": L, "wake_ratio": L, "power_states": N,
+                              "non_operational_states": N, "max_exit_latency_us": N,
+                              "apst_enabled": N},
+}
+
+
+def direction(metric: str) -> str:
+    """The gate's direction of a canonical metric: ``higher``, ``lower`` or ``none``."""
+    if not has_direction(metric):
+        return N
+    return H if is_higher_better(metric) else L
+
+
+def test_every_catalog_workload_is_listed() -> None:
+    assert set(EXPECTED) == set(CATALOG)
+
+
+@pytest.mark.parametrize("workload_id", sorted(CATALOG))
+def test_every_catalog_metric_has_its_listed_direction(workload_id: str) -> None:
+    expected = EXPECTED[workload_id]
+    found: dict[str, set[str]] = {}
+    for metric in CATALOG[workload_id].metric_names():
+        found.setdefault(metric.rpartition(".")[2], set()).add(direction(metric))
+    # one direction per bare name within a workload, else the table must name metrics whole
+    assert {b: d for b, d in found.items() if len(d) > 1} == {}
+    assert {b: d.pop() for b, d in found.items()} == expected
+
+
+def test_an_fio_pattern_workload_has_the_plain_directions() -> None:
+    workload = parametric_workload("rand_w30_4k_qd4")
+    assert workload is not None
+    assert {m: direction(m) for m in workload.metric_names()} == {
+        **{f"{d}.{b}": x for d in ("read", "write") for b, x in _FIO.items()},
+        "total.iops": H, "total.bw_mbps": H}
+
+
+FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
+                   capacity_bytes=128 * 10**9, kind="block")
+
+
+def _limits(tmp_path: Path, limits: str):
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""version: 1
+profiles:
+  - name: p
+    match: {{kind: block}}
+    source: "test"
+    limits: {limits}
+""")
+    return ThresholdSet.load([path]).resolve(FACTS)
+
+
+def test_a_saturation_qd_limit_does_not_gate_it_by_direction(tmp_path: Path) -> None:
+    # README's example limit: the smallest QD reaching 90 % of the maximum, at most 32. A
+    # firmware that raises the maximum IOPS may saturate later (4 -> 8): no regression.
+    metric = "rand_read_4k.saturation_qd"
+    limits = _limits(tmp_path, f"{{qd_scaling: {{{metric}: {{max: 32}}}}}}")
+    assert metric not in gated_metrics(limits, "qd_scaling")
+    compared = compare_workload("qd_scaling", {metric: 8.0}, {metric: 4.0},
+                                baseline_firmware="A", limits=limits)
+    assert metric not in {c.metric for c in compared}
+
+
+def test_a_size_ratio_limit_gates_it_higher_is_better(tmp_path: Path) -> None:
+    # large / small test size: 0.9 -> 0.5 is the drive slowing on the larger test
+    metric = "seq1m_q8t1.write.size_ratio"
+    limits = _limits(tmp_path, f"{{client_presets: {{{metric}: {{min: 0.2}}}}}}")
+    assert metric in gated_metrics(limits, "client_presets")
+    [c] = [c for c in compare_workload("client_presets", {metric: 0.5}, {metric: 0.9},
+                                       baseline_firmware="A", limits=limits)
+           if c.metric == metric]
+    assert (c.status, c.higher_is_better) == (REGRESSED, True)
+
+
+def test_trend_says_changed_for_a_metric_without_a_direction() -> None:
+    from pytest_ssdqual.results.trend import FirmwarePoint, format_table
+
+    points = [FirmwarePoint("A", [4.0], ["r1"]), FirmwarePoint("B", [8.0], ["r2"])]
+    assert "(changed)" in format_table(points, "rand_read_4k.saturation_qd")[-1]
+    worse = format_table(points, "rand_read_4k_qd1.read.lat_p99_us")[-1]
+    assert "+100" in worse and "(worse)" in worse
+    assert "(better)" in format_table(points, "seq1m_q8t1.read.size_ratio")[-1]
