@@ -2,9 +2,10 @@
 ``store`` and ``regression``. Plain Python (no pytest). One ``ResultsGate`` per pytest process
 (options: ``gate_options.build_gate_options``); the plugin calls
 
-* ``workdirs`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged once on the
-  median by ``qualify.measure``), and ``wants_more_runs`` / ``workdir`` for the reruns of a
-  workload whose comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
+* ``workdirs`` around each run of a fio workload or a methodology test (``--repeat N``: N runs,
+  judged once on the median; ``qualify.measure.run_repeated``), and ``wants_more_runs`` /
+  ``workdir`` for the reruns of a test whose comparison with the baseline is inconclusive (up to
+  ``--repeat-max`` runs in all);
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
   test is broken) and stores the workload (``store.ResultsStore.write_workload``);
