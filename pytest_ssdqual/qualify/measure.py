@@ -23,8 +23,12 @@ from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify.flow import Measured
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.regression import aggregate_repeats
+from pytest_ssdqual.results.gate import Judged, ResultsGate
+from pytest_ssdqual.results.regression import (
+    aggregate_repeats,
+    nonfinite_repetitions,
+    repetition_samples,
+)
 from pytest_ssdqual.thresholds.verdict import judge
 
 if TYPE_CHECKING:
@@ -85,7 +89,7 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
                      workload: Workload, workdir: Path) -> Measured:
     """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive,
     up to ``--repeat-max``: ``run_repeated``), then judge it once on the medians (a single run:
-    on its figures).
+    on its figures; a figure NaN in any run is not measured, the limit's line names the run).
 
     Raises:
         FioError: fio failed (``exc.drive`` names the drive and workload; the host has been
@@ -108,8 +112,10 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     run_repeated(gate, ctx, workload.id, workdir, once)
     with host.phase("judge against the limits"):
         metrics, spread = aggregate_repeats([o.metrics for o in repetitions])
+        unmeasured = unmeasured_reasons(repetitions)
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
-            workload, metrics, ctx.limits, strict=session.options.strict))
+            workload, metrics, ctx.limits, strict=session.options.strict,
+            unreached=unmeasured))
     return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread)
 
 
@@ -146,7 +152,8 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
     repetitions = [MethodologyOutcome(r, []) for r in results]
     _, spread = aggregate_repeats([r.metrics for r in results])
     result = repeated_result(results)
-    outcome = judge_result(result, ctx.limits, strict=session.options.strict)
+    outcome = judge_result(result, ctx.limits, strict=session.options.strict,
+                           unmeasured=unmeasured_reasons(repetitions))
     label = (f"notes of run {len(results)} of {len(results)} (the figures judged are the "
              "medians of every run):" if len(results) > 1 else None)
     details = ([f"  {label}"] if label else []) + ["  " + note for note in result.notes]
@@ -160,11 +167,11 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
 
 def repeated_result(results: Sequence[MethodologyResult]) -> MethodologyResult:
     """One methodology result from its runs (``--repeat``): the last run's with every metric
-    the median of the runs (``aggregate_repeats``; left out when a run lacks it). An implicit
-    requirement (purge done, steady state reached) must hold in every run: its metric is the
-    worst run's (the lowest for a ``min``, else the highest), and every run's requirements
-    apply. A metric left out has the reason of a run that never reached it (``unreached``).
-    One run: that run's result unchanged.
+    the median of the runs (``aggregate_repeats``; NaN when a run has no finite figure, left
+    out when a run lacks it). An implicit requirement (purge done, steady state reached) must
+    hold in every run: its metric is the worst run's (the lowest for a ``min``, else the
+    highest), and every run's requirements apply. A metric left out has the reason of a run
+    that never reached it (``unreached``). One run: that run's result unchanged.
 
     Raises:
         ValueError: no run.
@@ -184,6 +191,16 @@ def repeated_result(results: Sequence[MethodologyResult]) -> MethodologyResult:
     unreached = {m: why for r in results for m, why in r.unreached.items() if m not in metrics}
     return dataclasses.replace(last, metrics=metrics, requirements=requirements,
                                unreached=unreached)
+
+
+def unmeasured_reasons(repetitions: Sequence[Judged]) -> dict[str, str]:
+    """Metric -> ``not measured (repetition 2 of 3 of this run gave nan)`` for every metric
+    NaN or infinite in one of two or more ``repetitions`` (``regression.nonfinite_repetitions``):
+    the reason a limit on it fails with (``judge``'s ``unreached``); ``{}`` for one run."""
+    if len(repetitions) < 2:
+        return {}
+    samples = repetition_samples([o.metrics for o in repetitions])
+    return {m: f"not measured ({why})" for m, why in nonfinite_repetitions(samples).items()}
 
 
 def stored_files(folder: Path, skip: Sequence[Path] = ()) -> dict[str, Path | str]:

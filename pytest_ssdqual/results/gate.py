@@ -129,11 +129,11 @@ class ResultsGate:
         comparisons = compare_workload(
             workload_id, metrics, base_metrics, baseline_firmware=str(drive.get("firmware", "")),
             limits=ctx.limits, samples=samples, baseline_samples=base_samples,
-            baseline_run=run.run_id,
+            baseline_run=run.run_id, baseline_unreached=base.get("unreached") or {},
         )
         return comparisons, {"has_workload": bool(base), "metrics": base_metrics,
                              "spread_pct": base.get("spread_pct") or {},
-                             "samples": base_samples}
+                             "samples": base_samples, "unreached": base.get("unreached") or {}}
 
     def baseline_for(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
         """``BaselineFinder.find``: the baseline run and the drive in it this drive is compared
@@ -199,6 +199,7 @@ class ResultsGate:
                 "baseline_metrics": base["metrics"],
                 "baseline_spread_pct": base["spread_pct"],
                 "baseline_samples": base["samples"],
+                "baseline_unreached": base["unreached"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
         record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict,

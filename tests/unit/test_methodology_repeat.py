@@ -1,16 +1,18 @@
-"""A methodology test under ``--repeat`` (issue 9 item 1 a): its runs combined into the one result
-that is judged (``qualify.measure.repeated_result``) -- the medians, an implicit requirement held
-in every run, a figure some run never reached.
+"""A methodology test under ``--repeat`` (issue 9 item 1 a and c): its runs combined into the one
+result that is judged (``qualify.measure.repeated_result``) -- the medians, an implicit
+requirement held in every run, a figure some run never reached or had no finite value for.
 Results are built by hand (no fio); the runs through the plugin are in
 ``tests/plugin/test_plugin_methodology.py``."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG
-from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
-from pytest_ssdqual.qualify.measure import repeated_result
+from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResult, judge_result
+from pytest_ssdqual.qualify.measure import repeated_result, unmeasured_reasons
 from pytest_ssdqual.thresholds.profile import ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
@@ -83,3 +85,16 @@ def test_a_figure_one_run_never_reached_keeps_that_runs_reason() -> None:
                     Provenance("t.yaml", "lab", "lab rule"))
     [failed] = judge_result(combined, _limits(ceiling)).failed
     assert failed.line().startswith(f"time_to_recover_s {why}: fails the limit")
+
+
+def test_a_nan_run_makes_the_figure_not_measured_naming_the_run() -> None:
+    runs = [_result(RECOVERY, {"recovery_ratio": v}) for v in (0.95, math.nan, 0.96)]
+    combined = repeated_result(runs)
+    assert math.isnan(combined.metrics["recovery_ratio"])  # not the median of the others
+    reasons = unmeasured_reasons([MethodologyOutcome(r, []) for r in runs])
+    assert reasons == {"recovery_ratio": "not measured (repetition 2 of 3 of this run gave nan)"}
+    floor = Limit(RECOVERY, "recovery_ratio", 0.9, None, None, Provenance("t.yaml", "p", "s"))
+    [failed] = judge_result(combined, _limits(floor), unmeasured=reasons).failed
+    assert failed.line().startswith("recovery_ratio not measured (repetition 2 of 3 of this run "
+                                    "gave nan): fails the limit recovery_ratio >= 0.9")
+    assert unmeasured_reasons([MethodologyOutcome(runs[1], [])]) == {}  # one run: its own NaN

@@ -8,15 +8,20 @@ ceiling or a workload-wide ``per_metric`` key).
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.results.comparison import FAILING
+from pytest_ssdqual.results.comparison import FAILING, NO_BASELINE, NOT_MEASURED
 from pytest_ssdqual.results.gated_metrics import gated_metrics
-from pytest_ssdqual.results.regression import compare_workload
+from pytest_ssdqual.results.regression import (
+    aggregate_repeats,
+    compare_workload,
+    repetition_samples,
+)
 from pytest_ssdqual.results.regression_stats import (
     IMPROVED,
     INCONCLUSIVE,
@@ -107,10 +112,101 @@ def test_single_runs_on_both_sides_say_they_have_no_noise_estimate(tmp_path: Pat
                         "runs: no noise estimate, judged on the figures alone]")
 
 
-def test_a_zero_figure_is_judged_on_the_medians(tmp_path: Path) -> None:
-    c = _gate(_no_profile(tmp_path), [0.0, 0.0, 0.0], [1000.0, 1003.0, 998.0])
-    assert (c.status, c.method) == (REGRESSED, "figures alone")
-    assert "a figure <= 0 has no logarithm" in c.line()
+# -- a figure <= 0 (issue 9 item 1 b): the worst run of each side, never the median -----------
+
+def test_a_zero_repetition_is_judged_on_the_worst_run_not_hidden_by_the_median(
+        tmp_path: Path) -> None:
+    limits = _no_profile(tmp_path)
+    c = _gate(limits, [1000.0, 1000.0, 0.0], [1000.0, 1000.0, 1000.0])  # median: 1000 vs 1000
+    assert (c.status, c.method, c.value, c.baseline) == (REGRESSED, "worst runs", 0.0, 1000.0)
+    assert c.line() == ("write.bw_mbps 0 vs 1000 on A (\u2212100.0 %, limit \u22125 %) [3 vs 3 "
+                        "runs, RSD 86.6 % vs 0.0 %; a figure <= 0 has no logarithm: the worst run "
+                        "of each side judged alone]")
+    assert _gate(limits, [0.0, 0.0, 0.0], [1000.0, 1003.0, 998.0]).status == REGRESSED
+    # a baseline with a zero run: this build's worst run (998) is no worse than it
+    assert _gate(limits, [1000.0, 1003.0, 998.0], [1000.0, 0.0, 1000.0]).status == IMPROVED
+    # identical builds with a zero on both sides pass
+    assert _gate(limits, [0.0, 1000.0, 1000.0], [1000.0, 0.0, 1000.0]).status == WITHIN
+
+
+def test_a_lower_is_better_figure_with_zeros_is_judged_on_its_highest_run(
+        tmp_path: Path) -> None:
+    """``time_to_recover_s`` (lower is better) is 0 when the drive recovered at once: the run
+    that took 30 s is the worst and is judged, though the medians are both 0."""
+    limits = _no_profile(tmp_path)
+    metric, wid = "time_to_recover_s", "recovery_after_idle"
+
+    def gate(new: list[float], old: list[float]):
+        [c] = compare_workload(wid, {metric: sorted(new)[1]}, {metric: sorted(old)[1]},
+                               baseline_firmware="A", limits=limits, samples={metric: new},
+                               baseline_samples={metric: old}, gated=[metric])
+        return c
+
+    slow = gate([0.0, 30.0, 0.0], [0.0, 0.0, 0.0])
+    assert (slow.status, slow.method, slow.value, slow.baseline) == (REGRESSED, "worst runs",
+                                                                     30.0, 0.0)
+    assert not slow.higher_is_better and slow.failed
+    assert gate([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]).status == WITHIN
+    assert gate([0.0, 20.0, 10.0], [0.0, 30.0, 0.0]).status == IMPROVED  # 20 s vs 30 s
+    worse = gate([0.0, 40.0, 10.0], [0.0, 30.0, 0.0])  # 40 s vs 30 s: +33 %
+    assert (worse.status, round(worse.change_pct or 0, 1)) == (REGRESSED, 33.3)
+
+
+# -- non-finite figures (issue 9 item 1 c): not measured, naming the repetition ---------------
+
+def test_judging_a_non_finite_figure_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"repetition 1 of 2 of this build is nan, not a "
+                                         r"measured figure"):
+        judge_samples([float("nan"), 1000.0], [1000.0, 1000.0], limit_pct=5,
+                      higher_is_better=True)
+    with pytest.raises(ValueError, match="repetition 3 of 3 of the baseline is inf"):
+        judge_samples([1000.0], [1.0, 2.0, float("inf")], limit_pct=5, higher_is_better=False)
+
+
+def test_a_nan_repetition_is_not_measured_in_the_gate_and_the_median(tmp_path: Path) -> None:
+    limits = _no_profile(tmp_path)
+    runs = [{BW: 1000.0}, {BW: float("nan")}, {BW: 1000.0}]
+    median, spread = aggregate_repeats(runs)
+    assert math.isnan(median[BW]) and BW not in spread  # never the median of the others (1000)
+    [c] = compare_workload(WID, median, {BW: 1000.0}, baseline_firmware="A", limits=limits,
+                           samples=repetition_samples(runs),
+                           baseline_samples={BW: [1000.0, 1000.0, 1000.0]})
+    assert (c.status, c.failed, c.value) == (NOT_MEASURED, True, None)
+    assert c.line() == ("write.bw_mbps not measured in this run (repetition 2 of 3 of this run "
+                        "gave nan; baseline 1000)")
+    # a stored median that hid it (older versions) does not hide it either
+    [old] = compare_workload(WID, {BW: 1000.0}, {BW: 1000.0}, baseline_firmware="A",
+                             limits=limits, samples=repetition_samples(runs),
+                             baseline_samples={BW: [1000.0, 1000.0, 1000.0]})
+    assert old.status == NOT_MEASURED and "repetition 2 of 3" in old.line()
+    # on the baseline's side: no baseline value, naming its repetition
+    [base] = compare_workload(WID, {BW: 1000.0}, {BW: 1000.0}, baseline_firmware="A",
+                              limits=limits, samples={BW: [1000.0, 1000.0]},
+                              baseline_samples={BW: [float("inf"), 1000.0]}, baseline_run="R0")
+    assert (base.status, base.failed) == (NO_BASELINE, True)
+    assert base.line() == ("no baseline figure for write.bw_mbps in run R0 (repetition 1 of 2 of "
+                           "the baseline gave inf; this run 1000)")
+
+
+# -- a figure the baseline never reached (issue 9 item 1 f) ------------------------------------
+
+def test_a_figure_the_baseline_never_reached_is_no_regression(tmp_path: Path) -> None:
+    limits = _no_profile(tmp_path)
+    metric, wid = "time_to_recover_s", "recovery_after_idle"
+    why = "never back to 90 % of fresh within 600 s idle"
+    [c] = compare_workload(wid, {metric: 120.0}, {}, baseline_firmware="A", limits=limits,
+                           gated=[metric], baseline_unreached={metric: why}, baseline_run="R0")
+    assert (c.status, c.failed) == (IMPROVED, False)
+    assert c.line() == ("time_to_recover_s 120 vs - on A: baseline never reached it (never back "
+                        "to 90 % of fresh within 600 s idle); not a regression")
+    # without the reason it is still a missing baseline figure, and fails
+    [missing] = compare_workload(wid, {metric: 120.0}, {}, baseline_firmware="A",
+                                 limits=limits, gated=[metric], baseline_run="R0")
+    assert (missing.status, missing.failed) == (NO_BASELINE, True)
+    # this run never reached it, the baseline did: not measured, fails
+    [worse] = compare_workload(wid, {}, {metric: 120.0}, baseline_firmware="A", limits=limits,
+                               gated=[metric], baseline_unreached={})
+    assert (worse.status, worse.failed) == (NOT_MEASURED, True)
 
 
 def test_rsd_is_the_noise_figure() -> None:
