@@ -35,6 +35,7 @@ from pytest_ssdqual.thresholds.verdict import format_number
 __all__ = [
     "BASELINE_NEVER_REACHED",
     "FAILING",
+    "SINGLE_BASELINE",
     "NO_BASELINE",
     "NOT_MEASURED",
     "PREFIX",
@@ -62,6 +63,10 @@ FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_M
 #: Reason of a metric the baseline never reached (no figure: it never recovered) and this run
 #: did: no regression (status ``improved``).
 BASELINE_NEVER_REACHED = "baseline never reached it"
+
+#: Said in the line of every comparison with a single-run baseline, and in the gate summary.
+SINGLE_BASELINE = ("a single-run baseline cannot give the 95 %/5 % guarantee (store the "
+                   "baseline with --repeat 3)")
 
 #: What to do about an inconclusive comparison (the end of its line).
 INCONCLUSIVE_FIX = ("rerun with more repetitions (--repeat-max, or --repeat on this build and "
@@ -184,7 +189,8 @@ class Comparison:
 
     def noise_text(self) -> str:
         """``3 vs 3 runs, RSD 3.0 % vs 0.0 %``; for single runs on both sides ``single runs: no
-        noise estimate``; for one single side it says its noise was assumed."""
+        noise estimate``; for one single side it says its noise was assumed; with a single-run
+        baseline it says that it cannot give the gate's guarantee (``SINGLE_BASELINE``)."""
         if not self.method:
             return ""
         if self.method == SINGLE:
@@ -198,6 +204,8 @@ class Comparison:
         elif self.method == WORST:
             text += ("; a figure <= 0 has no logarithm: the worst run of each side judged "
                      "alone")
+        if self.baseline_n == 1:
+            text += f"; {SINGLE_BASELINE}"
         return text
 
     def _fw(self) -> str:
