@@ -14,6 +14,9 @@ Behaviour:
     ``$FAKEFIO_LOG``) the n-th figure, cycling (run-to-run noise for ``--repeat``).
   * a job with ``write_bw_log=`` gets per-second bw/iops/lat logs like fio 3.33's
     (``$FAKEFIO_BW_SERIES=100,100,62.5,25``: each second's MB/s, e.g. an SLC-cache cliff).
+  * ``$FAKEFIO_BW_SCALE=1,0.5,1.1`` multiplies the n-th job run's bandwidth, IOPS and
+    per-second series by the n-th factor, cycling (run-to-run noise for a methodology test
+    whose figures come from the per-second series, under ``--repeat``).
   * ``$FAKEFIO_MODE``: ``ok`` (default), ``error5`` (job error 5, EIO), ``garbage`` (no JSON),
     ``exit1`` (exit status 1, no output), ``hang`` (a line on stderr, then sleep forever),
     ``signal`` (as fio 3.33 on SIGINT: ``fio: terminating on signal 2`` before the JSON, a third
@@ -78,14 +81,14 @@ def _nth_job_value(value: str, log: str | None) -> float:
 
 
 def _write_logs(opts: dict[str, str], bw_mbps: float, iops: float, p99_us: float,
-                runtime_ms: int, reads: bool, writes: bool) -> None:
+                runtime_ms: int, reads: bool, writes: bool, scale: float = 1.0) -> None:
     """Per-second logs as fio 3.33 writes them with ``log_avg_msec=1000`` (in the current folder,
     fio's cwd): ``time_ms, value, direction, 0, 0`` in ``<prefix>_{bw,iops,lat}.1.log``.
     ``$FAKEFIO_BW_SERIES=100,100,62.5,25`` gives each second's bandwidth (MB/s) instead of a
-    constant one; IOPS scale with it."""
+    constant one; IOPS scale with it; ``scale`` multiplies the series (``$FAKEFIO_BW_SCALE``)."""
     series_env = os.environ.get("FAKEFIO_BW_SERIES")
     if series_env:
-        series = [float(v) for v in series_env.split(",")]
+        series = [float(v) * scale for v in series_env.split(",")]
     else:
         series = [bw_mbps] * max(1, runtime_ms // 1000)
     directions = [d for d, on in ((0, reads), (1, writes)) if on]
@@ -151,8 +154,9 @@ def main(argv: list[str]) -> int:
         if mode in ("signal", "short"):
             runtime_ms //= 3
         rw = opts.get("rw", "read")
-        bw = _nth_job_value(os.environ.get("FAKEFIO_BW_MBPS", "500"), log)
-        iops = _nth_job_value(os.environ.get("FAKEFIO_IOPS", "50000"), log)
+        scale = _nth_job_value(os.environ.get("FAKEFIO_BW_SCALE", "1"), log)
+        bw = _nth_job_value(os.environ.get("FAKEFIO_BW_MBPS", "500"), log) * scale
+        iops = _nth_job_value(os.environ.get("FAKEFIO_IOPS", "50000"), log) * scale
         p99 = float(os.environ.get("FAKEFIO_P99_US", "200"))
         reads = rw in ("read", "randread", "rw", "randrw", "readwrite")
         writes = rw in ("write", "randwrite", "rw", "randrw", "readwrite")
@@ -180,7 +184,7 @@ def main(argv: list[str]) -> int:
         elif mode == "empty":
             text = ""
         if "write_bw_log" in opts:
-            _write_logs(opts, bw, iops, p99, runtime_ms, reads, writes)
+            _write_logs(opts, bw, iops, p99, runtime_ms, reads, writes, scale)
     if output:
         with open(output, "w") as fh:
             fh.write(text)

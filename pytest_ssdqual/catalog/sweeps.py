@@ -14,8 +14,8 @@ figures about a whole curve are ``<curve>.<name>`` (``rand_read_4k.saturation_qd
 
 ``*_GATED``: the few summary figures of each suite the regression gate judges by default (the
 suite's primary figures, ``Workload.primary_figures``); every other figure is gated only where a
-threshold profile names it in ``regression.per_metric``. These suites run once per session
-(``--repeat`` does not apply), so a gated figure is judged on one run per side: a single fio
+threshold profile names it in ``regression.per_metric``. Without ``--repeat`` (each run of
+these suites is the whole sweep) a gated figure is judged on one run per side: a single fio
 point at 3 % noise worsens past a 5 % limit in about 12 % of identical builds, a mean of n points
 in fewer (QD1-4 average, n = 3: about 2.5 %; mixed-sweep average, n = 11: well under 0.1 %).
 """

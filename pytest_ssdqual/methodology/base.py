@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -187,16 +187,20 @@ class MethodologyOutcome:
         return [v for v in self.verdicts if v.failed]
 
 
-def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: bool = False
-                 ) -> MethodologyOutcome:
+def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: bool = False,
+                 unmeasured: Mapping[str, str] | None = None) -> MethodologyOutcome:
     """Judge a methodology result's metrics with ``thresholds.verdict.judge``, with the result's
-    implicit ``requirements`` added where no threshold profile sets a limit on that metric."""
+    implicit ``requirements`` added where no threshold profile sets a limit on that metric.
+    ``unmeasured``: metric -> why it has no figure besides ``result.unreached`` (a repetition of
+    ``--repeat`` without one, ``regression.nonfinite_repetitions``): a limit on it fails with
+    that reason; it is not stored as ``unreached``."""
     if result.requirements:
         merged = {(lim.workload, lim.metric): lim for lim in result.requirements}
         merged.update(limits.limits)
         limits = replace(limits, limits=merged)
+    reasons = {**(unmeasured or {}), **result.unreached}
     return MethodologyOutcome(result, judge(result.workload, result.metrics, limits,
-                                            strict=strict, unreached=result.unreached))
+                                            strict=strict, unreached=reasons))
 
 
 def purge_state(record: PurgeRecord) -> str:

@@ -93,15 +93,17 @@ def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
     """``run_methodology(workload_id)``: run a methodology test (``sustained_write``,
     ``steady_state_rand_write_4k``, ``recovery_after_idle``) on the drive, printing its progress,
     and judge it. Must be marked ``destructive``; skipped with the reason when the drive refuses
-    writes, failed (violated limits, then the test's notes) or broken as ``qualify``."""
+    writes, failed (violated limits, then the test's notes) or broken as ``qualify``. With
+    ``--repeat N`` the whole test runs N times (and while the comparison with the baseline is
+    inconclusive, up to ``--repeat-max``) and is judged on the medians, like ``qualify``."""
     host = PytestHost(request, ssd_session, ssd_drive)
 
     def run(workload_id: str) -> MethodologyOutcome:
         workload = get_workload(workload_id)
         check_marked(workload, methodology=True, destructive=host.destructive,
                      test=request.node.nodeid)
-        return host.run(workload, lambda: measure_methodology(host, ssd_session, ssd_drive,
-                                                              workload, tmp_path), writes=True)
+        return host.run(workload, lambda: measure_methodology(
+            host, ssd_session, host.gate, ssd_drive, workload, tmp_path), writes=True)
 
     return run
 

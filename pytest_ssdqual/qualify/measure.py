@@ -2,26 +2,33 @@
 test: run it on the drive, judge its figures once, and give the flow a ``Measured``.
 
 Plain Python (no pytest). A fio workload (a catalog id or one built from parameters,
-``params.FioParams``) runs ``--repeat`` times (plus reruns while the comparison with the baseline
-is inconclusive, up to ``--repeat-max``) and is judged once, on the medians; a methodology test
-runs its steps (``methodology.registry``) and is judged with its implicit requirements.
+``params.FioParams``) and a methodology test (its steps, ``methodology.registry``, with its
+implicit requirements) alike run ``--repeat`` times (plus reruns while the comparison with the
+baseline is inconclusive, up to ``--repeat-max``: ``run_repeated``) and are judged once, on the
+medians.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.errors import FioError, NotApplicable, SsdQualError
-from pytest_ssdqual.methodology.base import judge_result
+from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResult, judge_result
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.regression import aggregate_repeats
+from pytest_ssdqual.results.gate import Judged, ResultsGate
+from pytest_ssdqual.results.regression import (
+    aggregate_repeats,
+    nonfinite_repetitions,
+    repetition_samples,
+)
 from pytest_ssdqual.thresholds.verdict import judge
 
 if TYPE_CHECKING:
@@ -49,10 +56,40 @@ def check_marked(workload: Workload, *, methodology: bool, destructive: bool, te
         )
 
 
+def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir: Path,
+                 once: Callable[[Path], Mapping[str, float]]) -> list[Path]:
+    """Run one test ``--repeat`` times, then one run at a time while its comparison with the
+    baseline is inconclusive (``ResultsGate.wants_more_runs``, up to ``--repeat-max`` runs in
+    all): what ``measure_workload`` and ``measure_methodology`` share.
+
+    Args:
+        workdir: the test's work folder; run N runs in ``gate.workdirs(workdir)`` /
+            ``gate.workdir(workdir, N)`` (``workdir`` itself for a single ``--repeat``).
+        once: runs the test once in the folder given and returns that run's metrics by
+            canonical name.
+
+    Returns:
+        the work folder of each run, in order. Whatever ``once`` raises propagates.
+    """
+    folders: list[Path] = []
+    metrics: list[Mapping[str, float]] = []
+
+    def run(folder: Path) -> None:
+        metrics.append(once(folder))
+        folders.append(folder)
+
+    for folder in gate.workdirs(workdir):  # --repeat N: judged on the median
+        run(folder)
+    while gate.wants_more_runs(ctx, workload_id, metrics):
+        run(gate.workdir(workdir, len(folders) + 1))
+    return folders
+
+
 def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
                      workload: Workload, workdir: Path) -> Measured:
     """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive,
-    up to ``--repeat-max``), then judge it once on the medians (a single run: on its figures).
+    up to ``--repeat-max``: ``run_repeated``), then judge it once on the medians (a single run:
+    on its figures; a figure NaN in any run is not measured, the limit's line names the run).
 
     Raises:
         FioError: fio failed (``exc.drive`` names the drive and workload; the host has been
@@ -60,7 +97,7 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     """
     repetitions: list[WorkloadOutcome] = []
 
-    def once(folder: Path) -> None:
+    def once(folder: Path) -> dict[str, float]:
         try:
             with host.phase(f"measure: fio {workload.id}"):
                 repetitions.append(session.run_workload(ctx, workload, folder,
@@ -70,55 +107,116 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
                 exc.drive = f"{ctx.target.spec.raw} {workload.id}"
             host.fio_failed(exc)
             raise
+        return repetitions[-1].metrics
 
-    for folder in gate.workdirs(workdir):  # --repeat N: judged on the median
-        once(folder)
-    while gate.wants_more_runs(ctx, workload.id, [o.metrics for o in repetitions]):
-        once(gate.workdir(workdir, len(repetitions) + 1))
+    run_repeated(gate, ctx, workload.id, workdir, once)
     with host.phase("judge against the limits"):
-        metrics, spread = (aggregate_repeats([o.metrics for o in repetitions])
-                           if len(repetitions) > 1 else (repetitions[0].metrics, {}))
+        metrics, spread = aggregate_repeats([o.metrics for o in repetitions])
+        unmeasured = unmeasured_reasons(repetitions)
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
-            workload, metrics, ctx.limits, strict=session.options.strict))
+            workload, metrics, ctx.limits, strict=session.options.strict,
+            unreached=unmeasured))
     return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread)
 
 
-def measure_methodology(host: Host, session: QualSession, ctx: DriveContext,
+def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
                         workload: Workload, workdir: Path) -> Measured:
-    """Run the methodology test ``workload`` (its steps in ``workdir/<id>``, progress through
-    the host) and judge it once, with its implicit requirements; its notes go to the terminal
-    and after the violated limits.
+    """Run the methodology test ``workload`` (its steps in ``workdir/<id>``, ``.../repN`` with
+    ``--repeat N``; progress through the host) ``--repeat`` times and while its comparison with
+    the baseline is inconclusive, up to ``--repeat-max`` (``run_repeated``, as
+    ``measure_workload``), then judge it once, on the medians (``repeated_result``) with its
+    implicit requirements; each run's notes go to the terminal, the last run's after the
+    violated limits. The record stores every run's figures and files (``rep1/``, ...); the
+    drive states, steps, curves and Allure attachments are the last run's.
 
     Raises:
         FioError: fio failed (the host has been told). SafetyRefusal, DeviceError: from a step.
         Skipped: the test cannot apply to this drive (``NotApplicable``, before any I/O; the
             skip does not make the run incomplete).
     """
-    folder = workdir / workload.id
     drive = ctx.target.spec.raw
-    try:
-        result = run_methodology(workload.id, session, ctx, folder, observer=host)
-    except FioError as exc:
-        host.fio_failed(exc)
-        raise
-    except NotApplicable as exc:
-        raise Skipped(str(exc), applicable=False) from None
-    outcome = judge_result(result, ctx.limits, strict=session.options.strict)
-    for note in result.notes:
-        host.note(f"[ssdqual {drive}] {workload.id}: {note}")
+    results: list[MethodologyResult] = []
+
+    def once(folder: Path) -> dict[str, float]:
+        try:
+            result = run_methodology(workload.id, session, ctx, folder, observer=host)
+        except FioError as exc:
+            host.fio_failed(exc)
+            raise
+        except NotApplicable as exc:
+            raise Skipped(str(exc), applicable=False) from None
+        results.append(result)
+        number = len(results)
+        label = f"run {number}: " if number > 1 or gate.options.repeat > 1 else ""
+        for note in result.notes:
+            host.note(f"[ssdqual {drive}] {workload.id}: {label}{note}")
+        return result.metrics
+
+    folders = run_repeated(gate, ctx, workload.id, workdir / workload.id, once)
+    repetitions = [MethodologyOutcome(r, []) for r in results]
+    _, spread = aggregate_repeats([r.metrics for r in results])
+    result = repeated_result(results)
+    outcome = judge_result(result, ctx.limits, strict=session.options.strict,
+                           unmeasured=unmeasured_reasons(repetitions))
+    label = (f"notes of run {len(results)} of {len(results)} (the figures judged are the "
+             "medians of every run):" if len(results) > 1 else None)
+    details = ([f"  {label}"] if label else []) + ["  " + note for note in result.notes]
     return Measured(outcome, rows_from_verdicts(drive, workload.id, outcome.verdicts,
                                                 result.states),
-                    states=result.states, files=[stored_files(folder)],
-                    details=["  " + note for note in result.notes], report="methodology")
+                    repetitions=repetitions, spread_pct=spread,
+                    states=result.states,
+                    files=[stored_files(f, skip=folders) for f in folders],
+                    details=details, report="methodology")
 
 
-def stored_files(folder: Path) -> dict[str, Path | str]:
+def repeated_result(results: Sequence[MethodologyResult]) -> MethodologyResult:
+    """One methodology result from its runs (``--repeat``): the last run's with every metric
+    the median of the runs (``aggregate_repeats``; NaN when a run has no finite figure, left
+    out when a run lacks it). An implicit requirement (purge done, steady state reached) must
+    hold in every run: its metric is the worst run's (the lowest for a ``min``, else the
+    highest), and every run's requirements apply. A metric left out has the reason of a run
+    that never reached it (``unreached``). One run: that run's result unchanged.
+
+    Raises:
+        ValueError: no run.
+    """
+    if not results:
+        raise ValueError("no methodology run to combine")
+    if len(results) == 1:
+        return results[0]
+    last = results[-1]
+    metrics, _ = aggregate_repeats([r.metrics for r in results])
+    requirements = list({(lim.workload, lim.metric): lim
+                         for r in results for lim in r.requirements}.values())
+    for lim in requirements:
+        values = [float(r.metrics[lim.metric]) for r in results if lim.metric in r.metrics]
+        if values and all(math.isfinite(v) for v in values):  # else NaN: not measured
+            metrics[lim.metric] = min(values) if lim.min is not None else max(values)
+    unreached = {m: why for r in results for m, why in r.unreached.items() if m not in metrics}
+    return dataclasses.replace(last, metrics=metrics, requirements=requirements,
+                               unreached=unreached)
+
+
+def unmeasured_reasons(repetitions: Sequence[Judged]) -> dict[str, str]:
+    """Metric -> ``not measured (repetition 2 of 3 of this run gave nan)`` for every metric
+    NaN or infinite in one of two or more ``repetitions`` (``regression.nonfinite_repetitions``):
+    the reason a limit on it fails with (``judge``'s ``unreached``); ``{}`` for one run."""
+    if len(repetitions) < 2:
+        return {}
+    samples = repetition_samples([o.metrics for o in repetitions])
+    return {m: f"not measured ({why})" for m, why in nonfinite_repetitions(samples).items()}
+
+
+def stored_files(folder: Path, skip: Sequence[Path] = ()) -> dict[str, Path | str]:
     """Every file a methodology wrote under ``folder`` (job files, fio outputs, per-second and
-    per-round CSV), flattened to store names like ``01-precondition__job.fio``."""
+    per-round CSV), flattened to store names like ``01-precondition__job.fio``; files under
+    the other folders of ``skip`` are left out (the reruns of a single ``--repeat`` run in
+    ``folder/rep2``, ...)."""
     if not folder.is_dir():
         return {}
+    others = [s for s in skip if s != folder]
     return {
         "__".join(p.relative_to(folder).parts): p
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and not any(p.is_relative_to(o) for o in others)
     }

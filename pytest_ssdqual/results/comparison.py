@@ -22,18 +22,20 @@ from typing import Any
 
 from pytest_ssdqual.results.regression_stats import (
     CONFIDENCE,
-    FIGURES,
     IMPROVED,
     INCONCLUSIVE,
     POOLED,
     REGRESSED,
     SINGLE,
     WITHIN,
+    WORST,
 )
 from pytest_ssdqual.thresholds.verdict import format_number
 
 __all__ = [
+    "BASELINE_NEVER_REACHED",
     "FAILING",
+    "SINGLE_BASELINE",
     "NO_BASELINE",
     "NOT_MEASURED",
     "PREFIX",
@@ -57,6 +59,14 @@ STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, IMPROVED, WITHIN, NO_BASEL
 #: Statuses that fail the test: a worsening past the limit, a change the repetitions cannot
 #: decide, or a gated metric that could not be compared because one side has no figure.
 FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_MEASURED})
+
+#: Reason of a metric the baseline never reached (no figure: it never recovered) and this run
+#: did: no regression (status ``improved``).
+BASELINE_NEVER_REACHED = "baseline never reached it"
+
+#: Said in the line of every comparison with a single-run baseline, and in the gate summary.
+SINGLE_BASELINE = ("a single-run baseline cannot give the 95 %/5 % guarantee (store the "
+                   "baseline with --repeat 3)")
 
 #: What to do about an inconclusive comparison (the end of its line).
 INCONCLUSIVE_FIX = ("rerun with more repetitions (--repeat-max, or --repeat on this build and "
@@ -85,7 +95,8 @@ class Comparison:
     Attributes:
         workload: workload id. metric: canonical metric (``write.bw_mbps``).
         value: this run's figure in the metric's unit: the geometric mean of its repetitions
-            (the figure itself for one run); None when not measured.
+            (the figure itself for one run; for method ``worst runs`` the worst repetition);
+            None when not measured.
         baseline: the baseline run's figure, likewise; None when the baseline has none.
         baseline_firmware: firmware of the baseline drive (``SVN417w``).
         limit_pct: allowed worsening in percent (positive number).
@@ -98,8 +109,9 @@ class Comparison:
         ci_low_pct, ci_high_pct: the 90 % interval of the signed change in percent, None
             without one (single runs).
         method: how the change was judged (``regression_stats``: ``welch``, ``pooled``,
-            ``exact``, ``single runs``, ``figures alone``); empty when not compared.
-        reason: why the comparison is inconclusive.
+            ``exact``, ``single runs``, ``worst runs``); empty when not compared.
+        reason: why the comparison is inconclusive; for one not compared, why a side has no
+            figure (``repetition 2 of 3 of this run gave nan``, ``BASELINE_NEVER_REACHED``).
     """
 
     workload: str
@@ -151,10 +163,16 @@ class Comparison:
         repetitions and RSD, the reason of an inconclusive comparison and what to do, or the
         reason a metric could not be judged."""
         if self.value is None:
-            return f"{self.metric} not measured in this run (baseline {self._fig(self.baseline)})"
+            why = f"{self.reason}; " if self.reason else ""
+            return (f"{self.metric} not measured in this run ({why}baseline "
+                    f"{self._fig(self.baseline)})")
+        if self.baseline is None and self.status == IMPROVED:
+            return (f"{self.metric} {self._fig(self.value)} vs - on {self._fw()}: "
+                    f"{self.reason}; not a regression")
         if self.baseline is None:
+            why = self.reason or "the baseline did not measure it"
             return (f"no baseline figure for {self.metric} in run {self.baseline_run or '?'} "
-                    f"(the baseline did not measure it; this run {self._fig(self.value)})")
+                    f"({why}; this run {self._fig(self.value)})")
         change = self.change_pct
         change_text = signed_pct(change) if change is not None else "n/a"
         if self.ci_low_pct is not None and self.ci_high_pct is not None:
@@ -171,18 +189,23 @@ class Comparison:
 
     def noise_text(self) -> str:
         """``3 vs 3 runs, RSD 3.0 % vs 0.0 %``; for single runs on both sides ``single runs: no
-        noise estimate``; for one single side it says its noise was assumed."""
-        if self.method == SINGLE:
-            return "single runs: no noise estimate, judged on the figures alone"
+        noise estimate``; for one single side it says its noise was assumed; with a single-run
+        baseline it says that it cannot give the gate's guarantee (``SINGLE_BASELINE``)."""
         if not self.method:
             return ""
-        text = (f"{self.n} vs {self.baseline_n} runs, RSD {_rsd(self.rsd_pct)} vs "
-                f"{_rsd(self.baseline_rsd_pct)}")
+        if self.method == SINGLE:
+            text = "single runs: no noise estimate, judged on the figures alone"
+        else:
+            text = (f"{self.n} vs {self.baseline_n} runs, RSD {_rsd(self.rsd_pct)} vs "
+                    f"{_rsd(self.baseline_rsd_pct)}")
         if self.method == POOLED:
             side = "the baseline's" if self.baseline_n == 1 else "this run's"
             text += f"; {side} single run assumed as noisy as the other side"
-        elif self.method == FIGURES:
-            text += "; a figure <= 0 has no logarithm: medians judged alone"
+        elif self.method == WORST:
+            text += ("; a figure <= 0 has no logarithm: the worst run of each side judged "
+                     "alone")
+        if self.baseline_n == 1:
+            text += f"; {SINGLE_BASELINE}"
         return text
 
     def _fw(self) -> str:

@@ -2,9 +2,10 @@
 ``store`` and ``regression``. Plain Python (no pytest). One ``ResultsGate`` per pytest process
 (options: ``gate_options.build_gate_options``); the plugin calls
 
-* ``workdirs`` around ``QualSession.run_workload`` (``--repeat N``: N runs, judged once on the
-  median by ``qualify.measure``), and ``wants_more_runs`` / ``workdir`` for the reruns of a
-  workload whose comparison with the baseline is inconclusive (up to ``--repeat-max`` runs in all);
+* ``workdirs`` around each run of a fio workload or a methodology test (``--repeat N``: N runs,
+  judged once on the median; ``qualify.measure.run_repeated``), and ``wants_more_runs`` /
+  ``workdir`` for the reruns of a test whose comparison with the baseline is inconclusive (up to
+  ``--repeat-max`` runs in all);
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
   test is broken) and stores the workload (``store.ResultsStore.write_workload``);
@@ -132,11 +133,11 @@ class ResultsGate:
         comparisons = compare_workload(
             workload_id, metrics, base_metrics, baseline_firmware=str(drive.get("firmware", "")),
             limits=ctx.limits, samples=samples, baseline_samples=base_samples,
-            baseline_run=run.run_id,
+            baseline_run=run.run_id, baseline_unreached=base.get("unreached") or {},
         )
         return comparisons, {"has_workload": bool(base), "metrics": base_metrics,
                              "spread_pct": base.get("spread_pct") or {},
-                             "samples": base_samples}
+                             "samples": base_samples, "unreached": base.get("unreached") or {}}
 
     def baseline_for(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
         """``BaselineFinder.find``: the baseline run and the drive in it this drive is compared
@@ -204,6 +205,7 @@ class ResultsGate:
                 "baseline_metrics": base["metrics"],
                 "baseline_spread_pct": base["spread_pct"],
                 "baseline_samples": base["samples"],
+                "baseline_unreached": base["unreached"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
         record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict,

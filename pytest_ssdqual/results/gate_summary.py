@@ -13,6 +13,7 @@ from typing import Any
 from pytest_ssdqual.results.comparison import (
     NO_BASELINE,
     NOT_MEASURED,
+    SINGLE_BASELINE,
     Comparison,
     failure_message,
 )
@@ -65,7 +66,7 @@ class GateResult:
         return [
             {"drive": self.drive, "workload": self.workload, "metric": c.metric,
              "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
-             "method": c.method}
+             "method": c.method, "baseline_n": c.baseline_n}
             for c in self.comparisons
         ] + [
             {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
@@ -80,11 +81,17 @@ _WORD = {REGRESSED: "REGRESSED", INCONCLUSIVE: "INCONCLUSIVE", IMPROVED: "improv
 
 
 def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
-    """The terminal section: one line per compared metric (worst first), counts, a note when
-    metrics were compared on single runs (no noise estimate), and where the run is stored."""
+    """The terminal section: a ``WARNING:`` line when metrics were judged against a baseline
+    with one run per figure (``SINGLE_BASELINE``: no 95 %/5 % guarantee), one line per compared
+    metric (worst first), counts, a note when metrics were compared on single runs (no noise
+    estimate), and where the run is stored."""
     lines = [f"WARNING: {w}" for w in dict.fromkeys(
         str(r["line"]) for r in rows if r["status"] == WARNING)]
     rows = [r for r in rows if r["status"] != WARNING]
+    one_run = sum(1 for r in rows if r.get("baseline_n") == 1)
+    if one_run:
+        lines.append(f"WARNING: {one_run} metric(s) judged against a baseline with one run per "
+                     f"figure: {SINGLE_BASELINE}")
     for r in sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["drive"], r["workload"],
                                          r["metric"])):
         lines.append(f"{_WORD.get(r['status'], r['status']):17} {r['drive']} {r['workload']}: "

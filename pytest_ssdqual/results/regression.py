@@ -17,15 +17,17 @@ which sets the direction (``min``: higher is better, ``max``: lower); named with
 comparison raises ``BaselineError`` saying so.
 
 A gated metric the baseline has no figure for (``no baseline value``: the baseline did not run
-the workload) or this run did not measure (``not measured``) fails like a regression: the gate
-never passes what it could not compare.
+the workload) or this run did not measure (``not measured``; also a NaN or infinite figure in
+any one repetition, named in the line) fails like a regression: the gate never passes what it
+could not compare. A metric the baseline never reached (its record's ``unreached``: it never
+recovered) and this run did is no regression (``improved``, "baseline never reached it").
 
-Noise (``--repeat N``): each workload runs N times and the baseline record keeps every
-repetition's figures. The change is judged first, on all repetitions of both sides, by a
-confidence interval on new/old (``regression_stats.judge_samples``: Welch's t on log values, RSD
-as the noise figure): ``regressed``, ``improved``, ``within limit`` or ``inconclusive``. An
-inconclusive metric fails the gate (the plugin first reruns the workload up to
-``--repeat-max``); it never passes.
+Noise (``--repeat N``): each test (a fio workload, a whole methodology test) runs N times and
+the baseline record keeps every repetition's figures. The change is judged first, on all
+repetitions of both sides, by a confidence interval on new/old (``regression_stats.judge_samples``:
+Welch's t on log values, RSD as the noise figure): ``regressed``, ``improved``, ``within limit``
+or ``inconclusive``. An inconclusive metric fails the gate (the plugin first reruns the test up
+to ``--repeat-max``); it never passes.
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.errors import SsdQualError
-from pytest_ssdqual.results.comparison import NO_BASELINE, NOT_MEASURED, Comparison
+from pytest_ssdqual.results.comparison import (
+    BASELINE_NEVER_REACHED,
+    NO_BASELINE,
+    NOT_MEASURED,
+    Comparison,
+)
 from pytest_ssdqual.results.gated_metrics import (
     gated_metrics,
     has_direction,
@@ -45,7 +52,7 @@ from pytest_ssdqual.results.gated_metrics import (
     limit_direction,
     regression_limit,
 )
-from pytest_ssdqual.results.regression_stats import judge_samples
+from pytest_ssdqual.results.regression_stats import IMPROVED, judge_samples
 
 if TYPE_CHECKING:
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
@@ -54,6 +61,7 @@ __all__ = [
     "BaselineError",
     "aggregate_repeats",
     "compare_workload",
+    "nonfinite_repetitions",
     "repetition_samples",
 ]
 
@@ -78,7 +86,10 @@ def aggregate_repeats(
         ``(max - min) / |median| * 100`` (shown in the store's index; the gate's noise figure
         is the RSD, ``regression_stats.rsd_pct``); ``spread_pct`` is empty for a single
         repetition. A metric missing from some repetition is left out of both (never
-        half-measured).
+        half-measured); one that is NaN or infinite in any repetition has the median NaN
+        (not measured: a limit on it fails, and so does the gate, naming the repetition --
+        ``nonfinite_repetitions``) and no spread. The median of ``[nan, 1000, 1000]`` would
+        be 1000: a repetition without a figure is never hidden by the others.
     """
     if not samples:
         raise ValueError("no repetitions to aggregate")
@@ -87,12 +98,29 @@ def aggregate_repeats(
     spread: dict[str, float] = {}
     for name in sorted(common, key=list(samples[0]).index):
         values = [float(s[name]) for s in samples]
+        if not all(math.isfinite(v) for v in values):
+            median[name] = math.nan
+            continue
         mid = statistics.median(values)
         median[name] = mid
         if len(values) > 1:
             width = max(values) - min(values)
             spread[name] = 0.0 if width == 0 else (width / abs(mid) * 100 if mid else math.inf)
     return median, spread
+
+
+def nonfinite_repetitions(samples: Mapping[str, Sequence[float]], side: str = "this run"
+                          ) -> dict[str, str]:
+    """``{metric: "repetition 2 of 3 of this run gave nan"}`` for every metric with a NaN or
+    infinite figure in some repetition (the first such repetition, 1-based), from
+    ``repetition_samples``' shape; ``side`` names whose runs they are."""
+    out: dict[str, str] = {}
+    for name, values in samples.items():
+        bad = [(i, v) for i, v in enumerate(values, start=1) if not math.isfinite(v)]
+        if bad:
+            i, v = bad[0]
+            out[name] = f"repetition {i} of {len(values)} of {side} gave {v}"
+    return out
 
 
 def repetition_samples(repetitions: Sequence[Mapping[str, float]]) -> dict[str, list[float]]:
@@ -115,6 +143,7 @@ def compare_workload(
     baseline_samples: Mapping[str, Sequence[float]] | None = None,
     gated: Collection[str] | None = None,
     baseline_run: str = "",
+    baseline_unreached: Mapping[str, str] | None = None,
 ) -> list[Comparison]:
     """Compare one workload's figures with the baseline's.
 
@@ -128,14 +157,18 @@ def compare_workload(
         gated: metrics to judge; default ``gated_metrics(limits, workload_id)`` (``'*'`` = all
             but the latency tails and directionless metrics not named on their own).
         baseline_run: the baseline run id, named in the line of a missing baseline figure.
+        baseline_unreached: metric -> why the baseline never got there (its record's
+            ``unreached``: ``time_to_recover_s`` when it never recovered).
 
     Returns:
         one ``Comparison`` per gated metric measured on either side, sorted by metric; one
-        measured on one side only (a NaN figure counts as not measured) is ``no baseline
-        value`` / ``not measured``, and fails; the others are judged by
-        ``regression_stats.judge_samples`` (on the finite samples). A directionless metric
-        (``has_direction``) is judged in the direction of its one-sided absolute limit
-        (``limit_direction``).
+        measured on one side only is ``no baseline value`` / ``not measured``, and fails --
+        a NaN or infinite figure, or one in any repetition of that side, counts as not
+        measured and the line names the repetition -- except a metric the baseline never
+        reached (``baseline_unreached``) and this run did: ``improved``, "baseline never
+        reached it". The others are judged by ``regression_stats.judge_samples`` on every
+        repetition of both sides. A directionless metric (``has_direction``) is judged in the
+        direction of its one-sided absolute limit (``limit_direction``).
 
     Raises:
         BaselineError: a directionless metric is named to be gated but no matching profile
@@ -146,21 +179,34 @@ def compare_workload(
     names = [n for n in names if n in chosen
              or ("*" in chosen and not is_tail(n) and has_direction(n))]
     directions = {n: _direction(limits, workload_id, n) for n in names}
-    samples = samples or {}
-    baseline_samples = baseline_samples or {}
+    samples = {k: [float(v) for v in vs] for k, vs in (samples or {}).items() if vs}
+    baseline_samples = {k: [float(v) for v in vs]
+                        for k, vs in (baseline_samples or {}).items() if vs}
+    bad_new = nonfinite_repetitions(samples)
+    bad_old = nonfinite_repetitions(baseline_samples, "the baseline")
+    never = baseline_unreached or {}
     out: list[Comparison] = []
     for name in sorted(names):
         limit_pct, source = regression_limit(limits, workload_id, name)
         higher = directions[name]
         value, base = _figure(metrics.get(name)), _figure(baseline_metrics.get(name))
         head = (workload_id, name)
-        if value is None or base is None:
-            status = NOT_MEASURED if value is None else NO_BASELINE
-            out.append(Comparison(*head, value, base, baseline_firmware, limit_pct, source,
-                                  higher, status, baseline_run))
+        if value is None or name in bad_new:
+            out.append(Comparison(*head, None, base, baseline_firmware, limit_pct, source,
+                                  higher, NOT_MEASURED, baseline_run,
+                                  reason=bad_new.get(name, "")))
             continue
-        j = judge_samples(_finite(samples.get(name)) or [value],
-                          _finite(baseline_samples.get(name)) or [base],
+        if base is None and name in never and name not in bad_old:
+            out.append(Comparison(*head, value, None, baseline_firmware, limit_pct, source,
+                                  higher, IMPROVED, baseline_run,
+                                  reason=f"{BASELINE_NEVER_REACHED} ({never[name]})"))
+            continue
+        if base is None or name in bad_old:
+            out.append(Comparison(*head, value, None, baseline_firmware, limit_pct, source,
+                                  higher, NO_BASELINE, baseline_run,
+                                  reason=bad_old.get(name, "")))
+            continue
+        j = judge_samples(samples.get(name) or [value], baseline_samples.get(name) or [base],
                           limit_pct=limit_pct, higher_is_better=higher)
         out.append(Comparison(*head, j.value, j.baseline, baseline_firmware, limit_pct, source,
                               higher, j.status, baseline_run, j.n, j.baseline_n, j.rsd_pct,
@@ -186,9 +232,6 @@ def _direction(limits: ResolvedLimits, workload_id: str, metric: str) -> bool:
 
 
 def _figure(value: float | None) -> float | None:
-    """A stored figure, None when absent or NaN (not measured: never compared as a number)."""
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def _finite(values: Sequence[float] | None) -> list[float]:
-    return [float(v) for v in values or () if math.isfinite(v)]
+    """A stored figure, None when absent, NaN or infinite (not measured: never compared as a
+    number)."""
+    return None if value is None or not math.isfinite(value) else float(value)

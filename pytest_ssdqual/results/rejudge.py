@@ -204,6 +204,7 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
                     [r.get("metrics") or {} for r in record.repetitions]),
                 baseline_samples=regression.get("baseline_samples") or {},
                 baseline_run=str(regression.get("baseline_run") or ""),
+                baseline_unreached=regression.get("baseline_unreached") or {},
             )
         elif "error" in regression:
             notes.append(f"the stored run refused its baseline: {regression['error']}")

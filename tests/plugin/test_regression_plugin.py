@@ -125,7 +125,14 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     slow.assert_outcomes(failed=1)
     assert slow.ret == pytest.ExitCode.TESTS_FAILED
     out = slow.stdout.str()
-    assert f"write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, limit {MINUS}5 %)" in out
+    # one run on each side is inconclusive past the limit (no noise estimate): run once more
+    # (--repeat-max is twice --repeat), then regressed on 2 vs 1 runs
+    assert (f"write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, 90 % CI {MINUS}20.0 \u2026 "
+            f"{MINUS}20.0 %, limit {MINUS}5 %) [2 vs 1 runs, RSD 0.0 % vs -; a single-run "
+            "baseline cannot give the 95 %/5 % guarantee (store the baseline with --repeat "
+            "3)]") in out
+    assert "WARNING: 3 metric(s) judged against a baseline with one run per figure" in out
+    assert gate.fake_fio.job_rws() == ["write"] * 3
     assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
                      r"preconditioned\)\s+400\s+>= 100\s+\+300\.0 %\s+PASS",
                      out), out
@@ -138,7 +145,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     assert message.splitlines()[0].endswith(f"vs baseline run {baseline.run_id}")
     assert not candidate.passed and candidate.info["exitstatus"] == 1
     record = candidate.records_of(candidate.drives[0]["drive"])["seq_write_128k_qd32"]
-    assert record["status"] == "failed"
+    assert record["status"] == "failed" and record["repeat"] == 2
     assert record["regression"]["baseline_run"] == baseline.run_id
     assert record["regression"]["baseline_metrics"]["write.bw_mbps"] == 500.0
 
@@ -377,8 +384,8 @@ def test_rejudge_flips_the_verdict_with_stricter_limits_and_starts_no_fio(
     assert "seq_write_128k_qd32: stored FAILED, now PASSED  (changed)" in loose.stdout
     tight = _cli(["rejudge", str(slow.path), "--thresholds", str(limits)], gate.fake_fio, empty)
     assert tight.returncode == 1
-    assert f"REGRESSION: write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, limit {MINUS}5 %)" \
-        in tight.stdout
+    assert (f"REGRESSION: write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, 90 % CI {MINUS}20.0 "
+            f"\u2026 {MINUS}20.0 %, limit {MINUS}5 %) [2 vs 1 runs") in tight.stdout
 
     assert len(gate.fake_fio.calls()) == calls  # fio never ran
     bad = _cli(["rejudge", "nope", "--thresholds", str(limits), "--results-dir",

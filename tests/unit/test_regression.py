@@ -34,7 +34,12 @@ from pytest_ssdqual.results.regression_stats import (
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 
-SINGLE = " [single runs: no noise estimate, judged on the figures alone]"
+SINGLE = (" [single runs: no noise estimate, judged on the figures alone; a single-run baseline "
+          "cannot give the 95 %/5 % guarantee (store the baseline with --repeat 3)]")
+#: The end of the line of a change past the limit between two single runs (issue 9 item 1 d).
+UNSURE = (": INCONCLUSIVE: one run on each side gives no noise estimate: a change past the "
+          "limit cannot be told from run-to-run noise; rerun with more repetitions "
+          "(--repeat-max, or --repeat on this build and the baseline) or on a quieter bench")
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
                    capacity_bytes=128 * 10**9, kind="block")
@@ -71,29 +76,43 @@ def test_exact_message_of_a_bandwidth_drop(tmp_path: Path) -> None:
         {"write.bw_mbps": 470.0, "write.lat_p99_us": 9000.0},
         baseline_firmware="SVN417w", limits=limits,
     )
-    assert bw.status == REGRESSED and bw.failed
+    # one run on each side: past the limit, but no noise estimate -> inconclusive (it fails)
+    assert bw.status == INCONCLUSIVE and bw.failed
     assert bw.line() == ("write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)"
-                         + SINGLE)
+                         + SINGLE + UNSURE)
     assert lat.status == WITHIN
     message = failure_message("/dev/sdb", "seq_write_128k_qd32", [bw, lat], "RUN1")
     assert message.splitlines() == [
-        "REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN1",
-        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)" + SINGLE,
+        "REGRESSION: /dev/sdb seq_write_128k_qd32: 0 metric(s) regressed, 1 INCONCLUSIVE vs "
+        "baseline run RUN1",
+        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)" + SINGLE + UNSURE,
     ]
+    # with repetitions on both sides the same drop is a regression, in the README's format
+    [rep] = compare_workload(
+        "seq_write_128k_qd32", {"write.bw_mbps": 402.0}, {"write.bw_mbps": 470.0},
+        baseline_firmware="SVN417w", limits=limits, gated=["write.bw_mbps"],
+        samples={"write.bw_mbps": [402.0, 397.0, 407.0]},
+        baseline_samples={"write.bw_mbps": [470.0, 466.0, 474.0]})
+    assert rep.status == REGRESSED
+    assert rep.line() == ("write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, 90 % CI \u221216.1 "
+                          "\u2026 \u221212.8 %, limit \u22125 %) [3 vs 3 runs, RSD 1.2 % vs 0.9 %]")
 
 
 def test_latency_worsens_upwards_and_improves_downwards(tmp_path: Path) -> None:
     limits = _limits(tmp_path, "    regression: {max_drop_pct: 10}")
     [up] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 1200.0},
                             {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
-    assert up.status == REGRESSED
-    assert up.line() == "write.lat_p99_us 1200 vs 1000 on A (+20.0 %, limit +10 %)" + SINGLE
+    assert up.status == INCONCLUSIVE  # past the limit on single runs
+    assert up.line() == ("write.lat_p99_us 1200 vs 1000 on A (+20.0 %, limit +10 %)" + SINGLE
+                         + UNSURE)
     [down] = compare_workload("seq_write_128k_qd32", {"write.lat_p99_us": 800.0},
                               {"write.lat_p99_us": 1000.0}, baseline_firmware="A", limits=limits)
     assert down.status == IMPROVED and not down.failed
     assert down.worsening_pct == pytest.approx(-20.0)
-    # the same 20 % drop on a higher-is-better metric is a regression, a rise an improvement
-    assert judge_samples([80], [100], limit_pct=10, higher_is_better=True).status == REGRESSED
+    # the same 20 % drop on a higher-is-better metric is the worsening, a rise an improvement
+    assert judge_samples([80], [100], limit_pct=10, higher_is_better=True).status == INCONCLUSIVE
+    assert judge_samples([80, 81], [100, 101], limit_pct=10,
+                         higher_is_better=True).status == REGRESSED
     assert judge_samples([120], [100], limit_pct=10, higher_is_better=True).status == IMPROVED
 
 
@@ -101,8 +120,9 @@ def test_default_limit_when_no_profile_gives_one(tmp_path: Path) -> None:
     limits = _limits(tmp_path)
     assert regression_limit(limits, "seq_write_128k_qd32", "write.bw_mbps") == (
         DEFAULT_REGRESSION_LIMIT_PCT, "default")
-    # 4 % drop passes the 5 % default, 6 % fails it; exactly 5 % passes (inclusive)
-    for value, status in ((480.0, WITHIN), (470.0, REGRESSED), (475.0, WITHIN)):
+    # 4 % drop passes the 5 % default, 6 % fails it (inconclusive on single runs); exactly 5 %
+    # passes (inclusive)
+    for value, status in ((480.0, WITHIN), (470.0, INCONCLUSIVE), (475.0, WITHIN)):
         [c] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": value},
                                {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits)
         assert c.status == status, (value, c)
@@ -125,7 +145,7 @@ def test_per_metric_limit_overrides_the_profile_default(tmp_path: Path) -> None:
         {"write.bw_mbps": 500.0, "write.lat_p99_us": 1000.0}, baseline_firmware="A",
         limits=limits,
     )
-    assert bw.status == REGRESSED  # -4 % against a 3 % per-metric limit
+    assert bw.status == INCONCLUSIVE and bw.failed  # -4 % against a 3 % per-metric limit
     assert lat.status == WITHIN  # +20 % against the profile's 30 %
     # a bare workload key gates every metric of that workload, limits or not
     assert gated_metrics(limits, "rand_read_4k_qd32") == frozenset(
@@ -240,7 +260,8 @@ def test_primary_figures_are_gated_without_any_limit(tmp_path: Path) -> None:
         baseline_firmware="A", limits=limits,
     )
     assert [(c.metric, c.status, c.limit_pct) for c in comparisons] == [
-        ("read.bw_mbps", REGRESSED, 5.0), ("read.iops", REGRESSED, 5.0)]
+        ("read.bw_mbps", INCONCLUSIVE, 5.0), ("read.iops", INCONCLUSIVE, 5.0)]  # single runs
+    assert all(c.failed for c in comparisons)
 
 
 def test_comparison_round_trips_through_a_dict(tmp_path: Path) -> None:
@@ -256,3 +277,32 @@ def test_signed_percent_uses_a_true_minus() -> None:
     assert signed_pct(-14.468) == "\u221214.5 %"
     assert signed_pct(4) == "+4.0 %"
     assert signed_pct(-0.01) == "+0.0 %"
+
+
+def test_the_gate_summary_warns_of_a_single_run_baseline(tmp_path: Path) -> None:
+    """Issue 9 item 1 d: a baseline with one run per figure cannot give the 95 %/5 % guarantee:
+    a WARNING line says so, besides each comparison's line."""
+    from pytest_ssdqual.results.gate_summary import GateResult, format_gate_summary
+
+    limits = _limits(tmp_path)
+    pooled = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 500.0},
+                              {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
+                              gated=["write.bw_mbps"],
+                              samples={"write.bw_mbps": [500.0, 505.0, 495.0]})
+    repeated = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 500.0},
+                                {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
+                                gated=["write.bw_mbps"],
+                                samples={"write.bw_mbps": [500.0, 505.0, 495.0]},
+                                baseline_samples={"write.bw_mbps": [500.0, 502.0, 498.0]})
+    rows = GateResult("/dev/sdb", "seq_write_128k_qd32", "R0", pooled, tmp_path).rows()
+    assert rows[0]["baseline_n"] == 1 and rows[0]["status"] == WITHIN
+    lines = format_gate_summary(rows, None)
+    assert lines[0] == ("WARNING: 1 metric(s) judged against a baseline with one run per figure: "
+                        "a single-run baseline cannot give the 95 %/5 % guarantee (store the "
+                        "baseline with --repeat 3)")
+    assert lines[1].startswith("ok ") and lines[1].endswith(
+        "; a single-run baseline cannot give the 95 %/5 % guarantee (store the baseline with "
+        "--repeat 3)]")
+    quiet = format_gate_summary(
+        GateResult("/dev/sdb", "seq_write_128k_qd32", "R0", repeated, tmp_path).rows(), None)
+    assert not [line for line in quiet if line.startswith("WARNING") or "single-run" in line]
