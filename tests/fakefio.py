@@ -30,6 +30,14 @@ Behaviour:
   * ``$FAKEFIO_ONLY``: apply the mode only to the job whose section is named so (a workload
     id); every other job runs ``ok``. ``$FAKEFIO_ONLY_ON``: apply it only to a job whose text
     contains this (e.g. ``/a.img``: one drive's jobs).
+  * one job entry per reporting group, as fio's ``group_reporting`` gives: a section with
+    ``new_group=1`` starts a group (the burst test's bursts), the sections of one group share
+    an entry named after the first, with every direction any of them does (the copy test's
+    reader and writer); ``runtime`` is read per group (``200ms``, ``3s``), and each entry
+    echoes its ``job options`` as fio does (``verify=`` of a read-back pass);
+  * a size-based group (no ``time_based=1``) moves ``io_size`` (else ``size``) x ``numjobs``
+    bytes at the bandwidth above and stops then, or at its ``runtime`` when that comes first
+    (fio: whichever comes first); a time-based one moves bandwidth x runtime.
 """
 
 from __future__ import annotations
@@ -51,8 +59,71 @@ def _job_options(text: str) -> dict[str, str]:
     return opts
 
 
-def _direction(bw_mbps: float, iops: float, p99_us: float, runtime_ms: int) -> dict:
-    io_bytes = int(bw_mbps * 1e6 * runtime_ms / 1000)
+READS = frozenset({"read", "randread", "rw", "randrw", "readwrite"})
+WRITES = frozenset({"write", "randwrite", "rw", "randrw", "readwrite"})
+
+
+def _groups(text: str, flat: dict[str, str]
+            ) -> list[tuple[str, dict[str, str], list[dict[str, str]]]]:
+    """``(name, own options, sections)`` of each reporting group of the job file: its first
+    section's name and own options, and every section's options merged with ``[global]``'s.
+    Without sections (the engine probe's command-line job) one group of the flat options."""
+    parts = re.split(r"^\[([^\]]+)\]\s*$", text, flags=re.M)
+    common: dict[str, str] = {}
+    groups: list[tuple[str, dict[str, str], list[dict[str, str]]]] = []
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        own = _job_options(body)
+        if name == "global":
+            common = own
+            continue
+        if not groups or own.get("new_group") == "1":
+            groups.append((name, own, []))
+        groups[-1][2].append({**common, **own})
+    return groups or [(flat.get("name", "fake"), {}, [flat])]
+
+
+def _moved(sections: list[dict[str, str]]) -> dict[str, int] | None:
+    """Bytes per direction a size-based group moves (each section's ``io_size`` or ``size`` x
+    ``numjobs``, a mix's split evenly); ``None`` when a section is time based or unsized."""
+    moved = {"read": 0, "write": 0}
+    for opts in sections:
+        planned = _planned(opts)
+        if planned is None:
+            return None
+        rw = opts.get("rw", "read")
+        dirs = [d for d, kinds in (("read", READS), ("write", WRITES)) if rw in kinds]
+        for d in dirs:
+            moved[d] += planned // len(dirs)
+    return moved
+
+
+def _seconds(value: str) -> float:
+    """fio time value: ``3s``, ``3``, ``500ms`` -> seconds."""
+    number = float(re.sub(r"[a-z]+$", "", value) or 3)
+    return number / 1000 if value.endswith("ms") else number
+
+
+def _size_bytes(value: str) -> int:
+    """fio size value: ``1048576``, ``64m``, ``4k`` -> bytes (binary units)."""
+    m = re.fullmatch(r"(\d+)([kmgt]?)i?b?", value.strip().lower())
+    if not m:
+        raise SystemExit(f"fakefio: cannot read the size {value!r}")
+    return int(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " ")
+
+
+def _planned(opts: dict[str, str]) -> int | None:
+    """Bytes a size-based group moves (``io_size`` or ``size``, x ``numjobs``); ``None`` when
+    time based or unsized."""
+    size = opts.get("io_size") or opts.get("size")
+    if opts.get("time_based") == "1" or not size:
+        return None
+    return _size_bytes(size) * int(opts.get("numjobs", "1"))
+
+
+def _direction(bw_mbps: float, iops: float, p99_us: float, runtime_ms: int,
+               io_bytes: int | None = None) -> dict:
+    if io_bytes is None:
+        io_bytes = int(bw_mbps * 1e6 * runtime_ms / 1000)
     pct = {
         "50.000000": int(p99_us * 300), "99.000000": int(p99_us * 1000),
         "99.900000": int(p99_us * 1500), "99.990000": int(p99_us * 2000),
@@ -150,26 +221,44 @@ def main(argv: list[str]) -> int:
     if mode == "garbage":
         text = "fio: engine io_uring not loadable\n"
     else:
-        runtime_ms = int(float(re.sub(r"[a-z]+$", "", opts.get("runtime", "3")) or 3) * 1000)
-        if mode in ("signal", "short"):
-            runtime_ms //= 3
-        rw = opts.get("rw", "read")
         scale = _nth_job_value(os.environ.get("FAKEFIO_BW_SCALE", "1"), log)
         bw = _nth_job_value(os.environ.get("FAKEFIO_BW_MBPS", "500"), log) * scale
         iops = _nth_job_value(os.environ.get("FAKEFIO_IOPS", "50000"), log) * scale
         p99 = float(os.environ.get("FAKEFIO_P99_US", "200"))
-        reads = rw in ("read", "randread", "rw", "randrw", "readwrite")
-        writes = rw in ("write", "randwrite", "rw", "randrw", "readwrite")
-        job = {
-            "jobname": job_name, "groupid": 0,
-            "error": 5 if mode == "error5" else 0,
-            "job_runtime": runtime_ms,
-            "read": _direction(bw, iops, p99, runtime_ms) if reads else _idle(),
-            "write": _direction(bw, iops, p99, runtime_ms) if writes else _idle(),
-            "trim": _idle(),
-        }
+        jobs = []
+        groups = _groups(job_text, opts)
+        for groupid, (name, own_opts, sections) in enumerate(groups):
+            group_ms = int(_seconds(sections[0].get("runtime", "3")) * 1000)
+            rws = {sec.get("rw", "read") for sec in sections}
+            reads, writes = bool(rws & READS), bool(rws & WRITES)
+            moved = _moved(sections)
+            if moved is not None and bw <= 0:
+                moved = None  # a stream that moves nothing: bandwidth 0 for its runtime
+            if moved is not None:
+                need_ms = sum(moved.values()) / ((reads + writes) * bw * 1e6) * 1000
+                if "runtime" in sections[0] and need_ms >= group_ms:
+                    moved = None  # capped by its runtime: bandwidth x runtime
+                else:
+                    group_ms = max(1, round(need_ms))
+            if mode in ("signal", "short"):
+                group_ms //= 3
+                moved = moved and {d: n // 3 for d, n in moved.items()}
+            jobs.append({
+                "jobname": name if len(groups) > 1 else job_name, "groupid": groupid,
+                "error": 5 if mode == "error5" else 0,
+                "job_runtime": group_ms,
+                "read": _direction(bw, iops, p99, group_ms, moved and moved["read"])
+                if reads else _idle(),
+                "write": _direction(bw, iops, p99, group_ms, moved and moved["write"])
+                if writes else _idle(),
+                "trim": _idle(),
+                "job options": own_opts,  # after the directions: text-inside cuts at "read"
+            })
+        runtime_ms = jobs[0]["job_runtime"]
+        reads = any(j["read"]["io_bytes"] for j in jobs)
+        writes = any(j["write"]["io_bytes"] for j in jobs)
         text = json.dumps({"fio version": "fio-3.33", "timestamp": int(time.time()),
-                           "global options": {}, "jobs": [job]}, indent=1) + "\n"
+                           "global options": {}, "jobs": jobs}, indent=1) + "\n"
         if mode == "signal":
             text = "fio: terminating on signal 2\n" + text
         elif mode == "text-before":

@@ -267,6 +267,15 @@ PROFILES: dict[str, RunProfile] = {
     )
 }
 
+#: The dry run (no ``--drive``): the plugin's own scratch file is this big (``--scratch-size``
+#: overrides it), and every fio run writing to it writes at most ``SCRATCH_WRITE_BUDGET_BYTES``
+#: (a job that fills its area writes it once): a dry run's bytes then do not grow with the
+#: speed of the host's disk (``fio.job.budgeted_io_bytes``). Drives named with ``--drive`` are
+#: not budgeted. 128 MiB: the client presets' larger smoke test size (100 MiB) fits, so the
+#: dry run measures every figure a drive's smoke run does.
+SCRATCH_FILE_BYTES = 128 * MIB
+SCRATCH_WRITE_BUDGET_BYTES = 4 * MIB
+
 
 def _w(
     id: str, title: str, rw: str, bs_kib: int, qd: int, family: str, mix: int | None = None

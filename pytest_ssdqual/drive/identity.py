@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_ssdqual.drive.nvme_identity import identity_from_nvme_id_ctrl
@@ -44,6 +44,7 @@ __all__ = [
     "TRANSPORTS",
     "DriveIdentity",
     "identify",
+    "relabel_firmware",
 ]
 
 TRANSPORTS: tuple[str, ...] = (
@@ -280,3 +281,13 @@ def _merge(merged: dict[str, object], found: Mapping[str, object]) -> None:
     for field in _FILL:
         if field in found and field not in merged:
             merged[field] = found[field]
+
+
+def relabel_firmware(identity: DriveIdentity, firmware: str) -> DriveIdentity:
+    """``identity`` with ``firmware`` as its firmware (``--firmware``: a lab flashing dev builds
+    names the build; the drive may report a generic revision). ``sources`` records the label
+    and what the drive reported."""
+    if identity.firmware == firmware:
+        return identity
+    note = f"firmware {firmware!r} from --firmware (the drive reports {identity.firmware!r})"
+    return replace(identity, firmware=firmware, sources=(*identity.sources, note))

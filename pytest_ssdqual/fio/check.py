@@ -1,5 +1,6 @@
 """Judge one fio run: success is exit status 0, a readable JSON document and every job's
-``error == 0`` (STYLE.md row 8), with no signal and the asked runtime measured.
+``error == 0`` (STYLE.md row 8), with no signal and the asked runtime measured -- or, for a
+size-based job capped by a runtime, the asked bytes moved (it may finish before its cap).
 
 Anything else raises a ``FioError`` subclass that carries fio's raw output; a job error is
 completed with the first I/O error fio printed on stderr (file, direction, offset, length).
@@ -18,15 +19,21 @@ from pytest_ssdqual.fio.runner import FioRun, first_line
 
 __all__ = ["MIN_RUNTIME_SHARE", "check_run"]
 
-#: A run that measured less than this share of the asked runtime finished early.
+#: A run that measured less than this share of the asked runtime (and, size based, moved less
+#: than this share of the asked bytes) finished early.
 MIN_RUNTIME_SHARE = 0.9
 
 #: What fio prints (to its --output file) when a signal stops it: fio-3.33 exits with 128 then.
 _SIGNAL_LINE = re.compile(r"fio: terminating on signal \d+")
 
 
-def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
+def check_run(run: FioRun, *, expected_runtime_s: float | None = None,
+              expected_io_bytes: int | None = None) -> WorkloadResult:
     """Judge whether a fio run succeeded and parse it (see ``_check_run``).
+
+    ``expected_io_bytes``: bytes (every direction, every job of the run) a size-based job capped
+    at ``expected_runtime_s`` moves when it completes before the cap (fio ``io_size`` x
+    writers); such a run is complete when it measured the runtime *or* moved these bytes.
 
     A job error is completed with the first I/O error fio printed (``fio: io_u error on file
     /dev/loop0: Input/output error: read offset=16777216, buflen=131072`` on stderr, which
@@ -37,7 +44,8 @@ def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> Worklo
         FioOutputError, FioJobError, FioError: as ``_check_run``.
     """
     try:
-        return _check_run(run, expected_runtime_s=expected_runtime_s)
+        return _check_run(run, expected_runtime_s=expected_runtime_s,
+                          expected_io_bytes=expected_io_bytes)
     except FioJobError as exc:
         errors = parse_io_errors(run.stderr + "\n" + run.raw_output)
         if not errors:
@@ -51,11 +59,13 @@ def check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> Worklo
         ) from None
 
 
-def _check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> WorkloadResult:
+def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
+               expected_io_bytes: int | None = None) -> WorkloadResult:
     """Judge whether a fio run succeeded and parse it.
 
     Success = exit status 0, a readable JSON document, every job ``error == 0``, no
-    "terminating on signal", and at least ``MIN_RUNTIME_SHARE`` of the asked runtime measured.
+    "terminating on signal", and at least ``MIN_RUNTIME_SHARE`` of the asked runtime measured
+    or (with ``expected_io_bytes``) that share of the asked bytes moved.
 
     Raises:
         FioOutputError, FioJobError (from the parser); FioError for a non-zero exit, a signal
@@ -94,10 +104,14 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None) -> Workl
     result = parse_fio_output(run.raw_output, source=source)
     if result.terminated_by_signal:
         raise FioError("fio was interrupted (terminating on signal)", raw_output=raw)
-    if expected_runtime_s and result.runtime_ms < expected_runtime_s * 1000 * MIN_RUNTIME_SHARE:
+    moved = sum(d.io_bytes for d in result.directions.values())
+    if expected_runtime_s and result.runtime_ms < expected_runtime_s * 1000 * MIN_RUNTIME_SHARE \
+            and not (expected_io_bytes and moved >= expected_io_bytes * MIN_RUNTIME_SHARE):
         raise FioError(
             f"fio stopped early: measured {result.runtime_ms / 1000:.1f} s of the "
-            f"{expected_runtime_s:.0f} s asked",
+            f"{expected_runtime_s:g} s asked"
+            + (f" and moved {moved} of the {expected_io_bytes} bytes asked"
+               if expected_io_bytes else ""),
             raw_output=raw,
         )
     return result

@@ -44,7 +44,7 @@ from pytest_ssdqual.fio.result import (
     WorkloadResult,
 )
 
-__all__ = ["AGGREGATE_JOB_NAMES", "parse_fio_file", "parse_fio_output"]
+__all__ = ["AGGREGATE_JOB_NAMES", "parse_fio_file", "parse_fio_output", "written_bytes"]
 
 #: Job names fio gives to aggregate entries (client/server mode), which are not jobs.
 AGGREGATE_JOB_NAMES: frozenset[str] = frozenset({"All clients"})
@@ -105,6 +105,34 @@ def parse_fio_file(path: str | os.PathLike[str]) -> WorkloadResult:
             f"{output_label(source)} cannot be read: {exc.strerror or exc}"
         ) from None
     return parse_fio_output(data.decode("utf-8", errors="replace"), source=source)
+
+
+def written_bytes(text: str, *, source: str = "fio output") -> int:
+    """Bytes one fio run wrote: ``write.io_bytes`` summed over its job entries (client/server
+    aggregates skipped; fio 2.x KiB converted), counting jobs that failed too -- what reached
+    the drive, not whether the run succeeded.
+
+    Raises:
+        FioOutputError: no JSON document in ``text`` (see ``extract_json_document``), or job
+            entries of the wrong shape; the message names ``source``.
+    """
+    label = output_label(source)
+    _before, doc, _after = extract_json_document(text, source=source)
+    jobs = doc.get("jobs", doc.get("client_stats"))
+    try:
+        if not isinstance(jobs, list):
+            raise _Malformed(f"'jobs' is a {json_kind(jobs)}, not a list")
+        total = 0
+        for index, job in enumerate(jobs):
+            if not isinstance(job, dict):
+                raise _Malformed(f"jobs[{index}] is a {json_kind(job)}, not an object")
+            raw = job.get("write")
+            if str(job.get("jobname", "")) in AGGREGATE_JOB_NAMES or not isinstance(raw, dict):
+                continue
+            total += _io_bytes(raw, f"jobs[{index}].write")
+        return total
+    except _Malformed as exc:
+        raise FioOutputError(f"{label}: {exc}", raw_output=text) from None
 
 
 def _build_result(doc: dict, before: str, after: str, label: str, text: str) -> WorkloadResult:
@@ -184,9 +212,7 @@ def _raise_job_errors(jobs: list[dict], before: str, label: str, text: str) -> N
 def _direction(name: str, raw: Mapping[str, Any], where: str) -> DirectionResult | None:
     """One direction of one job entry, or ``None`` when it did no I/O."""
     ns_schema = "clat_ns" in raw or "lat_ns" in raw
-    io_bytes_value = _number(raw, "io_bytes", where)
-    # fio < 2.99 wrote io_bytes in KiB and had neither io_kbytes nor the *_ns keys.
-    io_bytes = int(io_bytes_value if ("io_kbytes" in raw or ns_schema) else io_bytes_value * 1024)
+    io_bytes = _io_bytes(raw, where)
     iops = _number(raw, "iops", where)
     runtime_ms = _number(raw, "runtime", where)
     if "total_ios" in raw:
@@ -225,6 +251,14 @@ def _direction(name: str, raw: Mapping[str, Any], where: str) -> DirectionResult
         lat_p99_99_us=lat["lat_p99_99_us"],
         lat_max_us=max_us,
     )
+
+
+def _io_bytes(raw: Mapping[str, Any], where: str) -> int:
+    """A direction's ``io_bytes`` in bytes: fio < 2.99 wrote KiB and had neither
+    ``io_kbytes`` nor the ``*_ns`` keys."""
+    value = _number(raw, "io_bytes", where)
+    in_bytes = "io_kbytes" in raw or "clat_ns" in raw or "lat_ns" in raw
+    return int(value if in_bytes else value * 1024)
 
 
 def _percentiles(table: Mapping[str, Any], scale: float, where: str) -> dict[str, float | None]:

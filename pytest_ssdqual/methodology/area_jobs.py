@@ -45,11 +45,12 @@ def sequential_write_once(name: str, title: str, offset_bytes: int, length_bytes
                           ) -> AreaJob:
     """128 KiB sequential writes, QD32, exactly once over ``[offset, offset + length)``
     (size based: fio ``io_size`` = the length). A fill, a benchmark's test file, or a
-    sequential-write measurement whose figure is the mean over the whole area."""
+    sequential-write measurement whose figure is the mean over the whole area; a write budget
+    never shortens it (``whole_area``)."""
     return AreaJob(name, f"{title}: 128 KiB sequential write, QD32, once over "
                    f"{length_bytes / 2**20:,.0f} MiB at {offset_bytes / 2**20:,.0f} MiB",
                    "write", FILL_BS, FILL_QD, length_bytes, io_bytes=length_bytes,
-                   offset_bytes=offset_bytes)
+                   offset_bytes=offset_bytes, whole_area=True)
 
 
 def workload_on_area(workload_id: str, offset_bytes: int, length_bytes: int,

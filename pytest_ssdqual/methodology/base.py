@@ -347,11 +347,14 @@ class MethodRun:
         """Run one fio job on the drive (in its own folder) and read its per-second logs.
 
         ``report=False``: the caller calls :meth:`report_step` itself (after revising the
-        plan, e.g. once steady state is reached).
+        plan, e.g. once steady state is reached). On a drive with a write budget (the plugin's
+        scratch file) the job runs as ``job.within_budget(...)``, which the step records.
 
         Raises:
             SafetyRefusal, DeviceError, FioError: as ``QualSession.run_job``.
         """
+        if self.ctx.write_budget_bytes is not None:
+            job = job.within_budget(self.ctx.write_budget_bytes)
         folder_name = job.name if round is None else f"{job.name}-r{round:02d}"
         folder = self.workdir / f"{len(self.steps) + 1:02d}-{folder_name}"
         title = label or (phase if round is None else f"{phase} round {round}")
@@ -364,6 +367,7 @@ class MethodRun:
                 folder,
                 writes=job.writes,
                 expected_runtime_s=job.expected_runtime_s,
+                expected_io_bytes=job.expected_io_bytes,
                 timeout_s=job.timeout_s(TIMEOUT_MARGIN_S),
             )
         direction = "write" if job.writes else "read"

@@ -90,6 +90,11 @@ class BurstJob(MethodJob):
         """The job name of burst ``k`` (0-based): ``<name>_<k + 1>``."""
         return f"{self.name}_{k + 1}"
 
+    @property
+    def writers(self) -> int:
+        """Every burst section's threads transfer ``io_bytes`` each (size based)."""
+        return self.bursts * self.numjobs
+
     def planned_s(self, bw_mbps: float) -> float:
         """Seconds from fio's start to the last burst's end."""
         assert self.runtime_s is not None

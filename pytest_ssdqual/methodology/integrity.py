@@ -66,6 +66,7 @@ def write_job(workload_id: str, span_bytes: int) -> OptionJob:
         workload_id, f"write_{workload_id}", span_bytes, io_bytes=span_bytes,
         title_suffix=f", once over the span with {VERIFY} checksums",
         options=(f"verify={VERIFY}", "do_verify=0", *(("norandommap=0",) if random else ())),
+        whole_area=True,  # read back and verified: a write budget never shortens it
     )
 
 

@@ -39,13 +39,16 @@ class OptionJob(MethodJob):
 
 def catalog_job(workload_id: str, name: str, span_bytes: int, *, title_suffix: str = "",
                 rw: str | None = None, runtime_s: float | None = None,
-                io_bytes: int | None = None, options: tuple[str, ...] = ()) -> OptionJob:
+                io_bytes: int | None = None, options: tuple[str, ...] = (),
+                whole_area: bool = False) -> OptionJob:
     """An ``OptionJob`` with the I/O pattern (rw, bs, queue depth) of the catalog workload
-    ``workload_id``; ``rw`` replaces its direction (a read-back of a write pattern).
+    ``workload_id``; ``rw`` replaces its direction (a read-back of a write pattern);
+    ``whole_area``: a write budget never shortens it below one pass (``MethodJob``).
 
     Raises:
         KeyError: unknown workload id. ValueError: as ``MethodJob`` (no runtime nor bytes).
     """
     w = CATALOG[workload_id]
     return OptionJob(name, w.title + title_suffix, rw or w.rw, w.bs_bytes, w.iodepth,
-                     span_bytes, runtime_s=runtime_s, io_bytes=io_bytes, options=options)
+                     span_bytes, runtime_s=runtime_s, io_bytes=io_bytes, options=options,
+                     whole_area=whole_area)

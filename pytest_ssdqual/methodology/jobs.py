@@ -5,6 +5,8 @@ data (``refill_buffers``), is group-reported and keeps per-second bandwidth, IOP
 logs (``log_avg_msec=1000``). Unlike them a job may be *size based* (preconditioning writes a
 fixed number of bytes: fio ``io_size``, wrapping over ``size``), capped by time (``runtime``
 without ``time_based``: whichever comes first), and may mix transfer sizes (``bsrange``).
+Under a write budget (the plugin's scratch file) ``MethodJob.within_budget`` turns a writing job
+size based the same way (``fio.job.budgeted_io_bytes``).
 
 Sources: fio HOWTO, "Job file format", "I/O size" (``size``, ``io_size``), "Block size"
 (``bsrange``: "the issued I/O unit will always be a multiple of the minimum value"), "Time
@@ -13,10 +15,10 @@ related parameters" (``runtime``, ``time_based``), "Measurements and reporting".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pytest_ssdqual.catalog.workloads import KIB, MIB
-from pytest_ssdqual.fio.job import aligned_span, fio_time, global_lines
+from pytest_ssdqual.fio.job import aligned_span, budgeted_io_bytes, fio_time, global_lines
 
 #: Bandwidth assumed for the timeout of a size-based job before anything was measured: the
 #: generic floor for sequential writes (thresholds/generic.yaml), decimal MB/s.
@@ -42,6 +44,8 @@ class MethodJob:
         rwmixread_pct: read share of a mixed job in percent (fio ``rwmixread=``), ``None`` for
             a single-direction job.
         ramp_time_s: fio ``ramp_time=`` (seconds run before measuring; time-based jobs).
+        whole_area: the job must write its area (a fill, a prefill, a test file, a write read
+            back later): a write budget never makes it write less than one pass over its span.
     """
 
     name: str
@@ -56,6 +60,7 @@ class MethodJob:
     numjobs: int = 1
     rwmixread_pct: int | None = None
     ramp_time_s: float | None = None
+    whole_area: bool = False
 
     def __post_init__(self) -> None:
         if self.runtime_s is None and self.io_bytes is None:
@@ -76,9 +81,44 @@ class MethodJob:
         return self.io_bytes is None
 
     @property
+    def writers(self) -> int:
+        """fio jobs that each transfer ``io_bytes``: ``numjobs`` threads of the one section."""
+        return self.numjobs
+
+    @property
     def expected_runtime_s(self) -> float | None:
-        """Seconds fio must measure for the run to count as complete (time-based jobs only)."""
-        return self.runtime_s if self.time_based else None
+        """Seconds fio must measure for the run to count as complete: the runtime of a
+        time-based job, the cap of a size-based one (which may complete by moving
+        :attr:`expected_io_bytes` instead); ``None`` for a size-based job without a cap."""
+        return self.runtime_s
+
+    @property
+    def expected_io_bytes(self) -> int | None:
+        """Bytes a size-based job capped by ``runtime_s`` moves when it completes before the
+        cap (``io_bytes`` x :attr:`writers`); ``None`` otherwise."""
+        if self.io_bytes is None or self.runtime_s is None:
+            return None
+        return self.io_bytes * self.writers
+
+    def within_budget(self, budget_bytes: int) -> MethodJob:
+        """This job under a write budget of ``budget_bytes`` per fio run: a writing job becomes
+        size based (``io_bytes`` per writer from ``fio.job.budgeted_io_bytes``), keeps its
+        ``runtime_s`` as the cap and drops its ramp (its bytes would count against the budget);
+        the title says so. A reading job, and one already within the budget, is returned as
+        is.
+
+        Raises:
+            ValueError: ``budget_bytes`` below 1.
+        """
+        if not self.writes:
+            return self
+        io = budgeted_io_bytes(budget_bytes, io_bytes=self.io_bytes, span_bytes=self.span_bytes,
+                               writers=self.writers, bs_bytes=self.bs_bytes,
+                               whole_area=self.whole_area)
+        if io == self.io_bytes and not self.ramp_time_s:
+            return self
+        return replace(self, io_bytes=io, ramp_time_s=None,
+                       title=f"{self.title} (write budget: {io * self.writers:,} bytes)")
 
     def planned_s(self, bw_mbps: float) -> float:
         """Expected wall seconds at ``bw_mbps`` (size-based part), capped by ``runtime_s``."""
@@ -130,11 +170,11 @@ __all__ = [
 
 def precondition_job(span_bytes: int, multiple: float, name: str = "precondition") -> MethodJob:
     """Workload-independent preconditioning: 128 KiB sequential writes, QD32, ``multiple`` x
-    the span (SNIA PTS WIPC: 2x the user capacity)."""
+    the span (SNIA PTS WIPC: 2x the user capacity); under a write budget one pass."""
     return MethodJob(
         name, f"workload-independent preconditioning: 128 KiB sequential writes, {multiple:g}x "
         "the span", "write", 128 * KIB, 32, span_bytes,
-        io_bytes=_multiple(span_bytes, multiple, 128 * KIB),
+        io_bytes=_multiple(span_bytes, multiple, 128 * KIB), whole_area=True,
     )
 
 

@@ -8,14 +8,16 @@ purge method could run, the figures' state is
 
 The write covers ``sustained_multiple`` x the span (wrapping over it) or stops after
 ``sustained_max_s`` seconds, whichever comes first (``full``: the whole drive once, no time cap,
-as reviewers' whole-drive fills).
+as reviewers' whole-drive fills). Under a write budget (the plugin's scratch file: no SLC cache to
+find) the write is the budget's bytes, often done within fio's first 1-second log window, which
+fio then never logs: the series is then the whole write as one window (fio's own figure).
 """
 
 from __future__ import annotations
 
 from pytest_ssdqual.catalog.workloads import KIB
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.series import BandwidthSeries
+from pytest_ssdqual.fio.series import BandwidthSeries, Series
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
     MethodologyResult,
@@ -47,11 +49,15 @@ def run(mr: MethodRun) -> MethodologyResult:
     # test (purge_requirement) -- they are never judged as FOB figures.
     state = purge_state(record)
     step = mr.fio(job, phase="sustained write", state=state)
-    if step.bw is None:
+    series = step.bw
+    if series is None and mr.ctx.write_budget_bytes is not None:  # done within one window
+        series = Series((max(step.job_run.result.runtime_ms, 1) / 1000,),
+                        (step.figure("bw_mbps"),), "MB/s")
+    if series is None:
         raise FioOutputError(f"fio wrote no write-bandwidth log in {step.job_run.workdir}: "
                              "cannot find the SLC-cache cliff")
     # Loop, zram and file targets have no SLC cache: their sustained figure is the whole write.
-    report = detect_slc_cliff(BandwidthSeries.from_series(step.bw),
+    report = detect_slc_cliff(BandwidthSeries.from_series(series),
                               virtual=mr.ctx.identity.kind in ("loop", "zram", "file"))
     metrics = {k: v for k, v in step.metrics.items() if k.startswith("write.")}
     metrics.update(report.metrics())
@@ -59,8 +65,8 @@ def run(mr: MethodRun) -> MethodologyResult:
         record.describe(),
         report.describe(),
         f"wrote {report.written_bytes / 1e6:,.0f} MB over a {span / 2**20:,.0f} MiB span "
-        f"in {sum(step.bw.durations_s):.0f} s",
-        *([f"write-bandwidth log: {step.bw.gaps.describe()}"] if step.bw.gaps else []),
+        f"in {sum(series.durations_s):.1f} s",
+        *([f"write-bandwidth log: {series.gaps.describe()}"] if series.gaps else []),
     ]
     return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics,
                          {name: state for name in metrics}, notes, purge_figure_state=state)

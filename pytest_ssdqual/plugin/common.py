@@ -19,10 +19,12 @@ SCRATCH_KEY = pytest.StashKey[DriveSpec]()
 #: True when the plugin acts from the start (``options.in_play``); else it stays inert.
 IN_PLAY_KEY = pytest.StashKey[bool]()
 
-#: user_properties keys: verdict rows, drive facts, regression-gate rows.
+#: user_properties keys: verdict rows, drive facts, regression-gate rows, and what fio wrote
+#: since the previous report (drive -> ``WriteTally.to_json()``, on the report of any phase).
 PROP_ROWS = "ssdqual_rows"
 PROP_DRIVE = "ssdqual_drive"
 PROP_GATE = "ssdqual_gate"
+PROP_WRITTEN = "ssdqual_written"
 
 #: xdist ``workerinput`` keys: the results-store run id and the default scratch file.
 RUN_ID_INPUT = "ssdqual_run_id"

@@ -116,7 +116,10 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"ssdqual: thresholds: {len(options.thresholds.profiles)} profiles; "
         f"confirmed serials: {', '.join(options.confirmed_serials) or 'none'}",
     ]
-    lines += [f"ssdqual: drive {spec.raw} ({spec.kind})" for spec in options.specs]
+    lines += [f"ssdqual: drive {spec.raw} ({spec.kind})" + (
+        f"; the plugin's scratch file ({(options.file_size_bytes or 0) >> 20} MiB): every fio "
+        f"run writes at most {options.write_budget_bytes >> 20} MiB, or one pass over an area "
+        "it fills" if spec.raw == options.budgeted_drive else "") for spec in options.specs]
     gate = config.stash[GATE_KEY].options
     lines.append(
         f"ssdqual: results: {gate.results_dir}/{gate.run_id}; repeat {gate.repeat}; baseline: "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import PROFILES
+from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
 from pytest_ssdqual.drive.inventory import Inventory
 from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError
@@ -114,7 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--scratch-size", default=None, type=_size, metavar="SIZE",
-        help="size of a file target the plugin creates (512M, 4G). Default: the profile's.",
+        help="size of a file target the plugin creates (512M, 4G). Default: "
+        f"{SCRATCH_FILE_BYTES >> 20}M for its own scratch file (no --drive), else the profile's.",
     )
     group.addoption(
         "--emu-models", action="append", default=[], metavar="DIR",
@@ -183,9 +184,12 @@ def build_options(config: pytest.Config) -> SessionOptions:
     root = Path(config.rootpath)
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
+    scratch_size = config.getoption("scratch_size")
+    budgeted: str | None = None  # the plugin's own scratch file: its writes are budgeted
     if not specs:
         specs = [parse_drive_option(f"file:{scratch_path(config)}")]
         config.stash[SCRATCH_KEY] = specs[0]
+        budgeted, scratch_size = specs[0].raw, scratch_size or SCRATCH_FILE_BYTES
     seen: set[str] = set()
     for spec in specs:
         key = spec.raw if spec.kind == "emu" else spec.path  # emu:X and emu:X@0.8: two drives
@@ -251,9 +255,10 @@ def build_options(config: pytest.Config) -> SessionOptions:
         nand=config.getoption("nand"),
         fio_bin=fio_given or "fio",
         strict=bool(config.getoption("strict_thresholds")),
-        file_size_bytes=config.getoption("scratch_size"),
+        file_size_bytes=scratch_size,
         cgroup=Path(cgroup) if cgroup else None,
         firmware=config.getoption("firmware") or None,
+        budgeted_drive=budgeted,
     )
 
 

@@ -1,12 +1,17 @@
 """The plugin's session-wide outputs, written once on the controller: the terminal verdict
-table and regression-gate summary, the results store's ``run.json`` and the Allure session files
-(``SsdQualReporter``); and the hand-over of the scratch path and run id to xdist workers
-(``XdistHooks``).
+table, one line per drive with the bytes fio wrote to it, the regression-gate summary, the
+results store's ``run.json`` and the Allure session files (``SsdQualReporter``); and the
+hand-over of the scratch path and run id to xdist workers (``XdistHooks``).
+
+The bytes written reach the controller like the verdict rows, in ``user_properties``: each
+process adds to the report of every test phase what its fio runs wrote since its previous report
+(``QualSession.written``), so the controller's sum covers every worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,17 +19,21 @@ import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.fio.runner import FioRunner
+from pytest_ssdqual.fio.written import WriteTally
 from pytest_ssdqual.plugin.common import (
     GATE_KEY,
     IN_PLAY_KEY,
     PROP_DRIVE,
     PROP_GATE,
     PROP_ROWS,
+    PROP_WRITTEN,
     RUN_ID_INPUT,
     SCRATCH_INPUT,
+    SESSION_KEY,
 )
 from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
-from pytest_ssdqual.qualify.session import SessionOptions, host_facts
+from pytest_ssdqual.qualify.host_facts import host_facts
+from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
 from pytest_ssdqual.results.gate_summary import format_gate_summary
@@ -67,6 +76,23 @@ class SsdQualReporter:
         self.skipped = 0  # tests skipped / deselected: such a run is never a firmware baseline
         self.deselected = 0
         self.failed_tests: set[str] = set()  # failed or broken in any phase (rejudge checks)
+        self.written: dict[str, WriteTally] = {}  # controller: every process's fio writes
+        self._reported: dict[str, WriteTally] = {}  # this process: written, as last reported
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
+        """Add to each report what this process's fio runs wrote since its previous one."""
+        report = yield
+        session = self.config.stash.get(SESSION_KEY, None)
+        since: dict[str, dict[str, int]] = {}
+        for drive, tally in (session.written if session else {}).items():
+            new = tally.minus(self._reported.get(drive, WriteTally()))
+            if new:
+                since[drive] = new.to_json()
+                self._reported[drive] = replace(tally)  # a copy
+        if since:
+            report.user_properties.append((PROP_WRITTEN, since))
+        return report
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
@@ -78,6 +104,10 @@ class SsdQualReporter:
             self.skipped += 1
         if report.failed:
             self.failed_tests.add(report.nodeid)
+        for key, value in report.user_properties:  # every phase: set-ups and teardowns write
+            if key == PROP_WRITTEN:
+                for drive, data in cast(dict, value).items():
+                    self.written.setdefault(drive, WriteTally()).add(WriteTally.from_json(data))
         if report.when != "call" and not (report.when == "setup" and report.failed):
             return  # a broken set-up (drive unusable) brings its BROKEN row (plugin_outcomes)
         for key, value in report.user_properties:
@@ -91,6 +121,8 @@ class SsdQualReporter:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows and not self.drives:
+            for line in self.written_lines():
+                terminalreporter.write_line(line)
             self._write_report_lines(terminalreporter)
             return
         terminalreporter.write_sep("=", "ssdqual verdicts")
@@ -101,12 +133,30 @@ class SsdQualReporter:
             terminalreporter.write_line(line)
         for line in format_summary(self.rows):
             terminalreporter.write_line(line)
+        for line in self.written_lines():
+            terminalreporter.write_line(line)
         gate = self.config.stash[GATE_KEY]
         if self.gate_rows or gate.options.baseline:
             terminalreporter.write_sep("=", "ssdqual regression gate")
         for line in format_gate_summary(self.gate_rows, self.run_dir):
             terminalreporter.write_line(line)
         self._write_report_lines(terminalreporter)
+
+    def written_lines(self) -> list[str]:
+        """``ssdqual: wrote 1.42 GB (1,420,000,000 bytes) to DRIVE in 31 of 60 fio runs``, one
+        line per drive fio ran on, in the order of ``--drive`` (the write budget named on the
+        plugin's scratch file)."""
+        order = [s.raw for s in self.options.specs]
+        drives = sorted(self.written, key=lambda d: order.index(d) if d in order else len(order))
+        return [self.written[d].line(d, budget_bytes=self.options.write_budget_bytes
+                                     if d == self.options.budgeted_drive else None)
+                for d in drives]
+
+    def written_json(self) -> dict[str, dict[str, Any]]:
+        """``run.json`` ``written``: per drive the tally and its write budget (``None``)."""
+        return {d: {**t.to_json(), "write_budget_bytes": self.options.write_budget_bytes
+                    if d == self.options.budgeted_drive else None}
+                for d, t in self.written.items()}
 
     def _write_report_lines(self, terminalreporter: Any) -> None:
         if self.report_lines:
@@ -131,6 +181,7 @@ class SsdQualReporter:
                 skipped=self.skipped,
                 deselected=self.deselected,
                 failed=len(self.failed_tests),
+                written=self.written_json(),
             )
         except SsdQualError as exc:
             self.gate_rows.append({"drive": "-", "workload": "-", "metric": "-", "status": "error",

@@ -12,15 +12,12 @@ Verdicts.
 
 from __future__ import annotations
 
-import os
-import platform
-import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_ssdqual.catalog.workloads import RunProfile, Workload
-from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
+from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.spec import DriveSpec
@@ -30,6 +27,7 @@ from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
+from pytest_ssdqual.fio.written import WriteTally
 from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
@@ -50,6 +48,9 @@ class SessionOptions:
         fio_bin: fio executable. strict: ``--strict-thresholds``.
         file_size_bytes: size of a file target the plugin creates.
         cgroup: blkio cgroup directory fio runs in (``--fio-cgroup``), or None.
+        budgeted_drive: the drive (``DriveSpec.raw``) every fio run of which writes at most
+            ``write_budget_bytes`` (``fio.job.budgeted_io_bytes``): the plugin's own scratch
+            file of a run without ``--drive``; ``None``: no drive is budgeted.
     """
 
     specs: tuple[DriveSpec, ...]
@@ -66,6 +67,8 @@ class SessionOptions:
     #: ``--firmware``: the firmware label of every drive, overriding what the drive reports (a
     #: lab's dev build); it feeds threshold matching, reports and the results store.
     firmware: str | None = None
+    budgeted_drive: str | None = None
+    write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
 
 
 @dataclass
@@ -84,6 +87,8 @@ class DriveContext:
     prefilled_bytes: int | None = None
     #: the drive's identity key in the session (``drive_keys``: serial, ``@SPEED``, spec).
     key: str = ""
+    #: bytes each writing fio run may write (``None``: not budgeted, jobs as the profile says).
+    write_budget_bytes: int | None = None
 
     @property
     def identity(self) -> DriveIdentity:
@@ -167,13 +172,15 @@ class JobRun:
 
 @dataclass
 class QualSession:
-    """Drives and their limits for one pytest process; opened lazily, closed once."""
+    """Drives and their limits for one pytest process; opened lazily, closed once.
+    ``written``: what this process's fio runs wrote, per drive (``DriveSpec.raw``)."""
 
     options: SessionOptions
     runner: FioRunner
     scratch_dir: Path
     _drives: dict[str, DriveContext] = field(default_factory=dict)
     _keys: DriveKeys | None = None
+    written: dict[str, WriteTally] = field(default_factory=dict)
 
     @classmethod
     def create(cls, options: SessionOptions, scratch_dir: Path) -> QualSession:
@@ -220,6 +227,8 @@ class QualSession:
             target.cleanup()
             raise
         ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware, key=key)
+        if spec.raw == self.options.budgeted_drive:
+            ctx.write_budget_bytes = self.options.write_budget_bytes
         self._drives[spec.raw] = ctx
         return ctx
 
@@ -259,6 +268,7 @@ class QualSession:
             filename=target.fio_filename,
             capacity_bytes=target.size_bytes,
             ioengine=self.runner.ioengine(self.scratch_dir / "engine-probe.bin"),
+            write_budget_bytes=ctx.write_budget_bytes,
         )
         run: FioRun | None = None
         try:
@@ -271,9 +281,11 @@ class QualSession:
                 cgroup=target.cgroup,
             )
         finally:
+            self._count(ctx, run)
             if on_run is not None:
                 on_run(plan, run)
-        result = check_run(run, expected_runtime_s=plan.expected_runtime_s)
+        result = check_run(run, expected_runtime_s=plan.expected_runtime_s,
+                           expected_io_bytes=plan.io_bytes)
         return WorkloadOutcome(workload, plan, run, result, result.metrics(), [], state,
                                ctx.prefilled_bytes if state == STATE_PREFILLED else None)
 
@@ -305,6 +317,7 @@ class QualSession:
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
             cgroup=target.cgroup,
         )
+        self._count(ctx, run)
         check_run(run, expected_runtime_s=None)
         ctx.prefilled_bytes = plan.span_bytes
         return STATE_PREFILLED
@@ -320,6 +333,7 @@ class QualSession:
         expected_runtime_s: float | None,
         timeout_s: float,
         on_run: Callable[[str, FioRun | None], None] | None = None,
+        expected_io_bytes: int | None = None,
     ) -> JobRun:
         """Run an arbitrary fio job (a methodology step) on the drive, with the same safety
         checks as :meth:`run_workload`: a writing job runs only after
@@ -329,8 +343,10 @@ class QualSession:
         Args:
             name: file stem of the job in ``workdir`` (``<name>.fio``, ``<name>.json``).
             job_text: the job file; its ``filename=`` must be ``ctx.target.fio_filename``.
-            expected_runtime_s: seconds fio must measure (time-based jobs), ``None`` for a
-                size-based job.
+            expected_runtime_s: seconds fio must measure (time-based jobs; a size-based job's
+                cap), ``None`` for a size-based job without a cap.
+            expected_io_bytes: bytes a capped size-based job moves when it completes before
+                its cap (``check_run``).
             timeout_s: wall-clock limit, after which fio's process group is killed.
             on_run: called with the job text and the run (None when fio did not finish) before
                 the output is judged.
@@ -351,10 +367,19 @@ class QualSession:
                 readonly=not writes, cgroup=target.cgroup,
             )
         finally:
+            self._count(ctx, run)
             if on_run is not None:
                 on_run(job_text, run)
-        result = check_run(run, expected_runtime_s=expected_runtime_s)
+        result = check_run(run, expected_runtime_s=expected_runtime_s,
+                           expected_io_bytes=expected_io_bytes)
         return JobRun(name, job_text, workdir, run, result)
+
+    def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
+        """Add a finished run's writes to ``written`` (a run killed by a timeout or Ctrl-C
+        left no ``FioRun``: not counted)."""
+        if run is not None:
+            self.written.setdefault(ctx.target.spec.raw, WriteTally()).add_run(
+                run.raw_output, source=str(run.output_path))
 
     def ioengine(self) -> str:
         """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""
@@ -389,22 +414,3 @@ def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
         kind=identity.kind,
     )
 
-
-def relabel_firmware(identity: DriveIdentity, firmware: str) -> DriveIdentity:
-    """``identity`` with ``firmware`` as its firmware (``--firmware``: a lab flashing dev builds
-    names the build; the drive may report a generic revision). ``sources`` records the label
-    and what the drive reported."""
-    if identity.firmware == firmware:
-        return identity
-    note = f"firmware {firmware!r} from --firmware (the drive reports {identity.firmware!r})"
-    return replace(identity, firmware=firmware, sources=(*identity.sources, note))
-
-
-def host_facts() -> dict[str, str]:
-    """Kernel, host name and machine for reports."""
-    return {
-        "kernel": platform.release(),
-        "host": socket.gethostname(),
-        "machine": platform.machine(),
-        "user": str(os.getuid()),
-    }

@@ -331,6 +331,7 @@ class ResultsGate:
         skipped: int = 0,
         deselected: int = 0,
         failed: int = 0,
+        written: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Path | None:
         """Complete the run: write ``run.json`` and index it. Returns the run folder, or None
         when nothing was measured (no workload stored).
@@ -339,7 +340,9 @@ class ResultsGate:
         limit met, no regression, no broken test -- and no test ``skipped`` (e.g. the
         destructive ones without ``--confirm-destroy``) or ``deselected`` (``-k``/``-m``
         subset); both counts are stored in ``tests``, with the number of tests that ``failed``
-        or broke (``ssdqual rejudge`` checks every one of them left a record).
+        or broke (``ssdqual rejudge`` checks every one of them left a record). ``written``: per
+        drive what fio wrote to it (``WriteTally.to_json()`` and its ``write_budget_bytes``),
+        stored as ``written``.
         ``fio_version`` is called only when there is a run to complete.
 
         Raises:
@@ -358,6 +361,7 @@ class ResultsGate:
             "exitstatus": exitstatus,
             "passed": exitstatus == 0 and skipped == 0 and deselected == 0,
             "tests": {"skipped": skipped, "deselected": deselected, "failed": failed},
+            "written": {drive: dict(tally) for drive, tally in (written or {}).items()},
             "profile": self.options.profile,
             "host": dict(host),
             "tools": {

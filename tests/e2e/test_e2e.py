@@ -11,12 +11,15 @@ health, idle wake-up). They need root and fio (CI has both); otherwise they skip
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from pytest_ssdqual.catalog.workloads import MIB, SCRATCH_FILE_BYTES
 
 from ..conftest import REPO, blkio_write_cap, need_root
 
@@ -109,6 +112,22 @@ def test_default_run_uses_a_scratch_file_and_removes_it(
     result.assert_outcomes(passed=8)
     _assert_plausible(_metrics(alluredir))
     assert not target.exists()
+
+
+def test_default_dry_run_writes_its_budget_whatever_the_disk(pytester: pytest.Pytester) -> None:
+    """No --drive: the plugin's 128 MiB scratch file, each write workload size based (4 MiB or
+    3 s), so fio writes the same bytes on any disk: the prefill, three 4 MiB write workloads and
+    the write share of the 70/30 mix's 4 MiB."""
+    _need_fio()
+    result = _run_suites(pytester)
+    result.assert_outcomes(passed=8)
+    out = result.stdout.str()
+    m = re.search(r"ssdqual: wrote [\d.]+ MB \(([\d,]+) bytes\) to (file:\S+) in 5 of 9 fio "
+                  r"runs \(write budget: 4 MiB per fio run", out)
+    assert m, out[-2000:]
+    fixed = SCRATCH_FILE_BYTES + 3 * 4 * MIB
+    assert fixed < int(m[1].replace(",", "")) < fixed + 4 * MIB  # ~30 % of the mix's 4 MiB
+    assert not Path(m[2].removeprefix("file:")).exists()
 
 
 @pytest.fixture

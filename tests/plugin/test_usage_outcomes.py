@@ -218,6 +218,8 @@ def _all_suites_unconfirmed(
     assert "INCOMPLETE: " in result.stdout.str()
     jobs = [c for c in fake_fio.calls() if c["job"]]
     assert jobs, "the read tests ran"
+    assert f"ssdqual: wrote 0 bytes to {drive} in 0 of {len(jobs)} fio runs" in (
+        result.stdout.str())
     for call in jobs:
         assert "--readonly" in call["argv"]
         assert call["rw"] in ("read", "randread"), call["rw"]

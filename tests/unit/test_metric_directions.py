@@ -35,7 +35,7 @@ from pytest_ssdqual.catalog.parametric import parametric_workload
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.results.gated_metrics import gated_metrics, has_direction, is_higher_better
 from pytest_ssdqual.results.regression import compare_workload
-from pytest_ssdqual.results.regression_stats import REGRESSED
+from pytest_ssdqual.results.regression_stats import INCONCLUSIVE, REGRESSED
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
 
@@ -159,6 +159,13 @@ def test_a_size_ratio_limit_gates_it_higher_is_better(tmp_path: Path) -> None:
     assert metric in gated_metrics(limits, "client_presets")
     [c] = [c for c in compare_workload("client_presets", {metric: 0.5}, {metric: 0.9},
                                        baseline_firmware="A", limits=limits)
+           if c.metric == metric]
+    # one run a side past the limit: inconclusive, a failure after reruns (issue 9 item 1 d)
+    assert (c.status, c.higher_is_better, c.failed) == (INCONCLUSIVE, True, True)
+    [c] = [c for c in compare_workload("client_presets", {metric: 0.5}, {metric: 0.9},
+                                       baseline_firmware="A", limits=limits,
+                                       samples={metric: [0.5, 0.51, 0.49]},
+                                       baseline_samples={metric: [0.9, 0.91, 0.89]})
            if c.metric == metric]
     assert (c.status, c.higher_is_better) == (REGRESSED, True)
 

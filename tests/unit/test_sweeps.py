@@ -326,11 +326,13 @@ def test_client_presets_on_a_drive_smaller_than_every_test_size_are_not_applicab
 def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path
 ) -> None:
-    # The fio stand-in reports only the last section's direction: the two-stream copy run
-    # comes back without its read stream, which must stop the test with the reason (never a
-    # delay_ratio from half a copy). The real two-stream run: tests/e2e/test_e2e_sweeps.py.
-    with pytest.raises(FioOutputError, match=r"copy test in .*: copy read: bandwidth 0\.0 MB/s"):
-        _run(session, tmp_path, "mixed_sweep")
+    # The fio stand-in reports the copy's two streams (one reporting group) at 500 MB/s each,
+    # as alone: the copy takes as long as either stream alone, half of reading then writing.
+    # The real two-stream run: tests/e2e/test_e2e_sweeps.py.
+    m = _run(session, tmp_path, "mixed_sweep").metrics
+    assert m["copy.read.bw_mbps"] == m["copy.write.bw_mbps"] == 500
+    assert m["copy_time_s"] == pytest.approx(64 * MIB / 500e6)
+    assert m["delay_ratio"] == pytest.approx(0.5)
     sections = _sections(fake_fio)
     shares = range(0, 101, 10)
     assert sections == (["prefill"] + [f"rand_w{p}_4k_qd4" for p in shares]
@@ -343,6 +345,17 @@ def test_mixed_sweep_asks_fio_for_each_write_share_then_times_the_copy(
     assert "rwmixread=0" in jobs[22]  # 100 % writes, sequential
     copy = jobs[-1]
     assert f"offset={64 * MIB}" in copy and f"size={64 * MIB}" in copy  # smoke: 64 MiB copied
+
+
+def test_copy_run_whose_stream_moved_nothing_stops_the_mixed_sweep_with_the_reason(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # runs: the prefill, 22 sweep points, read alone, write alone, then the copy at 0 MB/s
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", ",".join(["500"] * 25 + ["0"]))
+    with pytest.raises(FioOutputError, match=r"copy test in .*: copy read: bandwidth 0\.0 MB/s: "
+                       "the stream moved nothing; cannot time the copy"):
+        _run(session, tmp_path, "mixed_sweep")
+    assert _sections(fake_fio)[-2:] == ["copy_read", "copy_write"]
 
 
 def test_curve_charts_one_per_axis_and_figure() -> None:
