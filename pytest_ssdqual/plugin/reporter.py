@@ -188,7 +188,8 @@ class SsdQualReporter:
                                    "line": f"results NOT stored: {exc}", "baseline_run": None})
             session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
         alluredir = getattr(self.config.option, "allure_report_dir", None)
-        if not alluredir or not (self.drives or self.config.stash.get(IN_PLAY_KEY, False)):
+        in_play: bool = self.config.stash.get(IN_PLAY_KEY, False)
+        if not alluredir or not (self.drives or in_play):
             return
         self.report_lines = finish_session(  # environment, categories, executor, summaries
             Path(alluredir),
