@@ -228,8 +228,11 @@ def judge_samples(
             change = 0.0 if a == 0 else math.copysign(math.inf, a)
         else:
             change = (a - b) / abs(b) * 100
-        return ChangeJudgement(_point_status(_worsening(change, higher_is_better), limit_pct),
-                               a, b, change, None, None, n, m, rsd_new, rsd_old, WORST)
+        status = _point_status(_worsening(change, higher_is_better), limit_pct)
+        if n == 1 and m == 1 and status == REGRESSED:  # one run a side: no noise estimate
+            return ChangeJudgement(INCONCLUSIVE, a, b, change, None, None, 1, 1, None, None,
+                                   WORST, SINGLE_REASON)
+        return ChangeJudgement(status, a, b, change, None, None, n, m, rsd_new, rsd_old, WORST)
     log_new, log_old = [math.log(v) for v in new], [math.log(v) for v in old]
     diff = statistics.fmean(log_new) - statistics.fmean(log_old)
     value, base = math.exp(statistics.fmean(log_new)), math.exp(statistics.fmean(log_old))

@@ -165,6 +165,18 @@ def test_a_lower_is_better_figure_with_zeros_is_judged_on_its_highest_run(
     assert (worse.status, round(worse.change_pct or 0, 1)) == (REGRESSED, 33.3)
 
 
+def test_one_run_a_side_with_a_zero_is_inconclusive_past_the_limit_like_any_single_run() -> None:
+    """The worst-run rule for figures <= 0 must not skip the single-run rule: 0 s -> 30 s on
+    one run a side has no noise estimate, so it is rerun (inconclusive), not regressed at once
+    with an infinite change (review)."""
+    one = judge_samples([30.0], [0.0], limit_pct=5, higher_is_better=False)
+    assert (one.status, one.method, one.change_pct) == (INCONCLUSIVE, "worst runs", math.inf)
+    assert "no noise estimate" in one.reason
+    assert judge_samples([0.0], [0.0], limit_pct=5, higher_is_better=False).status == WITHIN
+    assert judge_samples([0.0], [1000.0], limit_pct=5,
+                         higher_is_better=True).status == INCONCLUSIVE
+
+
 # -- non-finite figures (issue 9 item 1 c): not measured, naming the repetition ---------------
 
 def test_judging_a_non_finite_figure_is_a_clear_error() -> None:
