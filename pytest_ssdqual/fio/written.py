@@ -3,7 +3,8 @@
 ``WriteTally`` adds up, per drive, the bytes every fio run reported writing
 (``parse.written_bytes``: ``write.io_bytes`` of each job entry, failed jobs included), how many
 runs wrote, how many ran at all, and how many left no readable output (a fio killed before it
-wrote its JSON: its bytes are unknown, so the line says they are not counted). Tallies travel as
+wrote its JSON, by its timeout or Ctrl-C: its bytes are unknown, so the line says they are not
+counted). Tallies travel as
 plain JSON (``to_json`` / ``from_json``) from pytest-xdist workers to the controller, which adds
 them up and prints one line per drive (``line``). Plain Python (no pytest).
 """
@@ -60,6 +61,12 @@ class WriteTally:
         self.writing_runs += wrote > 0
         return wrote
 
+    def add_unfinished(self) -> None:
+        """Count a fio run that ended without output (killed by its timeout or by Ctrl-C): it
+        may have written, but how much is unknown, so it is counted in ``unread``."""
+        self.runs += 1
+        self.unread += 1
+
     def add(self, other: WriteTally) -> None:
         """Add ``other``'s counts to this tally."""
         for f in fields(self):
@@ -71,7 +78,7 @@ class WriteTally:
                              for f in fields(self)})
 
     def __bool__(self) -> bool:
-        return self.runs > 0 or self.unread > 0
+        return self.runs > 0
 
     def to_json(self) -> dict[str, int]:
         """``{"bytes": ..., "writing_runs": ..., "runs": ..., "unread": ...}``."""
@@ -103,6 +110,6 @@ class WriteTally:
             text += (f" (write budget: {budget_bytes / 2**20:g} MiB per fio run, or one pass "
                      "over a filled area, on the plugin's scratch file)")
         if self.unread:
-            text += (f"; {self.unread} fio run(s) left no readable output: their writes are "
-                     "not counted")
+            text += (f"; {self.unread} fio run(s) left no readable output (timed out, "
+                     "interrupted or unparsable): their writes are not counted")
         return text

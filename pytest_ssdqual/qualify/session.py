@@ -375,11 +375,13 @@ class QualSession:
         return JobRun(name, job_text, workdir, run, result)
 
     def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
-        """Add a finished run's writes to ``written`` (a run killed by a timeout or Ctrl-C
-        left no ``FioRun``: not counted)."""
-        if run is not None:
-            self.written.setdefault(ctx.target.spec.raw, WriteTally()).add_run(
-                run.raw_output, source=str(run.output_path))
+        """Add a run's writes to ``written``; a run killed by its timeout or Ctrl-C left no
+        ``FioRun``: counted as a run whose bytes are unknown (``WriteTally.add_unfinished``)."""
+        tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
+        if run is None:
+            tally.add_unfinished()
+        else:
+            tally.add_run(run.raw_output, source=str(run.output_path))
 
     def ioengine(self) -> str:
         """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""
