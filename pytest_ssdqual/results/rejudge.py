@@ -218,9 +218,10 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
     say PASS without failing (``drive_verdicts``: a read limit passed only on media as found --
     never prefilled, maybe never written --, no limit judged), and, whatever the thresholds: an
     interrupted session, no stored workload, a workload unknown to this version's catalog, a
-    baseline the run refused,
-    or tests that failed or broke without a stored record (``run.json`` ``tests.failed`` is more
-    than the tests with a failed record -- ``TestRecord.test``; for a ``run.json`` without
+    baseline the run refused, tests skipped in the session (``run.json`` ``tests.skipped``:
+    writes refused; a test that cannot apply to the drive, such as health without SMART, is not
+    counted there), or tests that failed or broke without a stored record (``run.json``
+    ``tests.failed`` is more than the tests with a failed record -- ``TestRecord.test``; for a ``run.json`` without
     counts: a non-zero exit status and no failed record). Empty when every test's outcome is
     in the records."""
     info = run.info
@@ -240,8 +241,8 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
     # records of an older version have none: one test each
     failed_records = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
                           if rec.get("status") != "passed"})
-    tests = info.get("tests")
-    if isinstance(tests, dict) and isinstance(tests.get("failed"), int):
+    tests = info.get("tests") if isinstance(info.get("tests"), dict) else {}
+    if isinstance(tests.get("failed"), int):
         missing = tests["failed"] - failed_records
         if missing > 0:
             reasons.append(
@@ -253,6 +254,12 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
         reasons.append(
             f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
             "or broke without a stored record"
+        )
+    if isinstance(tests.get("skipped"), int) and tests["skipped"] > 0:
+        reasons.append(
+            f"{tests['skipped']} test(s) were skipped in the session (writes refused, a "
+            "requirement missing): what they would have measured was never stored, which no "
+            "threshold can re-judge"
         )
     for drive, (overall, why) in drive_verdicts(results).items():
         if overall == "INCOMPLETE":

@@ -76,6 +76,18 @@ def test_a_test_broken_without_a_record_makes_the_run_incomplete(
     assert "run is INCOMPLETE" in out and "PASSES" not in out
 
 
+def test_a_run_with_skipped_tests_is_incomplete_however_it_is_rejudged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Writes refused: the run exited 1 (INCOMPLETE); rejudge said it PASSES (review)."""
+    code, out = _rejudge(tmp_path, [_record("seq_write_128k_qd32")],
+                         {"exitstatus": 1, "passed": False,
+                          "tests": {"skipped": 3, "deselected": 0, "failed": 0}}, capsys)
+    assert code == 1
+    assert "INCOMPLETE: 3 test(s) were skipped in the session (writes refused" in out
+    assert "run is INCOMPLETE" in out and "PASSES" not in out
+
+
 def test_an_old_run_json_with_a_failed_exit_and_no_failed_record_is_incomplete(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
