@@ -221,9 +221,9 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
     baseline the run refused, tests skipped in the session (``run.json`` ``tests.skipped``:
     writes refused; a test that cannot apply to the drive, such as health without SMART, is not
     counted there), or tests that failed or broke without a stored record (``run.json``
-    ``tests.failed`` is more than the tests with a failed record -- ``TestRecord.test``; for a ``run.json`` without
-    counts: a non-zero exit status and no failed record). Empty when every test's outcome is
-    in the records."""
+    ``tests.failed`` is more than the tests with a failed record -- ``TestRecord.test``; for a
+    ``run.json`` without counts: a non-zero exit status and no failed record). Empty when every
+    test's outcome is in the records."""
     info = run.info
     reasons: list[str] = []
     if info.get("status") not in (None, "complete"):
