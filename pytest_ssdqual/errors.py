@@ -1,6 +1,6 @@
 """The project's own exceptions.
 
-Three kinds of bad outcome, each with its own class family (see STYLE.md row 7):
+Four kinds of bad outcome, each with its own class family:
 
 * ``ConfigError`` -- bad user input (threshold file, inventory, option, ``--drive`` value). The
   plugin turns it into ``pytest.UsageError`` before any I/O.

@@ -16,6 +16,7 @@ from pytest_ssdqual.fio.io_errors import parse_io_errors
 from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import FioRun, first_line
+from pytest_ssdqual.fio.written import format_bytes
 
 __all__ = ["MIN_RUNTIME_SHARE", "check_run"]
 
@@ -110,8 +111,8 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
         raise FioError(
             f"fio stopped early: measured {result.runtime_ms / 1000:.1f} s of the "
             f"{expected_runtime_s:g} s asked"
-            + (f" and moved {moved} of the {expected_io_bytes} bytes asked"
-               if expected_io_bytes else ""),
+            + (f" and moved {format_bytes(moved)} of the {format_bytes(expected_io_bytes)} "
+               "asked" if expected_io_bytes else ""),
             raw_output=raw,
         )
     return result

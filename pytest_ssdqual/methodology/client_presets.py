@@ -64,7 +64,7 @@ def run(mr: MethodRun) -> MethodologyResult:
     profile = mr.session.options.profile.name
     runtime_s, passes = TIMING.get(profile, TIMING["full"])
     capacity = mr.ctx.target.size_bytes
-    sizes, skipped = test_sizes(capacity, profile, mr.ctx.target.spec.raw)
+    sizes, skipped = fitting_test_sizes(capacity, profile, mr.ctx.target.spec.raw)
     notes, unreached = _skipped_sizes(skipped, capacity, one_size=len(sizes) < 2)
     mr.plan_steps([prefill_planned_s(mr, max(sizes))]
                   + [runtime_s + FIO_OVERHEAD_S] * (len(sizes) * len(PRESETS) * 2 * passes))
@@ -100,7 +100,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     )
 
 
-def test_sizes(capacity_bytes: int, profile: str, drive: str) -> tuple[list[int], list[int]]:
+def fitting_test_sizes(capacity_bytes: int, profile: str,
+                       drive: str) -> tuple[list[int], list[int]]:
     """The profile's test sizes (bytes, ``PRESET_SIZES``; ``full``'s for an unknown profile)
     split into those that fit on a drive of ``capacity_bytes`` and those that do not.
 

@@ -141,8 +141,8 @@ def format_drives(drives: dict[str, dict[str, str]],
     threshold profiles that judged it -- and a warning when the controller is unknown, or when
     a threshold file gives limits to an fio pattern (``fio:`` key, the drive facts'
     ``pattern_limits``) that no test of the session measured on the drive (``measured``: drive
-    -> workload ids with verdict rows): a lab test whose parameters name another pattern passes
-    with nothing judged."""
+    -> workload ids with verdict rows; ``None``: not checked): a lab test whose parameters name
+    another pattern passes with nothing judged."""
     lines = []
     for drive, f in sorted(drives.items()):
         lines.append(
@@ -163,7 +163,7 @@ def format_drives(drives: dict[str, dict[str, str]],
                 "(add the drive to the inventory or pass --controller/--nand)"
             )
         ran = (measured or {}).get(drive, set())
-        for key in filter(None, f.get("pattern_limits", "").split("; ")):
+        for key in filter(None, f.get("pattern_limits", "").split("; ") if measured else ()):
             pattern = key.split(" ", 1)[0].removeprefix("fio:")
             if pattern not in ran:
                 lines.append(

@@ -272,7 +272,7 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
 
 
 def _sized_drive(session: QualSession, size_bytes: int) -> None:
-    """The file target ``drive.img`` is created at ``size_bytes`` (``--file-size``)."""
+    """The file target ``drive.img`` is created at ``size_bytes`` (``--scratch-size``)."""
     session.options = replace(session.options, file_size_bytes=size_bytes)
 
 

@@ -124,7 +124,8 @@ def test_size_based_run_that_moved_its_bytes_before_its_cap_is_complete() -> Non
     # without the bytes it asked for, 9 ms of 3 s is a run that stopped early
     with pytest.raises(FioError, match=r"stopped early: measured 0\.0 s of the 3 s asked$"):
         check_run(run, expected_runtime_s=3)
-    with pytest.raises(FioError, match="and moved 16777216 of the 67108864 bytes asked"):
+    with pytest.raises(FioError, match=r"and moved 16.8 MB \(16,777,216 bytes\) of the "
+                                       r"67.1 MB \(67,108,864 bytes\) asked"):
         check_run(run, expected_runtime_s=3, expected_io_bytes=64 * MIB)
 
 
