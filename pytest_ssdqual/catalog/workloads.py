@@ -241,7 +241,8 @@ PROFILES: dict[str, RunProfile] = {
     for p in (
         RunProfile(
             "smoke", 1, 3, 256 * MIB, 256 * MIB,
-            "seconds per workload on 256 MiB: CI and dry runs, not a qualification",
+            "seconds per workload on the first 256 MiB (a smaller target: all of it): CI and "
+            "dry runs, not a qualification",
             MethodologyPlan(
                 precondition_multiple=2, round_runtime_s=1, max_rounds=8,
                 sustained_multiple=64, sustained_max_s=7, perf_runtime_s=1,
