@@ -39,8 +39,12 @@ from pytest_ssdqual.drive.sysfs_identity import block_dir, identity_from_sysfs, 
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.errors import DeviceError
 
+#: Serials that name no drive (what identification reports when it found none).
+NO_SERIAL: frozenset[str] = frozenset({"", "?", "unknown"})
+
 __all__ = [
     "KINDS",
+    "NO_SERIAL",
     "TRANSPORTS",
     "DriveIdentity",
     "identify",

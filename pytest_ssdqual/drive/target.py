@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.drive.identity import DriveIdentity
     from pytest_ssdqual.drive.inventory import Entry
 
-__all__ = ["DriveTarget", "IdentityFn"]
+__all__ = ["DriveTarget", "IdentityFn", "identity_kind"]
 
 #: ``identity_fn(path, kind=..., sysfs=...) -> DriveIdentity``; defaults to ``identity.identify``.
 IdentityFn = Callable[..., "DriveIdentity"]
@@ -52,7 +52,9 @@ def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys")) ->
     return identify(path, kind=kind, sysfs=sysfs)
 
 
-def _identity_kind(name: str) -> str:
+def identity_kind(name: str) -> str:
+    """The identity kind of a block device by its kernel name (``loop0``: ``loop``, ``zram0``:
+    ``zram``, anything else: ``block``), as ``identity.identify`` takes it."""
     if name.startswith("loop"):
         return "loop"
     if name.startswith("zram"):
@@ -183,7 +185,7 @@ class DriveTarget:
             state = inspect_block_device(
                 spec.path, sysfs=sysfs, mountinfo=mountinfo, swaps=swaps, root_dev=root_dev
             )
-            identity = fn(spec.path, kind=_identity_kind(state.name), sysfs=sysfs)
+            identity = fn(spec.path, kind=identity_kind(state.name), sysfs=sysfs)
             fio_filename = os.path.realpath(spec.path)
             target = cls(
                 identity=identity,
@@ -357,7 +359,7 @@ class DriveTarget:
         """
         if self.spec.kind == "file":
             self._recheck_file()
-        kind = "file" if self.spec.kind == "file" else _identity_kind(self._name)
+        kind = "file" if self.spec.kind == "file" else identity_kind(self._name)
         try:
             identity = self._identity_fn(self.spec.path, kind=kind, sysfs=self._sysfs)
         except Exception as exc:

@@ -48,13 +48,14 @@ from pytest_ssdqual.results.record import (
     LISTED_IF_FLAGGED,
     LISTED_NEVER,
 )
+from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 
 #: user_properties key of a test skipped because it cannot apply to the target (no SMART on a
 #: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
 #: for the results store (it can still be a firmware baseline).
-PROP_NOT_APPLICABLE = "ssdqual_not_applicable"
+PROP_NOT_APPLICABLE = LABEL_NOT_APPLICABLE
 
 def mark_not_applicable(node: pytest.Item, reason: str) -> None:
     """The test is about to be skipped because it cannot apply to its drive: not counted as a

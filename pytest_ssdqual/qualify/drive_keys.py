@@ -24,13 +24,13 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pytest_ssdqual.drive.identity import NO_SERIAL
 from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
+from pytest_ssdqual.drive.target import identity_kind
 from pytest_ssdqual.errors import SsdQualError
 
 __all__ = ["DriveKeys", "base_key", "identity_key", "peek_key"]
 
-#: Serials that name no drive (what identification reports when it found none).
-NO_SERIAL: frozenset[str] = frozenset({"", "?", "unknown"})
 
 
 def _speed_suffix(spec: DriveSpec) -> str:
@@ -63,11 +63,6 @@ def identity_key(spec: DriveSpec, serial: str, peers: Iterable[str | None]) -> s
     return f"{key} ({spec.raw})" if key in set(peers) else key
 
 
-def _kind_of(path: str) -> str:
-    name = os.path.basename(os.path.realpath(path))
-    return "loop" if name.startswith("loop") else "zram" if name.startswith("zram") else "block"
-
-
 def peek_key(spec: DriveSpec) -> str | None:
     """The ``base_key`` of a drive of the session that is not opened here, read only, as
     opening it would identify it (``identity.identify``: sysfs, smartctl, nvme-cli for a block
@@ -81,7 +76,8 @@ def peek_key(spec: DriveSpec) -> str | None:
             return base_key(spec, load_model(Path(spec.path)).serial)
         from pytest_ssdqual.drive.identity import identify
 
-        kind = "file" if spec.kind == "file" else _kind_of(spec.path)
+        name = os.path.basename(os.path.realpath(spec.path))
+        kind = "file" if spec.kind == "file" else identity_kind(name)
         return base_key(spec, identify(spec.path, kind=kind).serial)
     except (SsdQualError, OSError, ValueError):
         if spec.kind == "file":

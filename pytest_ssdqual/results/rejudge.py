@@ -241,7 +241,8 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
     # records of an older version have none: one test each
     failed_records = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
                           if rec.get("status") != "passed"})
-    tests = info.get("tests") if isinstance(info.get("tests"), dict) else {}
+    stored_tests = info.get("tests")
+    tests: dict[str, Any] = stored_tests if isinstance(stored_tests, dict) else {}
     if isinstance(tests.get("failed"), int):
         missing = tests["failed"] - failed_records
         if missing > 0:

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.drive.identity import NO_SERIAL
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX, NOT_RERUN_PREFIX
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord
@@ -56,7 +57,7 @@ def drive_identity(facts: Mapping[str, str]) -> str:
     if key:
         return key
     serial = str(facts.get("serial") or "").strip()
-    return serial if serial and serial not in ("?", "unknown") else str(facts.get("drive", ""))
+    return serial if serial not in NO_SERIAL else str(facts.get("drive", ""))
 
 
 def drive_title(facts: Mapping[str, str]) -> str:
