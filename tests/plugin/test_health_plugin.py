@@ -255,6 +255,35 @@ def test_write(qualify):
     assert out.rstrip().endswith("run FAILS under the new thresholds")
 
 
+def test_rejudge_judges_the_start_reading_without_the_health_suite(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A passing start reading was stored only by the health suite: in a session without it, a
+    stricter limit in ``ssdqual rejudge`` never judged the reading (a silent pass; review)."""
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: _reading(0))
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(HEALTH_LIMITS)
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        "test_read.py", f"--drive=file:{pytester.path / 't.img'}", f"--fio-bin={fake_fio.path}",
+        f"--thresholds={limits}", "--ssd-profile=smoke", f"--results-dir={results}",
+        "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    code, out = _rejudge(results, limits, capsys)
+    assert code == 0 and out.rstrip().endswith(
+        f"{run_counts}; 0 regression(s); run PASSES under the new thresholds"), out
+    stricter = pytester.path / "stricter.yaml"
+    stricter.write_text(HEALTH_LIMITS.replace("temperature_c: {max: 80}",
+                                              "temperature_c: {max: 10}"))
+    code, out = _rejudge(results, stricter, capsys)
+    assert code == 1, out
+    assert " health @ session start: stored PASSED, now FAILED  (changed)\n" in out, out
+    assert out.rstrip().endswith("run FAILS under the new thresholds")
+
+
 def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
