@@ -121,8 +121,10 @@ def parse_drive_option(
                 f"write --drive={device} (device paths start with {dev_dir}/)",
             ) from None
         raise _bad(
-            f"{path} does not exist; to use a scratch file write --drive=file:{path}",
-            f"write --drive=file:{path} to have it created, or give an existing block device",
+            f"{text!r} is neither a file here ({path} does not exist) nor a device in "
+            f"{dev_dir}/",
+            f"give a block device ({dev_dir}/sdX, {dev_dir}/nvme0n1; lsblk lists them), or "
+            f"write --drive=file:{path} to have a scratch file created there",
         ) from None
     except OSError as exc:
         raise _bad(f"cannot stat {path}: {exc.strerror}") from None

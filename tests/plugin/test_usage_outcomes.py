@@ -82,8 +82,9 @@ def test_bare_device_name_suggests_the_dev_path(tmp_path: Path) -> None:
         f"--drive: 'sdb' is not a file here ({tmp_path}/cwd/sdb does not exist); did you mean "
         f"--drive={dev}/sdb? (fix: write --drive={dev}/sdb (device paths start with {dev}/))")
     # a name that is not in /dev either keeps the scratch-file hint
-    with pytest.raises(ConfigError, match="to use a scratch file write --drive=file:"):
+    with pytest.raises(ConfigError, match="write --drive=file:.* to have a scratch file") as err:
         parse_drive_option("sdq", cwd=str(tmp_path / "cwd"), dev_dir=str(dev))
+    assert f"give a block device ({dev}/sdX, {dev}/nvme0n1; lsblk lists them)" in str(err.value)
 
 
 def test_bare_name_of_a_real_disk_is_a_usage_error_suggesting_dev(
