@@ -71,7 +71,11 @@ def run(mr: MethodRun) -> MethodologyResult:
         for figure in ("bw_mbps", "iops"):
             curves.append(sweep.curve(f"seq_{direction}", "bs_bytes", "B", f"{direction}.{figure}",
                                 [(s, step.figure(figure)) for s, step in steps]))
-        notes.append(f"sequential {direction} QD{TRANSFER_QD}, {span / MIB:g} MiB per size: "
+        per_size = f"{span / MIB:g} MiB per size"
+        if direction == "write" and mr.ctx.write_budget_bytes is not None:
+            per_size = (f"{mr.ctx.write_budget_bytes / MIB:g} MiB per size (write budget; at "
+                        "least one transfer)")
+        notes.append(f"sequential {direction} QD{TRANSFER_QD}, {per_size}: "
                      + ", ".join(f"{size_label(s)} {step.figure('bw_mbps'):,.0f}"
                                  for s, step in steps) + " MB/s")
     return MethodologyResult(
