@@ -30,7 +30,7 @@ from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import REPO, FakeFio, cases_dir
+from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, cases_dir
 from .test_plugin import _root_disk
 
 B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
@@ -99,16 +99,7 @@ def test_media_error_during_a_destructive_workload_fails_it(
     # write workload; the built-in media_errors_delta <= 0 fails the write test, not the read
     readings = iter([_reading(0), _reading(1), _reading(1)])
     monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
-    pytester.makepyfile(test_suite="""
-import pytest
-
-def test_read(qualify):
-    qualify("seq_read_128k_qd32")
-
-@pytest.mark.destructive
-def test_write(qualify):
-    qualify("seq_write_128k_qd32")
-""")
+    pytester.makepyfile(test_suite=READ_WRITE_SUITE)
     result = pytester.runpytest(
         f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
         "--ssd-profile=smoke", "-p", "no:cacheprovider",
@@ -213,16 +204,7 @@ def test_rejudge_judges_and_counts_the_health_readings_as_the_run(
     readings = iter([_reading(0), replace(_reading(0), error_log_entries=2),
                      replace(_reading(0), error_log_entries=2)])
     monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: next(readings))
-    pytester.makepyfile(test_rw="""
-import pytest
-
-def test_read(qualify):
-    qualify("seq_read_128k_qd32")
-
-@pytest.mark.destructive
-def test_write(qualify):
-    qualify("seq_write_128k_qd32")
-""")
+    pytester.makepyfile(test_rw=READ_WRITE_SUITE)
     limits = pytester.path / "limits.yaml"
     limits.write_text(HEALTH_LIMITS)
     results = pytester.path / "results"

@@ -64,27 +64,21 @@ def test_a_complete_passing_run_passes(tmp_path: Path,
     assert code == 0 and "run PASSES under the new thresholds" in out
 
 
-def test_a_test_broken_without_a_record_makes_the_run_incomplete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("tests, reason", [
+    ({"skipped": 0, "deselected": 0, "failed": 2},
+     "INCOMPLETE: 2 test(s) failed or broke without a stored record (2 failed in the session, 0 "
+     "with a failed record)"),
+    # writes refused: the run exited 1 (INCOMPLETE); rejudge said it PASSES (review)
+    ({"skipped": 3, "deselected": 0, "failed": 0},
+     "INCOMPLETE: 3 test(s) were skipped in the session (writes refused"),
+], ids=["broken without a record", "skipped tests"])
+def test_what_the_records_cannot_show_makes_the_run_incomplete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tests: dict[str, int], reason: str
 ) -> None:
     code, out = _rejudge(tmp_path, [_record("seq_write_128k_qd32")],
-                         {"exitstatus": 1, "passed": False,
-                          "tests": {"skipped": 0, "deselected": 0, "failed": 2}}, capsys)
+                         {"exitstatus": 1, "passed": False, "tests": tests}, capsys)
     assert code == 1
-    assert ("INCOMPLETE: 2 test(s) failed or broke without a stored record (2 failed in the "
-            "session, 0 with a failed record)") in out
-    assert "run is INCOMPLETE" in out and "PASSES" not in out
-
-
-def test_a_run_with_skipped_tests_is_incomplete_however_it_is_rejudged(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Writes refused: the run exited 1 (INCOMPLETE); rejudge said it PASSES (review)."""
-    code, out = _rejudge(tmp_path, [_record("seq_write_128k_qd32")],
-                         {"exitstatus": 1, "passed": False,
-                          "tests": {"skipped": 3, "deselected": 0, "failed": 0}}, capsys)
-    assert code == 1
-    assert "INCOMPLETE: 3 test(s) were skipped in the session (writes refused" in out
+    assert reason in out
     assert "run is INCOMPLETE" in out and "PASSES" not in out
 
 
