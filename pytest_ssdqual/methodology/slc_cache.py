@@ -279,7 +279,7 @@ def _find_cliff(raw: list[float], fraction: float,
         if threshold_c is None or not prefix:
             continue
         burst_c = _median_sorted(prefix)
-        if not threshold_c * fraction < fraction * burst_c:  # a real drop: S < fraction * B
+        if threshold_c >= burst_c:  # no real drop: S = fraction * T must be < fraction * B
             continue
         if end_level >= max(threshold_c, fraction * burst_c):  # ends back at the burst level
             continue
