@@ -228,6 +228,32 @@ def blkio_write_cap(device: str, bytes_per_s: int, iops: int | None = None) -> I
 #: Lock file every test that sizes /dev/zram0 holds (flock) while it uses the device.
 ZRAM_LOCK = Path("/tmp/zram0.lock")
 
+#: Lock file the tests that run a session on the system disk hold (flock): under -n 2, two such
+#: sessions at once met the plugin's own drive lock ("in use by another pytest-ssdqual run").
+SYSTEM_DISK_LOCK = Path("/tmp/pytest-ssdqual-tests-system-disk.lock")
+
+
+def system_disk_path() -> str:
+    """``/dev/NAME`` of the whole disk holding ``/`` (from sysfs)."""
+    st = os.stat("/")
+    link = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
+    if (link / "partition").exists():
+        link = link.parent
+    return f"/dev/{link.name}"
+
+
+@pytest.fixture
+def system_disk() -> Iterator[str]:
+    """The system disk's path for a test whose session opens it (read only: its fio is the
+    stand-in, and the plugin refuses every write there), under an exclusive flock on
+    ``SYSTEM_DISK_LOCK`` for the test; skipped when the disk has no device node here."""
+    root = system_disk_path()
+    if not Path(root).exists():
+        pytest.skip(f"root disk {root} has no device node here")
+    with open(SYSTEM_DISK_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield root
+
 
 @pytest.fixture
 def zram_device() -> Iterator[str]:

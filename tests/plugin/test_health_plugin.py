@@ -31,20 +31,16 @@ from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, cases_dir
-from .test_plugin import _root_disk
 
 B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
 SUITES = REPO / "suites"
 
 
-def _b11_shim_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Put B11's smartctl shim first on PATH; return the system disk (read only here: the
-    workloads go to the fio stand-in). Skips when the case or the disk node is missing."""
+def _b11_shim_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str) -> str:
+    """Put B11's smartctl shim first on PATH; return ``root``, the system disk (read only here:
+    the workloads go to the fio stand-in). Skips when the case is missing."""
     if not B11.is_dir():
         pytest.skip(f"B11 case folder {B11} not found: set SSDQUAL_CASES_DIR")
-    root = _root_disk()
-    if not Path(root).exists():
-        pytest.skip(f"root disk {root} has no device node here")
     shim = tmp_path / "bin"
     shutil.copytree(B11, shim)
     (shim / "smartctl").chmod(0o755)
@@ -54,9 +50,9 @@ def _b11_shim_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_b11_disk_failing_drive_never_passes(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    tmp_path: Path, system_disk: str,
 ) -> None:
-    root = _b11_shim_on_path(tmp_path, monkeypatch)
+    root = _b11_shim_on_path(tmp_path, monkeypatch, system_disk)
     alluredir = tmp_path / "allure"
     result = pytester.runpytest(
         str(SUITES / "test_sequential.py"), "-k", "seq_read_128k_qd32", f"--drive={root}",
@@ -424,11 +420,12 @@ def test_failing_drive_fails_a_methodology_test_too(
 
 
 def test_b11_identify_says_disk_failing(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    system_disk: str,
 ) -> None:
     # B11: `ssdqual identify` took model and serial from the shim and said nothing of its
     # DISK FAILING status
-    root = _b11_shim_on_path(tmp_path, monkeypatch)
+    root = _b11_shim_on_path(tmp_path, monkeypatch, system_disk)
     from pytest_ssdqual.cli.main import main
 
     assert main(["identify", root]) == 0

@@ -166,21 +166,11 @@ def test_unmarked_write_test_is_an_error_not_a_silent_write(
     assert fake_fio.job_rws() == []
 
 
-def _root_disk() -> str:
-    st = os.stat("/")
-    link = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
-    if (link / "partition").exists():
-        link = link.parent
-    return f"/dev/{link.name}"
-
-
 def test_system_disk_runs_reads_only_and_skips_every_write_with_the_reason(
-    pytester: pytest.Pytester, fake_fio: FakeFio
+    pytester: pytest.Pytester, fake_fio: FakeFio, system_disk: str
 ) -> None:
     # The fio stand-in records every invocation: the real fio never sees the system disk.
-    root = _root_disk()
-    if not Path(root).exists():
-        pytest.skip(f"root disk {root} has no device node here")
+    root = system_disk
     th = _setup(pytester, read_min=1)
     result = pytester.runpytest(
         f"--drive={root}", f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
