@@ -1,6 +1,7 @@
 """The ``ssdqual`` command: helpers around the pytest plugin that need no pytest session.
 
     ssdqual identify /dev/sdb             identity, controller/NAND assignment, write refusals
+                                          (or --drive=/dev/sdb, as the error fixes spell it)
     ssdqual thresholds check [PATH ...]   validate threshold files (exit 4 on errors, like pytest)
     ssdqual thresholds show --controller JMF667H --nand L85C --firmware SVN417w --capacity-gb 128
     ssdqual workloads [--profile smoke]   the workload catalog and the fio job of each
@@ -46,7 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_id = sub.add_parser("identify", help="show a drive's identity and whether writes are allowed")
-    p_id.add_argument("drive", help="block device or file:PATH")
+    p_id.add_argument("drive", nargs="?", help="block device, file:PATH or emu:MODEL")
+    p_id.add_argument("--drive", dest="drive_option", metavar="DRIVE",
+                      help="the same, spelled as for pytest (--drive=/dev/sdb); the error "
+                           "messages' fixes use this spelling")
     p_id.add_argument("--inventory", help="lab inventory YAML")
     p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
 
@@ -91,7 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    spec = parse_drive_option(args.drive)
+    given = [value for value in (args.drive, args.drive_option) if value is not None]
+    if len(given) != 1:
+        raise ConfigError(
+            "identify needs one drive" if not given else f"identify got two drives: {given}",
+            key="--drive", fix="write ssdqual identify /dev/sdb (or --drive=/dev/sdb)")
+    spec = parse_drive_option(given[0])
     if spec.kind == "emu":  # described from its model, not built
         return emu_commands.identify(spec)
     if spec.kind == "file" and not Path(spec.path).exists():

@@ -968,3 +968,26 @@ def test_cli_identify_an_existing_file(
     assert f"--confirm-destroy={path}" in out and "writes         refused" in out
     assert main(["identify", str(path), "--confirm-destroy", str(path)]) == 0
     assert "writes         allowed" in capsys.readouterr().out
+
+
+def test_cli_identify_takes_the_drive_spelled_as_its_error_fixes_spell_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """identify's errors come from the --drive parser and their fixes say --drive=...: that
+    spelling works for identify too, and a missing or doubled drive is a usage error (4)."""
+    from pytest_ssdqual.cli.main import main
+
+    path = tmp_path / "existing.img"
+    path.write_bytes(b"\0" * 8192)
+    assert main(["identify", f"--drive=file:{path}"]) == 0
+    assert f"serial          {path}" in capsys.readouterr().out
+    missing = tmp_path / "sdb"
+    assert main(["identify", str(missing)]) == 4
+    err = capsys.readouterr().err
+    assert f"write --drive=file:{missing} to have a scratch file created there" in err
+    assert main(["identify", f"--drive=file:{missing}"]) == 0  # the fix, as written, works
+    assert "does not exist yet (a file target is created by the run)" in capsys.readouterr().out
+    assert main(["identify"]) == 4
+    assert "identify needs one drive" in capsys.readouterr().err
+    assert main(["identify", str(path), f"--drive={path}"]) == 4
+    assert "identify got two drives" in capsys.readouterr().err
