@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import allure
 import pytest
@@ -81,8 +82,9 @@ class HealthTracker:
     applicable: bool = True
     last: tuple[str, DriveHealth] | None = None
     reported: set[str] = field(default_factory=set)
-    #: the start reading is in the results store (by a workload test of this process)
-    start_stored: bool = False
+    #: the folder of the start reading's one record in the results store: stored by the first
+    #: test of this process that judged it; the health suite's start test takes it over
+    start_record: Path | None = None
 
     def read(self) -> DriveHealth:
         """Read the health now (raises ``HealthUnavailable``)."""
@@ -137,24 +139,27 @@ def tracker(config: pytest.Config, session: QualSession, ctx: DriveContext) -> H
 
 
 def store(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement, *,
-          listed: str) -> None:
+          listed: str, replace: Path | None = None) -> Path:
     """Store ``judgement`` in the results store as a ``health`` record of the drive
-    (``ResultsGate.store_health``), with the test's node id and when the run's verdict table
-    lists it (``listed``: ``record.LISTED_*``), so ``ssdqual rejudge`` judges and counts it as
-    the run did. Raises ``StoreError`` (the test is broken) when it cannot be stored."""
-    node.config.stash[GATE_KEY].store_health(
+    (``ResultsGate.store_health``; in place of the record in folder ``replace`` when given),
+    with the test's node id and when the run's verdict table lists it (``listed``:
+    ``record.LISTED_*``), so ``ssdqual rejudge`` judges and counts it as the run did. Returns
+    the record's folder. Raises ``StoreError`` (the test is broken) when it cannot be stored."""
+    return node.config.stash[GATE_KEY].store_health(
         tracker_.ctx, judgement, listed=listed, test=clean_node_id(node.nodeid),
-        strict=tracker_.strict)
+        strict=tracker_.strict, replace=replace)
 
 
 def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement,
            health: DriveHealth, *, listed: str, once: bool = False,
-           keep_duplicate: bool = False) -> None:
+           keep_duplicate: bool = False, replace: Path | None = None) -> Path | None:
     """Verdict rows (workload ``health``, the reading as the state), an Allure text attachment
-    and the stored record (``store``, listed by ``listed``). With ``once``, the rows of a
-    judgement go into the table only once per drive; a later test's judgement of it is stored
-    (``LISTED_NEVER``: counted once) only with ``keep_duplicate`` -- the health suite's test,
-    whose own outcome it is."""
+    and the stored record (``store``, listed by ``listed``; returns its folder, ``None`` when
+    not stored). With ``once``, the rows of a judgement go into the table only once per drive;
+    a later test's judgement of it is stored (``LISTED_NEVER``: counted once) only with
+    ``keep_duplicate`` -- the health suite's test, whose own outcome it is --, and with
+    ``replace`` (the folder of the judgement's record stored by an earlier test) it takes that
+    record over, listed by ``listed``: one record, counted once, as the table did."""
     drive = tracker_.ctx.target.spec.raw
     shown = not once or judgement.label not in tracker_.reported
     if shown:
@@ -163,13 +168,16 @@ def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgemen
         node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
         if once:
             tracker_.reported.add(judgement.label)
+    folder = None
     if shown or keep_duplicate:
-        store(node, tracker_, judgement, listed=listed if shown else LISTED_NEVER)
+        folder = store(node, tracker_, judgement, replace=replace,
+                       listed=listed if shown or replace is not None else LISTED_NEVER)
     text = "\n".join([*describe(health), f"judged: {judgement.label}",
                       *("  " + v.line() for v in judgement.verdicts if v.limit is not None),
                       *(f"  not reported: {m}" for m in judgement.not_reported)])
     allure.attach(text, name=f"drive health ({judgement.label})",
                   attachment_type=allure.attachment_type.TEXT)
+    return folder
 
 
 def _lines(judgement: HealthJudgement) -> list[str]:
@@ -186,12 +194,13 @@ def health_failures(node: pytest.Item, tracker_: HealthTracker, *, workload_id: 
     if judgement is None or tracker_.start is None:
         return []
     lines = _lines(judgement)
-    if lines:
+    if tracker_.start_record is None:  # the first test to judge it stores it (passing:
+        # unlisted, so that a stricter limit in rejudge fails it)
+        tracker_.start_record = (
+            record(node, tracker_, judgement, tracker_.start, listed=LISTED_IF_FAILED, once=True)
+            if lines else store(node, tracker_, judgement, listed=LISTED_IF_FAILED))
+    elif lines:  # rows once per drive (already stored: no second record)
         record(node, tracker_, judgement, tracker_.start, listed=LISTED_IF_FAILED, once=True)
-        tracker_.start_stored = True
-    elif not tracker_.start_stored:  # passing: stored once, unlisted, so that a stricter
-        store(node, tracker_, judgement, listed=LISTED_IF_FAILED)  # limit in rejudge fails it
-        tracker_.start_stored = True
     if destructive:
         try:
             reading, change = tracker_.after(f"after {workload_id}")
@@ -235,8 +244,12 @@ class DriveHealthTest:
         drive = self.ctx.target.spec.raw
         lines: list[str] = []
         for judgement, health in judgements:
-            record(self.node, tracker_, judgement, health, listed=LISTED_ALWAYS, once=once,
-                   keep_duplicate=True)
+            start = judgement is tracker_.start_judgement  # one record: taken over, or made
+            folder = record(self.node, tracker_, judgement, health, listed=LISTED_ALWAYS,
+                            once=once, keep_duplicate=True,
+                            replace=tracker_.start_record if start else None)
+            if start:
+                tracker_.start_record = folder
             lines += _lines(judgement)
         merged = HealthJudgement(
             " + ".join(j.label for j, _ in judgements),

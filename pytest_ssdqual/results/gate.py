@@ -280,7 +280,7 @@ class ResultsGate:
         }
 
     def store_health(self, ctx: DriveContext, judgement: HealthJudgement, *, listed: str,
-                     test: str = "", strict: bool = False) -> Path:
+                     test: str = "", strict: bool = False, replace: Path | None = None) -> Path:
         """Store one drive-health judgement of the drive (``health_checks.HealthJudgement``: one
         reading, or the change between two) as a ``health`` record, so ``ssdqual rejudge``
         judges it again -- its metrics are all a reading's values, or the interval's deltas:
@@ -290,6 +290,7 @@ class ResultsGate:
             listed: when the run's verdict table lists it (``record.LISTED_*``).
             test: the pytest node id of the test that made the judgement.
             strict: ``--strict-thresholds`` (a reported metric without a limit fails).
+            replace: a record folder this judgement takes over (``ResultsStore.rewrite_record``).
 
         Returns:
             the record's folder (``RUN/DRIVE_SLUG/health``, ``health~2``, ...).
@@ -305,6 +306,8 @@ class ResultsGate:
             listed=listed, **self._drive_fields(ctx))
         if record.failed:
             record = dataclasses.replace(record, reason="; ".join(str(v) for v in record.failed))
+        if replace is not None:
+            return self.store.rewrite_record(replace, record.to_json())
         return self.store.write_workload(self.options.run_id, record.to_json())
 
     @staticmethod

@@ -100,6 +100,19 @@ class ResultsStore(ResultsIndex):
         return final
 
     @staticmethod
+    def rewrite_record(folder: Path, record: Mapping[str, Any]) -> Path:
+        """Replace the record of a stored workload folder (``write_workload``'s return value),
+        atomically; its repetition files stay. For one judgement stored first by one test and
+        then taken over by another (a drive's session-start health reading: one record).
+
+        Returns ``folder``. Raises ``StoreError`` when it cannot be written."""
+        try:
+            atomic_write_json(folder / RECORD_FILE, dict(record))
+        except OSError as exc:
+            raise StoreError(f"cannot rewrite {folder / RECORD_FILE}: {exc}") from exc
+        return folder
+
+    @staticmethod
     def _free_name(parent: Path, name: str) -> Path:
         candidate = parent / name
         n = 1

@@ -151,16 +151,15 @@ def test_a_test_failed_on_drive_health_is_stored_failed_and_rejudged_so(
     assert health[0].endswith("drive health fails (health read by smartctl 7.4, exit status "
                               "8; smartctl: SMART status check returned DISK FAILING)"), health
     assert "HEALTH (session start): smart_disk_failing 1 > max 0" in health[1]
-    # every judgement is a record: the start reading (listed by the read test, which failed on
-    # it; the health suite's start test, after it, judged it too), the end reading and change
+    # every judgement is one record: the start reading (stored by the read test, which failed
+    # on it and listed it; the health suite's start test, after it, took the record over), the
+    # end reading and the change
     judged = sorted((r["states"]["smart_disk_failing"] if "smart_disk_failing" in r["states"]
                      else next(iter(r["states"].values())), r["listed"], r["test"].split("::")[1])
                     for r in run.records if r["workload"] == "health")
     assert judged == [
         ("session end", "always", "test_health_at_session_end[file-target.img]"),
-        ("session start", "if failed", "test_read[file-target.img]"),
-        ("session start", "never (listed by another test)",
-         "test_health_at_start[file-target.img]"),
+        ("session start", "always", "test_health_at_start[file-target.img]"),
         ("session start -> session end", "always", "test_health_at_session_end[file-target.img]"),
     ]
     # rejudge counts it as the run did: failed for drive health, not incomplete
@@ -260,6 +259,48 @@ def test_rejudge_judges_the_start_reading_without_the_health_suite(
     assert code == 1, out
     assert " health @ session start: stored PASSED, now FAILED  (changed)\n" in out, out
     assert out.rstrip().endswith("run FAILS under the new thresholds")
+
+
+@pytest.mark.parametrize("order", ["workload first", "health suite first"])
+def test_the_start_reading_is_one_record_whichever_test_judged_it_first(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], order: str,
+) -> None:
+    """The start reading was stored by the drive's first workload test (unlisted) and again by
+    the health suite's start test: a stricter limit in ``ssdqual rejudge`` failed it twice (one
+    limit too many in the count line). Now the suite's test takes the workload's record over
+    (or the workload finds it stored): one record, judged and counted once."""
+    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: _reading(0))
+    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
+    limits = pytester.path / "limits.yaml"
+    limits.write_text(HEALTH_LIMITS)
+    results = pytester.path / "results"
+    health_suite = str(SUITES / "test_health.py")
+    files = ["test_read.py", health_suite] if order == "workload first" else [
+        health_suite, "test_read.py"]
+    result = pytester.runpytest(
+        *files, f"--drive=file:{pytester.path / 't.img'}", f"--fio-bin={fake_fio.path}",
+        f"--thresholds={limits}", "--ssd-profile=smoke", f"--results-dir={results}",
+        "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    starts = [(r["listed"], r["test"].split("::")[1]) for r in run.records
+              if r["workload"] == "health" and set(r["states"].values()) == {"session start"}]
+    assert starts == [("always", "test_health_at_start[file-t.img]")], starts
+    code, out = _rejudge(results, limits, capsys)
+    assert code == 0 and out.rstrip().endswith(
+        f"{run_counts}; 0 regression(s); run PASSES under the new thresholds"), out
+    stricter = pytester.path / "stricter.yaml"
+    stricter.write_text(HEALTH_LIMITS.replace("temperature_c: {max: 80}",
+                                              "temperature_c: {max: 10}"))
+    code, out = _rejudge(results, stricter, capsys)
+    assert code == 1, out
+    assert out.count(" health @ session start: stored PASSED, now FAILED  (changed)\n") == 1
+    assert out.count("  temperature_c 40 > max 10") == 2, out  # the start and the end reading
+    passed, failed = (int(n) for n in re.findall(r"^(\d+) limits passed.*?, (\d+) failed",
+                                                  run_counts, re.M)[0])
+    assert re.search(rf"^{passed - 2} limits passed.*?, 2 failed", out, re.M), out
 
 
 def test_health_suite_skips_on_a_scratch_file_with_the_reason(
