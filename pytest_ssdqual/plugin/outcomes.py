@@ -13,6 +13,8 @@
   unqualified; unless ``--allow-skipped-writes`` is given, such a run exits 1 (pytest's "tests
   failed") instead of 0, with an ``INCOMPLETE:`` line saying why. A run that failed anyway keeps
   its own status.
+* **Skips where the test is.** A skip raised by the plugin (writes refused, no SMART) is
+  reported at the test's own line, as pytest reports a skip mark, not inside the plugin.
 
 Source: pytest's hook reference (``pytest_runtest_makereport`` as a hook wrapper, ``longrepr``
 as a string, ``pytest_sessionfinish`` setting ``session.exitstatus``).
@@ -21,6 +23,7 @@ as a string, ``pytest_sessionfinish`` setting ``session.exitstatus``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -70,6 +73,22 @@ def _drive_and_workload(item: pytest.Item, exc: BaseException) -> tuple[str, str
     return drive, str(workload)
 
 
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _skip_at_the_test(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A skip raised inside this package (``pytest.skip`` in a fixture or the flow's host:
+    writes refused, no SMART) is reported at the test (``-rs``: ``suites/test_health.py:12``),
+    not at the plugin line that raised it, as pytest does for a skip mark."""
+    if not (report.skipped and isinstance(report.longrepr, tuple)):
+        return
+    path, _line, reason = report.longrepr
+    if not Path(path).resolve().is_relative_to(_PACKAGE):
+        return
+    test_path, test_line, _name = item.reportinfo()
+    report.longrepr = (str(test_path), (test_line or 0) + 1, reason)
+
 class OutcomeHooks:
     """Registered once per pytest process by the plugin (see the module docstring).
 
@@ -89,6 +108,7 @@ class OutcomeHooks:
         (Allure) read it, and give it a ``BROKEN`` verdict-table row."""
         outcome = yield
         report = cast(pytest.TestReport, cast(Any, outcome).get_result())
+        _skip_at_the_test(item, report)
         if call.excinfo is None or not report.failed or call.when == "teardown":
             return
         message = short_message(call.excinfo.value)
