@@ -14,7 +14,8 @@ States (one per metric):
   read (``QualSession.prefill``; the note gives the bytes) -- or, when the drive refuses
   writes, ``session.STATE_AS_FOUND``: the media as found, possibly never written;
 * a plain workload's writes: ``as found (not purged, not preconditioned)`` -- the drive in
-  whatever state earlier tests and its past left it (no purge, no preconditioning).
+  whatever state earlier tests and its past left it (no purge, no preconditioning);
+* a mixed workload's totals (``total.iops``): both, ``<reads' state>; writes <writes' state>``.
 
 Policy: a read limit that passes on media as found is worded ``PASS (as found)`` everywhere a
 verdict is shown (terminal table, per-drive summary, Allure verdict table), and the drive's
@@ -46,8 +47,15 @@ AS_FOUND_NOTE = (
 
 
 def read_as_found(state: str) -> bool:
-    """True when ``state`` is a read of media as found (not prefilled, maybe never written)."""
-    return state == STATE_AS_FOUND
+    """True when ``state`` is a read of media as found (not prefilled, maybe never written),
+    alone or in a mixed workload's totals (``mixed_state``)."""
+    return state == STATE_AS_FOUND or state.startswith(f"{STATE_AS_FOUND}; ")
+
+
+def mixed_state(read_state: str) -> str:
+    """The state of a mixed workload's totals, which hold its reads and its writes:
+    ``read after a prefill of 268435456 bytes; writes as found (not purged, ...)``."""
+    return f"{read_state}; writes {STATE_WRITES_AS_FOUND}"
 
 
 def verdict_word(word: str, state: str) -> str:
@@ -78,6 +86,8 @@ def figure_states(outcome: Any) -> dict[str, str]:
         direction = str(metric).split(".", 1)[0]
         if direction == "write" or not read_state:
             out[metric] = STATE_WRITES_AS_FOUND
-        else:  # read.* and total.* (a mixed workload's totals include its reads)
+        elif direction == "total":  # a mixed workload's totals: its reads and its writes
+            out[metric] = mixed_state(read_state)
+        else:
             out[metric] = read_state
     return out
