@@ -164,7 +164,8 @@ class Limit:
 
         Returns:
             a ``Verdict``: ``pass`` (possibly marginal) or ``fail`` with the signed margin
-            (``None`` against a bound of 0, where a percentage means nothing: health counts);
+            (``None`` against a bound of 0, where a percentage means nothing: health counts,
+            and for a waiver, ``waives_flag``);
             ``missing`` when ``value`` is ``None`` or NaN (nothing was measured).
         """
         if value is None or math.isnan(value):
@@ -176,7 +177,8 @@ class Limit:
             value,
             self,
             PASS if ok else self.severity,
-            margin if math.isfinite(margin := self.margin_pct(value)) else None,
+            None if self.waives_flag  # "waived" has no headroom: +100 % would mean nothing
+            else margin if math.isfinite(margin := self.margin_pct(value)) else None,
             marginal=ok and self.is_marginal(value),
         )
 

@@ -56,6 +56,16 @@ def test_limit_str_reads_like_the_limit(lim: Limit, text: str) -> None:
     assert str(lim) == text
 
 
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_a_waived_flag_passes_without_a_margin(value: float) -> None:
+    """A waiver (``steady_state_reached: {max: 1}``) showed "+100.0 %" headroom for a drive
+    that never reached steady state: a percentage of a yes/no waiver means nothing."""
+    verdict = limit("steady_state_reached", hi=1, workload="sustained_write").evaluate(value)
+    assert (verdict.status, verdict.margin_pct) == ("pass", None)
+    assert limit("steady_state_reached", lo=1, workload="sustained_write").evaluate(
+        value).margin_pct == (0.0 if value else -100.0)  # a requirement keeps its margin
+
+
 def test_limit_rejects_no_bound_and_inverted_bounds() -> None:
     with pytest.raises(ValueError, match="neither min nor max"):
         limit()
