@@ -97,10 +97,6 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
     Example line: ``/dev/loop0  seq_write_128k_qd32  write.bw_mbps  19.9  >= 50  -60.2 %  FAIL``
     """
     shown = [r for r in rows if r.verdict != "not judged"]
-    unjudged: dict[tuple[str, str], int] = {}
-    for r in rows:
-        if r.verdict == "not judged":
-            unjudged[(r.drive, r.workload)] = unjudged.get((r.drive, r.workload), 0) + 1
     header = ("drive", "workload", "metric", "measured", "limit", "margin", "verdict")
     table = [header] + [
         (
@@ -122,17 +118,24 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
             lines.append(f"skipped {r.drive} {r.workload}: {r.source}")
         elif r.verdict == "BROKEN":
             lines.append(f"broken {r.drive} {r.workload}: {r.source}")
-    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("PASS", "FAIL", "MISSING")}
+    return lines + count_lines(rows)
+
+
+def count_lines(rows: list[SummaryRow]) -> list[str]:
+    """The table's count line (``N limits passed (N only as found: not prefilled), N failed,
+    N missing; N measured metrics had no limit (not judged)``), then ``AS_FOUND_NOTE`` when a
+    limit passed only on media as found. The last lines of ``format_summary``; ``ssdqual
+    rejudge`` prints the same."""
+    counts = {v: sum(1 for r in rows if r.verdict == v)
+              for v in ("PASS", "FAIL", "MISSING", "not judged")}
     as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
-    lines.append(
+    line = (
         f"{counts['PASS']} limits passed"
         + (f" ({as_found} only as found: not prefilled)" if as_found else "")
         + f", {counts['FAIL']} failed, {counts['MISSING']} missing; "
-        f"{sum(unjudged.values())} measured metrics had no limit (not judged)"
+        f"{counts['not judged']} measured metrics had no limit (not judged)"
     )
-    if as_found:
-        lines.append(AS_FOUND_NOTE)
-    return lines
+    return [line, AS_FOUND_NOTE] if as_found else [line]
 
 
 def format_drives(drives: dict[str, dict[str, str]],

@@ -9,7 +9,7 @@ and judges the figures the way the run did: a methodology workload through
 ``MethodologyResult.requirements``; a profile's own limit on the metric replaces one), a plain
 workload with ``thresholds.verdict.judge``; then it re-runs the regression comparison on the
 repetitions with the new ``regression`` limits (``regression.compare_workload``). The count
-line is the run's own (``summary.format_summary``: limits passed, failed, missing). Nothing is
+line is the run's own (``summary.count_lines``: limits passed, failed, missing). Nothing is
 measured, fio is never started, and the stored run is not modified.
 
 Records written before the requirements were stored get them back from their stored verdicts
@@ -49,7 +49,6 @@ from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
-from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE
 from pytest_ssdqual.report.drive_summary import (
     LimitRow,
     TestRow,
@@ -57,7 +56,7 @@ from pytest_ssdqual.report.drive_summary import (
     overall_verdict,
     status_word,
 )
-from pytest_ssdqual.report.summary import format_summary, rows_from_records
+from pytest_ssdqual.report.summary import count_lines, rows_from_records
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
 from pytest_ssdqual.results.record import TestRecord, listed_in_table
@@ -304,11 +303,8 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
                          "reading of the moment; the readings are re-judged as 'health'):")
             lines += [f"    {h}" for h in r.health]
         lines += [f"  note: {n}" for n in r.notes]
-    table = format_summary(rows_from_records(r.record() for r in shown))
-    counts = table[-1]  # the run's own count line, then its note on figures read as found
-    if counts == AS_FOUND_NOTE:
-        counts = table[-2]
-        lines.append(AS_FOUND_NOTE)
+    counts, *as_found_note = count_lines(rows_from_records(r.record() for r in shown))
+    lines += as_found_note  # the run's own count line, and its note on figures read as found
     regressed = sum(1 for r in results for c in r.comparisons if c.failed)
     incomplete = incomplete_reasons(run, results)
     lines += [f"INCOMPLETE: {reason}" for reason in incomplete]
