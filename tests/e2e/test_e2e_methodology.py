@@ -35,6 +35,7 @@ from ..conftest import (
     limits_yaml,
     make_loop_device,
     need_root,
+    ram_folder,
 )
 
 pytestmark = pytest.mark.e2e
@@ -86,18 +87,22 @@ def _results(alluredir: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 @pytest.fixture
-def three_loop_devices(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """plain, constant, drifting: 320 MiB direct-I/O loop devices over files in ``tmp_path``
-    (their serials are the files: ``<name>.img``)."""
+def three_loop_devices(tmp_path: Path) -> Iterator[dict[str, tuple[str, str]]]:
+    """plain, constant, drifting: name -> (device, serial) of 320 MiB direct-I/O loop devices
+    over files in RAM (``ram_folder``: the three run at once, -n 3; on one host disk the plain
+    device's writes set the throttled devices' pace, not their caps). Their serials are the
+    files (``<name>.img``)."""
     need_root("losetup")
-    devices: dict[str, str] = {}
-    try:
-        for name in ("plain", "constant", "drifting"):
-            devices[name] = make_loop_device(tmp_path / f"{name}.img", 320 * 1024 * 1024)
-        yield devices
-    finally:
-        for dev in devices.values():
-            detach_loop_device(dev)
+    devices: dict[str, tuple[str, str]] = {}
+    with ram_folder(tmp_path, 3 * 320 * 1024 * 1024) as ram:
+        try:
+            for name in ("plain", "constant", "drifting"):
+                image = ram / f"{name}.img"
+                devices[name] = (make_loop_device(image, 320 * 1024 * 1024), str(image))
+            yield devices
+        finally:
+            for dev, _serial in devices.values():
+                detach_loop_device(dev)
 
 
 def _rule(dev: str) -> str:
@@ -117,7 +122,7 @@ THROTTLED_PROFILE = """\
 
 
 def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_devices(
-    pytester: pytest.Pytester, three_loop_devices: dict[str, str], tmp_path: Path
+    pytester: pytest.Pytester, three_loop_devices: dict[str, tuple[str, str]], tmp_path: Path
 ) -> None:
     """One ``smoke`` session, three loop devices at once (-n 3), one blkio cgroup:
 
@@ -127,9 +132,9 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
     """
     _need_fio()
     _need_blkio()
-    plain, constant, drifting = (three_loop_devices[k] for k in ("plain", "constant",
-                                                                  "drifting"))
-    serial = {name: str(tmp_path / f"{name}.img") for name in three_loop_devices}
+    plain, constant, drifting = (three_loop_devices[k][0] for k in ("plain", "constant",
+                                                                     "drifting"))
+    serial = {name: image for name, (_dev, image) in three_loop_devices.items()}
     group = BLKIO / f"ssdqual-test-{uuid.uuid4().hex[:8]}"
     group.mkdir()
     iops_file = group / "blkio.throttle.write_iops_device"

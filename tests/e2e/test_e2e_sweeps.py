@@ -18,10 +18,7 @@ margins (the VM is shared). They need root and fio (CI has both); otherwise they
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +28,7 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.methodology.curves import curves_from_json
 
-from ..conftest import REPO, detach_loop_device, make_loop_device, need_root
+from ..conftest import REPO, detach_loop_device, make_loop_device, need_root, ram_folder
 from .test_e2e_methodology import BLKIO, _need_blkio, _need_fio, _results, _rule
 
 pytestmark = pytest.mark.e2e
@@ -43,29 +40,25 @@ SUITES = [str(REPO / "suites" / f"test_{name}.py")
 @pytest.fixture
 def plain_and_4kn(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     """A 320 MiB direct-I/O loop device with 512-byte sectors over a file in ``tmp_path`` and
-    a 64 MiB one with 4096-byte sectors over a file in RAM (``/dev/shm`` when it is a tmpfs):
-    (plain device, 4Kn device, the 4Kn image: its serial). The two run at once (-n 2); on one
-    host disk the 4Kn device's 16 threads at QD32 queued the other's QD1 reads behind them
-    (CI: 39 IOPS, 25 ms mean). Detached and removed afterwards."""
+    a 64 MiB one with 4096-byte sectors over a file in RAM (``ram_folder``): (plain device,
+    4Kn device, the 4Kn image: its serial). The two run at once (-n 2); on one host disk the
+    4Kn device's 16 threads at QD32 queued the other's QD1 reads (CI: 39 IOPS, 25 ms mean).
+    Detached and removed afterwards."""
     need_root("losetup")
     devices: list[str] = []
-    shm = Path("/dev/shm")
-    ram = Path(tempfile.mkdtemp(prefix="ssdqual-4kn-", dir=shm)) if (
-        shm.is_dir() and os.access(shm, os.W_OK)) else tmp_path
-    try:
-        devices.append(make_loop_device(tmp_path / "plain.img", 320 * 1024 * 1024))
-        image = ram / "k4.img"
-        image.write_bytes(b"")
-        subprocess.run(["fallocate", "-l", "64M", str(image)], check=True)
-        devices.append(subprocess.run(
-            ["losetup", "-f", "--show", "--direct-io=on", "--sector-size", "4096", str(image)],
-            check=True, capture_output=True, text=True).stdout.strip())
-        yield devices[0], devices[1], image
-    finally:
-        for dev in devices:
-            detach_loop_device(dev)
-        if ram != tmp_path:
-            shutil.rmtree(ram, ignore_errors=True)
+    with ram_folder(tmp_path, 64 * 1024 * 1024) as ram:
+        try:
+            devices.append(make_loop_device(tmp_path / "plain.img", 320 * 1024 * 1024))
+            image = ram / "k4.img"
+            image.write_bytes(b"")
+            subprocess.run(["fallocate", "-l", "64M", str(image)], check=True)
+            devices.append(subprocess.run(
+                ["losetup", "-f", "--show", "--direct-io=on", "--sector-size", "4096",
+                 str(image)], check=True, capture_output=True, text=True).stdout.strip())
+            yield devices[0], devices[1], image
+        finally:
+            for dev in devices:
+                detach_loop_device(dev)
 
 
 def _attachment(alluredir: Path, name: str) -> dict[tuple[str, str], str]:
