@@ -59,7 +59,8 @@ def _assert_plausible(metrics: dict[str, dict[str, float]]) -> None:
     }
     for workload, m in metrics.items():
         direction = "write" if "write" in workload else "read"
-        assert m[f"{direction}.iops"] > 100, (workload, m)
+        # measured; how fast is the host's business (the shipped profiles' floors judge it)
+        assert m[f"{direction}.iops"] > 0, (workload, m)
         # fio's percentiles are histogram bucket values (6 bits: within 1/64 of the truth), so
         # p99.99 may sit a bucket above the exact maximum.
         assert m[f"{direction}.lat_p50_us"] <= m[f"{direction}.lat_p99_us"] \
