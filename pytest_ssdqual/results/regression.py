@@ -27,7 +27,9 @@ the baseline record keeps every repetition's figures. The change is judged first
 repetitions of both sides, by a confidence interval on new/old (``regression_stats.judge_samples``:
 Welch's t on log values, RSD as the noise figure): ``regressed``, ``improved``, ``within limit``
 or ``inconclusive``. An inconclusive metric fails the gate (the plugin first reruns the test up
-to ``--repeat-max``); it never passes.
+to ``--repeat-max``); it never passes. A regression is confirmed the same way: the test is rerun
+up to ``--repeat-max`` and fails when the comparison on every run still says regressed
+(``comparison.RERUN_MAY_CHANGE``).
 """
 
 from __future__ import annotations

@@ -34,8 +34,9 @@ about 5 % above the estimate, so half of all identical builds would fail a 5 % l
 above puts the burden of proof on each side: a failure needs a significant worsening, a pass an
 estimate within the limit with gross regressions (3 L) excluded. At that noise it fails 1-2 % of
 identical builds and catches 98-99 % of 10 % drops against a 5 % limit (measured over 11 seeds:
-1.1-2.3 % and 98.1-99.3 %; with the gate's reruns up to ``--repeat-max`` 1.1-2.0 % and
-97.7-99.0 %; with 2 L instead of 3 L, 5 % of identical builds were inconclusive: Welch's degrees
+1.1-2.3 % and 98.1-99.3 %; with the gate's reruns up to ``--repeat-max``, which confirm a
+regression as they decide an inconclusive change (``comparison.rerun_may_change``), 0.2-0.8 %
+and 97.7-99.0 %; with 2 L instead of 3 L, 5 % of identical builds were inconclusive: Welch's degrees
 of freedom are often near 2 with 3 + 3 runs); ``tests/unit/test_regression_stats.py`` simulates
 1,000 of each.
 
@@ -48,7 +49,7 @@ Fewer than two values on a side -- no 95 %/5 % guarantee:
 * one run on one side, two or more on the other: Student's pooled t interval
   (``equal_var=True``): the single run is assumed as noisy as the repeated side (method
   ``pooled``, said in the gate line). A single-run baseline against ``--repeat 3``, with the
-  reruns, failed 3.9-5.7 % of identical builds and caught 90.7-94.1 % of 10 % drops;
+  reruns, failed 2.9-4.8 % of identical builds and caught 91.0-94.1 % of 10 % drops;
 * identical repetitions on both sides (zero spread): the change is exact, ``lo = hi = w``.
 
 A NaN or infinite value is no measurement: ``ValueError`` naming the side and the repetition
