@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.results.record import record_name
 from pytest_ssdqual.results.run_folder import (
     INDEX_NAME,
     StoredRun,
@@ -33,7 +34,10 @@ from pytest_ssdqual.results.run_folder import (
 __all__ = ["ResultsIndex"]
 
 LOCK_NAME = ".index.lock"
-SCHEMA_VERSION = 1
+#: 2: a drive-health record's figures are filed per reading (``record.record_name``:
+#: ``health @ session end``), no longer all under ``health``, where one reading replaced another.
+#: An index of another version is rebuilt from the run folders (not kept as corrupt).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE runs (
@@ -106,7 +110,12 @@ class ResultsIndex:
         return conn
 
     def _healthy(self) -> bool:
-        """True when the index exists, is a database of this schema, and passes quick_check.
+        """True when the index exists, is a database of this schema, and passes quick_check."""
+        return self._state() == "ok"
+
+    def _state(self) -> str:
+        """``ok``; ``missing``; ``other version`` (a sound index of another schema version: to
+        rebuild); ``corrupt`` (not a database, or quick_check fails: kept aside on rebuild).
 
         Raises:
             StoreError: the index cannot be opened or read for a reason that is not corruption
@@ -114,7 +123,7 @@ class ResultsIndex:
                 never taken for a corrupt one and replaced.
         """
         if not self.index_path.exists():
-            return False
+            return "missing"
         try:
             conn = self._connect()
             try:
@@ -126,10 +135,12 @@ class ResultsIndex:
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise StoreError(f"cannot read the index {self.index_path}: {exc}") from exc
-            return False
+            return "corrupt"
         except sqlite3.DatabaseError:
-            return False
-        return version == SCHEMA_VERSION and check == "ok"
+            return "corrupt"
+        if check != "ok":
+            return "corrupt"
+        return "ok" if version == SCHEMA_VERSION else "other version"
 
     def _ensure_index(self) -> None:
         """Create or rebuild the index when missing or corrupt; call with the lock held.
@@ -168,7 +179,7 @@ class ResultsIndex:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
-            if self.index_path.exists() and not self._healthy():
+            if self._state() == "corrupt":
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
                 with contextlib.suppress(OSError):
                     os.replace(self.index_path, self.root / f"{INDEX_NAME}.corrupt-{stamp}")
@@ -254,7 +265,9 @@ class ResultsIndex:
                         (
                             run.run_id, record.get("drive"), facts.get("model"),
                             facts.get("controller") or "", facts.get("nand") or "",
-                            facts.get("firmware"), record.get("workload"), metric, value,
+                            facts.get("firmware"),
+                            record_name(str(record.get("workload")), record.get("states") or {}),
+                            metric, value,
                             spreads.get(metric), record.get("repeat", 1),
                         ),
                     )

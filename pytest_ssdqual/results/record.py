@@ -32,11 +32,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.methodology.figure_state import verdict_word
 from pytest_ssdqual.thresholds.verdict import FAIL, Verdict, format_number
 
 __all__ = ["LISTED_ALWAYS", "LISTED_IF_FAILED", "LISTED_IF_FLAGGED", "LISTED_NEVER", "SCHEMA",
-           "STATUSES", "LimitVerdict", "TestRecord", "listed_in_table", "verdict_words"]
+           "STATUSES", "LimitVerdict", "TestRecord", "listed_in_table", "record_name",
+           "verdict_words"]
 
 #: Version of the JSON written by ``TestRecord.to_json`` (1: before the typed record).
 SCHEMA = 2
@@ -72,6 +74,16 @@ def listed_in_table(rule: str, statuses: Iterable[str]) -> bool:
     if rule == LISTED_NEVER:
         return False
     raise ValueError(f"unknown listing rule {rule!r}")
+
+
+def record_name(workload: str, states: Mapping[str, str]) -> str:
+    """``workload``; for a drive-health judgement (workload ``health``: several a drive and
+    run) with its reading, the state of its figures: ``health @ session end``, ``health @
+    session start -> after seq_write_128k_qd32``. How ``ssdqual rejudge`` names a record and
+    the results index files it (one series per reading, for ``ssdqual trend``)."""
+    if workload != HEALTH_WORKLOAD_ID or not states:
+        return workload
+    return f"{workload} @ {next(iter(states.values()))}"
 
 
 #: Verdict status (``thresholds.verdict``) -> the word every report prints.

@@ -59,7 +59,7 @@ from pytest_ssdqual.report.drive_summary import (
 from pytest_ssdqual.report.summary import count_lines, rows_from_records
 from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import Comparison
-from pytest_ssdqual.results.record import TestRecord, listed_in_table
+from pytest_ssdqual.results.record import TestRecord, listed_in_table, record_name
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
@@ -123,10 +123,8 @@ class Rejudged:
     @property
     def name(self) -> str:
         """``workload``, and for a drive-health judgement its reading: ``health @ session
-        start``."""
-        if self.workload != HEALTH_WORKLOAD_ID or not self.states:
-            return self.workload
-        return f"{self.workload} @ {next(iter(self.states.values()))}"
+        start`` (``record.record_name``)."""
+        return record_name(self.workload, self.states)
 
 
 def _facts(record: TestRecord) -> DriveFacts:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
@@ -90,7 +91,10 @@ def trend_points(
             f"no stored figure of {workload} {metric} on a model matching {model!r}"
             + (f" with profile {profile}" if profile else "") + f" in {store.root}",
             key="--model/--workload/--metric",
-            fix="check the names (ssdqual compare shows what a run holds) and --results-dir",
+            fix=("drive health is filed per reading: --workload 'health @ session end' (or "
+                 "'health @ session start', 'health @ session start -> session end')"
+                 if workload == HEALTH_WORKLOAD_ID else
+                 "check the names (ssdqual compare shows what a run holds) and --results-dir"),
         )
     profiles = sorted({str(r["profile"]) for r in rows})
     if len(profiles) > 1:

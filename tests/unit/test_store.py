@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.run_folder import (
     INDEX_NAME,
     RUN_FILE,
@@ -223,6 +224,47 @@ def test_a_corrupt_index_is_rebuilt_from_the_run_folders(tmp_path: Path) -> None
                                                            ("C", 402.0)]
     kept = list(root.glob(f"{INDEX_NAME}.corrupt-*"))
     assert len(kept) == 1 and kept[0].read_bytes().startswith(b"this is not a database")
+
+
+def _health(drive: str, label: str, temperature_c: float, firmware: str) -> dict[str, Any]:
+    record = _record(drive, "health", 0.0, firmware)
+    record["metrics"] = {"temperature_c": temperature_c}
+    record["states"] = {"temperature_c": label}
+    return record
+
+
+def test_drive_health_readings_are_indexed_one_series_per_reading(tmp_path: Path) -> None:
+    """Index schema 1 filed every health record of a drive under ``health``: the session-end
+    reading replaced the start's (one row per run, drive, workload and metric), and ``ssdqual
+    trend`` showed whichever came last. An index of schema 1 is rebuilt, not kept as corrupt."""
+    from pytest_ssdqual.results.trend import trend_points
+
+    root = tmp_path / "results"
+    store = ResultsStore(root)
+    for n, fw in enumerate(("A", "B")):
+        run_id = f"20261130T10000{n}Z-00000{n}"
+        for label, temp in (("session start", 30.0 + n), ("session end", 50.0 + n)):
+            store.write_workload(run_id, _health("/dev/sdb", label, temp, fw))
+        store.finish_run(run_id, {"run_id": run_id, "started_utc": run_id[:16],
+                                  "profile": "smoke", "passed": True, "exitstatus": 0})
+    rows = store.query("SELECT firmware, workload, value FROM metrics WHERE metric = "
+                       "'temperature_c' ORDER BY run_id, workload")
+    assert [tuple(r) for r in rows] == [
+        ("A", "health @ session end", 50.0), ("A", "health @ session start", 30.0),
+        ("B", "health @ session end", 51.0), ("B", "health @ session start", 31.0)]
+    points = trend_points(store, model="*", workload="health @ session end",
+                          metric="temperature_c")
+    assert [(p.firmware, p.values) for p in points] == [("A", [50.0]), ("B", [51.0])]
+    with pytest.raises(ConfigError, match="no stored figure of health temperature_c") as exc:
+        trend_points(store, model="*", workload="health", metric="temperature_c")
+    assert "--workload 'health @ session end'" in str(exc.value)
+    # an index of the former schema is rebuilt from the folders, not set aside as corrupt
+    with sqlite3.connect(root / INDEX_NAME) as conn:
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute("DELETE FROM metrics")  # (what it held is of no use: rebuilt)
+    conn.close()
+    assert len(store.query("SELECT * FROM metrics WHERE workload = 'health @ session end'")) == 2
+    assert list(root.glob(f"{INDEX_NAME}.corrupt-*")) == []
 
 
 def test_runs_copied_in_are_indexed_and_a_deleted_index_comes_back(tmp_path: Path) -> None:
