@@ -14,12 +14,14 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.emulate.host import image_folder
 from pytest_ssdqual.report import plots
 from pytest_ssdqual.results.regression_stats import judge_samples
 
@@ -187,30 +189,25 @@ def detach_loop_device(dev: str) -> None:
     subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
 
 
-def _mem_available_bytes() -> int:
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 @contextmanager
 def ram_folder(fallback: Path, need_bytes: int) -> Iterator[Path]:
-    """A fresh folder in RAM (``/dev/shm``, a tmpfs) for loop-device images of ``need_bytes``
-    in all, removed afterwards; ``fallback`` (on the host disk) when there is no writable
-    ``/dev/shm`` or less than 4 x ``need_bytes`` of memory available.
+    """A fresh folder in RAM for loop-device images of ``need_bytes`` in all, removed
+    afterwards: where the emulated drives put theirs (``emulate.host.image_folder``: /dev/shm
+    when they fit its free space and memory, or ``$SSDQUAL_EMU_DIR``); else ``fallback`` (on
+    the host disk), with a warning.
 
     Why: devices over files on the host disk that run at once share that disk. In CI, one loop
     device's QD1 reads measured 39 IOPS (25 ms mean) behind another's 16 threads at QD32; a
     test that runs devices at once must not depend on the host disk's queue. Over tmpfs they
     share only the CPU."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)
-            and _mem_available_bytes() > 4 * need_bytes):
+    base, where = image_folder(need_bytes)
+    if base == Path(tempfile.gettempdir()):
+        warnings.warn(f"loop-device images of {need_bytes} bytes go {where}: devices that run "
+                      "at once share the host disk, and its speed may set their figures",
+                      stacklevel=3)
         yield fallback
         return
-    folder = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir=shm))
+    folder = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir=base))
     try:
         yield folder
     finally:

@@ -48,9 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p_id = sub.add_parser("identify", help="show a drive's identity and whether writes are allowed")
     p_id.add_argument("drive", nargs="?", help="block device, file:PATH or emu:MODEL")
-    p_id.add_argument("--drive", dest="drive_option", metavar="DRIVE",
-                      help="the same, spelled as for pytest (--drive=/dev/sdb); the error "
-                           "messages' fixes use this spelling")
+    p_id.add_argument("--drive", dest="drive_option", metavar="DRIVE", action="append",
+                      default=[], help="the same, spelled as for pytest (--drive=/dev/sdb); "
+                      "the error messages' fixes use this spelling")
     p_id.add_argument("--inventory", help="lab inventory YAML")
     p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
 
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    given = [value for value in (args.drive, args.drive_option) if value is not None]
+    given = [args.drive, *args.drive_option] if args.drive is not None else args.drive_option
     if len(given) != 1:
         raise ConfigError(
             "identify needs one drive" if not given else f"identify got two drives: {given}",

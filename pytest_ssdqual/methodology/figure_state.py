@@ -47,9 +47,10 @@ AS_FOUND_NOTE = (
 
 
 def read_as_found(state: str) -> bool:
-    """True when ``state`` is a read of media as found (not prefilled, maybe never written),
-    alone or in a mixed workload's totals (``mixed_state``)."""
-    return state == STATE_AS_FOUND or state.startswith(f"{STATE_AS_FOUND}; ")
+    """True when ``state`` is a read of media as found (not prefilled, maybe never written).
+    (A mixed workload's totals are never read as found: it writes, so it is skipped on a drive
+    whose writes are refused.)"""
+    return state == STATE_AS_FOUND
 
 
 def mixed_state(read_state: str) -> str:

@@ -60,9 +60,9 @@ def qualify(request: pytest.FixtureRequest, ssd_session: QualSession, ssd_drive:
     propagate as the project's exceptions (the test is broken, not failed). A workload that
     writes is skipped with the exact reason when the drive refuses writes. With ``--repeat N``
     it runs N times and is judged once, on the medians; every workload is stored in the results
-    store, and with ``--baseline`` a regressed metric fails the test with a message starting
-    ``REGRESSION:``, as does one still inconclusive after ``--repeat-max`` runs (it is rerun
-    until then); a baseline of another model/controller/NAND breaks it.
+    store, and with ``--baseline`` a metric still regressed or inconclusive after the reruns
+    (up to ``--repeat-max`` runs; a missing figure: at once) fails the test with a message
+    starting ``REGRESSION:``; a baseline of another model/controller/NAND breaks it.
     """
     return lambda workload_id: run_workload_test(request, ssd_session, ssd_drive,
                                                  workload_by_id(workload_id), tmp_path)
@@ -95,7 +95,8 @@ def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
     and judge it. Must be marked ``destructive``; skipped with the reason when the drive refuses
     writes, failed (violated limits, then the test's notes) or broken as ``qualify``. With
     ``--repeat N`` the whole test runs N times (and while the comparison with the baseline is
-    inconclusive, up to ``--repeat-max``) and is judged on the medians, like ``qualify``."""
+    inconclusive or regressed, up to ``--repeat-max``) and is judged on the medians, like
+    ``qualify``."""
     host = PytestHost(request, ssd_session, ssd_drive)
 
     def run(workload_id: str) -> MethodologyOutcome:

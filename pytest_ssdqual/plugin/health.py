@@ -9,8 +9,9 @@
   (``media_errors: {max_delta: 0}``).
 * Every judgement is stored in the results store as a ``health`` record (``store``) with when
   the verdict table lists it, so ``ssdqual rejudge`` judges the readings and changes against
-  new limits and counts them as the run did. A passing start reading that no test listed
-  (no health suite in the session) is not stored: it is in neither count.
+  new limits and counts them as the run did. The start reading is one record per drive,
+  stored by the first test that judged it (passing: unlisted, so a stricter limit in rejudge
+  still fails it) and taken over by the health suite's start test.
 * ``suites/test_health.py`` judges the start reading and, as the drive's last test
   (``@pytest.mark.ssdqual_last``, moved to the end of the run), the session end and the change
   over the session, through the ``drive_health`` fixture. On targets without SMART (loop, zram,
@@ -47,7 +48,6 @@ from pytest_ssdqual.results.record import (
     LISTED_ALWAYS,
     LISTED_IF_FAILED,
     LISTED_IF_FLAGGED,
-    LISTED_NEVER,
 )
 from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
 
@@ -152,14 +152,13 @@ def store(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement
 
 def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement,
            health: DriveHealth, *, listed: str, once: bool = False,
-           keep_duplicate: bool = False, replace: Path | None = None) -> Path | None:
+           replace: Path | None = None) -> Path | None:
     """Verdict rows (workload ``health``, the reading as the state), an Allure text attachment
     and the stored record (``store``, listed by ``listed``; returns its folder, ``None`` when
-    not stored). With ``once``, the rows of a judgement go into the table only once per drive;
-    a later test's judgement of it is stored (``LISTED_NEVER``: counted once) only with
-    ``keep_duplicate`` -- the health suite's test, whose own outcome it is --, and with
-    ``replace`` (the folder of the judgement's record stored by an earlier test) it takes that
-    record over, listed by ``listed``: one record, counted once, as the table did."""
+    not stored). With ``once``, the rows of a judgement go into the table only once per drive,
+    and a later test stores nothing of it -- but with ``replace`` (the folder of the record an
+    earlier test stored: the health suite's start test) it takes that record over, listed by
+    ``listed``: one record, counted once, as the table did."""
     drive = tracker_.ctx.target.spec.raw
     shown = not once or judgement.label not in tracker_.reported
     if shown:
@@ -169,9 +168,8 @@ def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgemen
         if once:
             tracker_.reported.add(judgement.label)
     folder = None
-    if shown or keep_duplicate:
-        folder = store(node, tracker_, judgement, replace=replace,
-                       listed=listed if shown or replace is not None else LISTED_NEVER)
+    if shown or replace is not None:
+        folder = store(node, tracker_, judgement, listed=listed, replace=replace)
     text = "\n".join([*describe(health), f"judged: {judgement.label}",
                       *("  " + v.line() for v in judgement.verdicts if v.limit is not None),
                       *(f"  not reported: {m}" for m in judgement.not_reported)])
@@ -246,8 +244,7 @@ class DriveHealthTest:
         for judgement, health in judgements:
             start = judgement is tracker_.start_judgement  # one record: taken over, or made
             folder = record(self.node, tracker_, judgement, health, listed=LISTED_ALWAYS,
-                            once=once, keep_duplicate=True,
-                            replace=tracker_.start_record if start else None)
+                            once=once, replace=tracker_.start_record if start else None)
             if start:
                 tracker_.start_record = folder
             lines += _lines(judgement)

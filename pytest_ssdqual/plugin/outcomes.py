@@ -73,7 +73,6 @@ def _drive_and_workload(item: pytest.Item, exc: BaseException) -> tuple[str, str
     return drive, str(workload)
 
 
-
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -88,6 +87,7 @@ def _skip_at_the_test(item: pytest.Item, report: pytest.TestReport) -> None:
         return
     test_path, test_line, _name = item.reportinfo()
     report.longrepr = (str(test_path), (test_line or 0) + 1, reason)
+
 
 class OutcomeHooks:
     """Registered once per pytest process by the plugin (see the module docstring).

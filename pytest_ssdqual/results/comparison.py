@@ -63,10 +63,10 @@ STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, IMPROVED, WITHIN, NO_BASEL
 FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_MEASURED})
 
 #: Failing statuses another run of this build may change (``ResultsGate.wants_more_runs``): an
-#: inconclusive change may be decided, and a regression is confirmed on every run up to
-#: ``--repeat-max`` before it fails (at 3 % noise, 3 + 3 runs and a 5 % limit this halves the
-#: identical builds failed, 1.4 % -> 0.4-0.7 %, and still catches 98 % of 10 % drops). A
-#: missing figure stays missing.
+#: inconclusive change may be decided, and a regression must still stand, judged on all runs,
+#: at ``--repeat-max`` runs before it fails (at 3 % noise, 3 + 3 runs and a 5 % limit, over 11
+#: seeds: 0.2-0.8 % of identical builds failed instead of 1.1-2.0 %, 97.7-99.0 % of 10 % drops
+#: still caught). A missing figure stays missing.
 RERUN_MAY_CHANGE: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE})
 
 #: Reason of a metric the baseline never reached (no figure: it never recovered) and this run

@@ -16,7 +16,7 @@ With ``--baseline`` a gated metric (``gated_metrics.gated_metrics``: every workl
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
 run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
 figure for ...``): a baseline that lacks the workload never passes it silently. So does a
-comparison that stays ``inconclusive`` after ``--repeat-max`` runs (``regression_stats``).
+comparison still ``regressed`` or ``inconclusive`` after the reruns up to ``--repeat-max``.
 
 Every record keeps each repetition's figures (``repetitions[].metrics``): they are the samples
 of the next gate that uses this run as its baseline, and of ``ssdqual rejudge``.
@@ -102,7 +102,8 @@ class ResultsGate:
         """True when another run of the workload may change its verdict: with ``--baseline``,
         fewer than ``repeat_max`` runs so far, a gated metric whose comparison with the baseline
         on the ``repetitions`` (each run's metrics) is inconclusive or regressed (a regression
-        is confirmed on every run), and none fails for good (``comparison.rerun_may_change``).
+        must still stand on all runs at ``repeat_max``), and none fails for good
+        (``comparison.rerun_may_change``).
         False without a usable baseline (``check`` then reports why)."""
         if len(repetitions) >= self.options.repeat_max or not repetitions:
             return False

@@ -50,7 +50,8 @@ STATUSES: tuple[str, ...] = ("passed", "failed", "broken", "interrupted", "skipp
 #: verdicts. A workload's always; a drive-health judgement (``plugin.health``) as the run lists
 #: it -- always when the health suite judged it, only when it failed (the session-start reading
 #: judged for a workload test) or failed or warned (the readings around a destructive workload)
-#: otherwise, never when another test of the drive listed the same judgement already.
+#: otherwise; never (``LISTED_NEVER``: written by versions that stored a second copy of the
+#: start reading, which another test of the drive had listed already; still read).
 LISTED_ALWAYS = "always"
 LISTED_IF_FAILED = "if failed"
 LISTED_IF_FLAGGED = "if failed or warned"

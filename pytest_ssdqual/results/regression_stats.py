@@ -32,13 +32,13 @@ rise for latencies), ``[lo, hi]`` its bounds and ``L`` the allowed worsening (``
 Why not "pass only when ``hi <= L``": with 3 % RSD and 3 + 3 repetitions the upper bound lies
 about 5 % above the estimate, so half of all identical builds would fail a 5 % limit. The rule
 above puts the burden of proof on each side: a failure needs a significant worsening, a pass an
-estimate within the limit with gross regressions (3 L) excluded. At that noise it fails 1-2 % of
-identical builds and catches 98-99 % of 10 % drops against a 5 % limit (measured over 11 seeds:
-1.1-2.3 % and 98.1-99.3 %; with the gate's reruns up to ``--repeat-max``, which confirm a
-regression as they decide an inconclusive change (``comparison.rerun_may_change``), 0.2-0.8 %
-and 97.7-99.0 %; with 2 L instead of 3 L, 5 % of identical builds were inconclusive: Welch's degrees
-of freedom are often near 2 with 3 + 3 runs); ``tests/unit/test_regression_stats.py`` simulates
-1,000 of each.
+estimate within the limit with gross regressions (3 L) excluded. At that noise one decision
+fails 1-2 % of identical builds and catches 98-99 % of 10 % drops against a 5 % limit (measured
+over 11 seeds: 1.1-2.3 % and 98.1-99.3 %; with the gate's reruns up to ``--repeat-max``,
+which confirm a regression as they decide an inconclusive change
+(``comparison.rerun_may_change``), 0.2-0.8 % and 97.7-99.0 %; with 2 L instead of 3 L, 5 % of
+identical builds were inconclusive: Welch's degrees of freedom are often near 2 with 3 + 3
+runs); ``tests/unit/test_regression_stats.py`` simulates 1,000 of each.
 
 Fewer than two values on a side -- no 95 %/5 % guarantee:
 

@@ -24,8 +24,9 @@ around each destructive workload -- a reading's values or an interval's deltas, 
 and counted as the run's verdict table listed it (``record.listed_in_table``: the health
 suite's always, a workload test's when it fails or warns). What is kept as it was: a workload
 test that failed on drive health (``health_failures``) stays failed -- the run failed it on
-the reading of the moment, and the readings are judged again as the ``health`` records. A
-passing start reading no test listed (no health suite in the session) was not stored.
+the reading of the moment, and the readings are judged again as the ``health`` records. The
+start reading is one record per drive, listed as the run listed it (unlisted while it passes
+when no health suite ran).
 
 Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
 regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:

@@ -179,7 +179,7 @@ class Limit:
             PASS if ok else self.severity,
             None if self.waives_flag  # "waived" has no headroom: +100 % would mean nothing
             else margin if math.isfinite(margin := self.margin_pct(value)) else None,
-            marginal=ok and self.is_marginal(value),
+            marginal=ok and not self.waives_flag and self.is_marginal(value),
         )
 
     @property

@@ -153,8 +153,8 @@ def test_sweeps_and_presets_on_loop_devices(
         in notes[(s_k4, "transfer_size_sweep")]
 
     # client presets: both test sizes, 16 threads at QD32 beat one thread at QD1. No speed
-    # floor: both loop devices share the host's disk and run at once (-n 2); CI measured 39 QD1
-    # IOPS (25 ms mean) on one while the other ran 16 threads at QD32.
+    # floor: the two devices run at once (-n 2) and share the CPU (CI measured 39 QD1 IOPS, 25
+    # ms mean, on one while the other ran 16 threads at QD32 when both were on the host disk).
     m = runs[(s_plain, "client_presets")]["metrics"]
     for preset in ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1"):
         for size in (16, 100):

@@ -238,16 +238,30 @@ def test_rejudge_judges_the_start_reading_without_the_health_suite(
 ) -> None:
     """A passing start reading was stored only by the health suite: in a session without it, a
     stricter limit in ``ssdqual rejudge`` never judged the reading (a silent pass; review)."""
+    _, _, out = _run_and_rejudge_stricter(pytester, fake_fio, monkeypatch, capsys,
+                                          ["test_read.py"], passed=1)
+    assert " health @ session start: stored PASSED, now FAILED  (changed)\n" in out, out
+    assert out.rstrip().endswith("run FAILS under the new thresholds")
+
+
+def _run_and_rejudge_stricter(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], files: list[str], *, passed: int,
+) -> tuple[StoredRun, str, str]:
+    """Run ``files`` (``test_read.py``: one read workload; and the health suite) with a
+    passing health reading of 40 °C; rejudge the run with its own limits (passes with the run's
+    count line) and with a 10 °C ceiling (fails). Returns the run, the run's count line and the
+    stricter rejudgement's output."""
     monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: _reading(0))
     pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
     limits = pytester.path / "limits.yaml"
     limits.write_text(HEALTH_LIMITS)
     results = pytester.path / "results"
     result = pytester.runpytest(
-        "test_read.py", f"--drive=file:{pytester.path / 't.img'}", f"--fio-bin={fake_fio.path}",
+        *files, f"--drive=file:{pytester.path / 't.img'}", f"--fio-bin={fake_fio.path}",
         f"--thresholds={limits}", "--ssd-profile=smoke", f"--results-dir={results}",
         "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=passed)
     [run_counts] = COUNT_LINE.findall(result.stdout.str())
     code, out = _rejudge(results, limits, capsys)
     assert code == 0 and out.rstrip().endswith(
@@ -255,10 +269,10 @@ def test_rejudge_judges_the_start_reading_without_the_health_suite(
     stricter = pytester.path / "stricter.yaml"
     stricter.write_text(HEALTH_LIMITS.replace("temperature_c: {max: 80}",
                                               "temperature_c: {max: 10}"))
-    code, out = _rejudge(results, stricter, capsys)
-    assert code == 1, out
-    assert " health @ session start: stored PASSED, now FAILED  (changed)\n" in out, out
-    assert out.rstrip().endswith("run FAILS under the new thresholds")
+    code, stricter_out = _rejudge(results, stricter, capsys)
+    assert code == 1, stricter_out
+    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    return run, run_counts, stricter_out
 
 
 @pytest.mark.parametrize("order", ["workload first", "health suite first"])
@@ -270,36 +284,17 @@ def test_the_start_reading_is_one_record_whichever_test_judged_it_first(
     the health suite's start test: a stricter limit in ``ssdqual rejudge`` failed it twice (one
     limit too many in the count line). Now the suite's test takes the workload's record over
     (or the workload finds it stored): one record, judged and counted once."""
-    monkeypatch.setattr(plugin_health, "query_health", lambda *a, **k: _reading(0))
-    pytester.makepyfile(test_read="def test_read(qualify):\n    qualify('seq_read_128k_qd32')\n")
-    limits = pytester.path / "limits.yaml"
-    limits.write_text(HEALTH_LIMITS)
-    results = pytester.path / "results"
     health_suite = str(SUITES / "test_health.py")
     files = ["test_read.py", health_suite] if order == "workload first" else [
         health_suite, "test_read.py"]
-    result = pytester.runpytest(
-        *files, f"--drive=file:{pytester.path / 't.img'}", f"--fio-bin={fake_fio.path}",
-        f"--thresholds={limits}", "--ssd-profile=smoke", f"--results-dir={results}",
-        "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
-    [run_counts] = COUNT_LINE.findall(result.stdout.str())
-    [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
+    run, run_counts, out = _run_and_rejudge_stricter(pytester, fake_fio, monkeypatch, capsys,
+                                                     files, passed=3)
     starts = [(r["listed"], r["test"].split("::")[1]) for r in run.records
               if r["workload"] == "health" and set(r["states"].values()) == {"session start"}]
     assert starts == [("always", "test_health_at_start[file-t.img]")], starts
-    code, out = _rejudge(results, limits, capsys)
-    assert code == 0 and out.rstrip().endswith(
-        f"{run_counts}; 0 regression(s); run PASSES under the new thresholds"), out
-    stricter = pytester.path / "stricter.yaml"
-    stricter.write_text(HEALTH_LIMITS.replace("temperature_c: {max: 80}",
-                                              "temperature_c: {max: 10}"))
-    code, out = _rejudge(results, stricter, capsys)
-    assert code == 1, out
     assert out.count(" health @ session start: stored PASSED, now FAILED  (changed)\n") == 1
     assert out.count("  temperature_c 40 > max 10") == 2, out  # the start and the end reading
-    passed, failed = (int(n) for n in re.findall(r"^(\d+) limits passed.*?, (\d+) failed",
-                                                  run_counts, re.M)[0])
+    passed = int(run_counts.split(" ", 1)[0])  # "N limits passed, 0 failed, ..."
     assert re.search(rf"^{passed - 2} limits passed.*?, 2 failed", out, re.M), out
 
 

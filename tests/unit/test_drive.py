@@ -991,3 +991,5 @@ def test_cli_identify_takes_the_drive_spelled_as_its_error_fixes_spell_it(
     assert "identify needs one drive" in capsys.readouterr().err
     assert main(["identify", str(path), f"--drive={path}"]) == 4
     assert "identify got two drives" in capsys.readouterr().err
+    assert main(["identify", f"--drive={path}", f"--drive={missing}"]) == 4
+    assert "identify got two drives" in capsys.readouterr().err

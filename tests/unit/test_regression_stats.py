@@ -19,6 +19,7 @@ from pytest_ssdqual.results.comparison import (
     FAILING,
     NO_BASELINE,
     NOT_MEASURED,
+    Comparison,
     rerun_may_change,
 )
 from pytest_ssdqual.results.gated_metrics import gated_metrics
@@ -310,6 +311,19 @@ def test_1000_simulated_decisions_with_reruns_and_with_single_runs(tmp_path: Pat
     # about 5 % of identical builds fail and fewer than 95 % of drops are caught
     failed, caught, _ = _rates(limits, 20261203, runs=3, baseline_runs=1, repeat_max=6)
     assert 20 <= failed <= 70 and 900 <= caught < 950, (failed, caught)  # measured: 33, 929
+
+
+@pytest.mark.parametrize("statuses, again", [
+    ([REGRESSED], True), ([INCONCLUSIVE, WITHIN], True), ([REGRESSED, INCONCLUSIVE], True),
+    ([WITHIN, IMPROVED], False),
+    ([REGRESSED, NOT_MEASURED], False),  # a missing figure fails whatever more runs show
+    ([INCONCLUSIVE, NO_BASELINE], False),
+])
+def test_a_rerun_is_taken_only_when_it_may_change_the_verdict(statuses: list[str],
+                                                               again: bool) -> None:
+    comparisons = [Comparison(WID, f"m{i}", 1.0, 1.0, "A", 5.0, "default", True, status)
+                   for i, status in enumerate(statuses)]
+    assert rerun_may_change(comparisons) is again
 
 
 def test_judging_needs_a_figure_on_each_side() -> None:

@@ -62,6 +62,8 @@ def test_a_waived_flag_passes_without_a_margin(value: float) -> None:
     that never reached steady state: a percentage of a yes/no waiver means nothing."""
     verdict = limit("steady_state_reached", hi=1, workload="sustained_write").evaluate(value)
     assert (verdict.status, verdict.margin_pct) == ("pass", None)
+    banded = limit("steady_state_reached", hi=1, marginal=5, workload="sustained_write")
+    assert not banded.evaluate(value).marginal  # nor "MARGINAL: within 5 % of the limit"
     assert limit("steady_state_reached", lo=1, workload="sustained_write").evaluate(
         value).margin_pct == (0.0 if value else -100.0)  # a requirement keeps its margin
 
