@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
 from pytest_ssdqual.cli import emu as emu_commands
@@ -41,9 +42,18 @@ EXIT_OK = 0
 EXIT_USAGE = 4
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with pytest's usage-error exit status (4, not argparse's 2), as the README's
+    exit-code table says; its subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ssdqual``; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="ssdqual", description=__doc__.splitlines()[0])
+    """Entry point of ``ssdqual``; returns the exit code (a bad command line exits 4)."""
+    parser = _Parser(prog="ssdqual", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_id = sub.add_parser("identify", help="show a drive's identity and whether writes are allowed")

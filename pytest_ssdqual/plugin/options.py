@@ -187,6 +187,13 @@ def build_options(config: pytest.Config) -> SessionOptions:
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
     scratch_size = config.getoption("scratch_size")
     budgeted: str | None = None  # the plugin's own scratch file: its writes are budgeted
+    confirmed = tuple(config.getoption("confirm_destroy") or ())
+    if not specs and confirmed:  # a forgotten --drive: the run would go to the scratch file
+        raise ConfigError(
+            f"--confirm-destroy={confirmed[0]} is given but no --drive: nothing to confirm, and "
+            "the run would go to the plugin's scratch file, not to that drive",
+            key="--confirm-destroy", fix="add the drive (--drive=/dev/sdX), or leave "
+            "--confirm-destroy out for a dry run")
     if not specs:
         specs = [parse_drive_option(f"file:{scratch_path(config)}")]
         config.stash[SCRATCH_KEY] = specs[0]
@@ -248,7 +255,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
                           key="--fio-cgroup", fix="create it under /sys/fs/cgroup/blkio/")
     return SessionOptions(
         specs=tuple(specs),
-        confirmed_serials=tuple(config.getoption("confirm_destroy") or ()),
+        confirmed_serials=confirmed,
         profile=profile,
         thresholds=thresholds,
         inventory=inventory,

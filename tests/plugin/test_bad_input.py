@@ -145,6 +145,23 @@ def test_bad_drive_values_are_usage_errors(
     assert fake_fio.calls() == []
 
 
+def test_a_confirmation_without_a_drive_is_a_usage_error(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    """``--confirm-destroy=SERIAL`` without ``--drive`` (a forgotten drive) ran the dry run on
+    the plugin's scratch file, listing the serial as confirmed: the engineer believed the
+    drive was being qualified."""
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("--confirm-destroy=S3Z9NB0K123456", f"--fio-bin={fake_fio.path}",
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert ("--confirm-destroy: --confirm-destroy=S3Z9NB0K123456 is given but no --drive: "
+            "nothing to confirm") in err, err
+    assert "fix: add the drive (--drive=/dev/sdX)" in err and "Traceback" not in err
+    assert fake_fio.calls() == []
+
+
 def test_bad_ini_profile_is_a_usage_error(pytester: pytest.Pytester, fake_fio: FakeFio) -> None:
     pytester.makeini("[pytest]\nssdqual_profile = turbo\n")
     pytester.makepyfile(test_suite=SUITE)

@@ -993,3 +993,20 @@ def test_cli_identify_takes_the_drive_spelled_as_its_error_fixes_spell_it(
     assert "identify got two drives" in capsys.readouterr().err
     assert main(["identify", f"--drive={path}", f"--drive={missing}"]) == 4
     assert "identify got two drives" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["rejudge", "RUN"], "the following arguments are required: --thresholds"),
+    (["compare", "A"], "the following arguments are required: B"),
+    (["turbo"], "invalid choice: 'turbo'"),
+])
+def test_a_bad_ssdqual_command_line_is_a_usage_error_4(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse exits 2; the README's exit-code table (pytest's) says 4 for a usage error."""
+    from pytest_ssdqual.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 4
+    assert message in capsys.readouterr().err
