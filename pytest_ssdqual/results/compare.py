@@ -162,7 +162,7 @@ def _cells(d: Delta) -> list[str]:
     ]
 
 
-HEADER = ["model", "workload", "metric", "A", "B", "change", "limit", "status"]
+HEADER = ["model", "workload", "metric", "A", "B", "change", "gate limit", "status"]
 
 
 def _title(a: StoredRun, b: StoredRun) -> str:
@@ -241,10 +241,21 @@ def add_parser(sub: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """``ssdqual compare``; exit 0 (a table is informational; the gate is the pytest run)."""
+    """``ssdqual compare``; exit 0 (a table is informational; the gate is the pytest run).
+
+    Raises:
+        ConfigError: (exit 4) the runs have no drive and workload in common: nothing to
+            compare, and an empty table would read as "no change".
+    """
     store = ResultsStore(args.results_dir)
     a, b = load_run(store, args.a), load_run(store, args.b)
     deltas, notes = compare_runs(a, b)
+    if not deltas:
+        raise ConfigError(
+            f"runs {a.run_id} and {b.run_id} have no figure in common: "
+            + ("; ".join(notes) or "no workload ran in both"), key="A B",
+            fix="compare runs of the same drive model, controller and NAND that ran the same "
+            "workloads (ssdqual compare pairs drives by those, not by the /dev name)")
     text = render(a, b, deltas, notes, args.format)
     if args.output:
         Path(args.output).write_text(text)

@@ -425,6 +425,18 @@ def test_compare_and_trend_across_firmware_builds(
     assert cli.main(["compare", str(a.path), str(b.path), "--format=html", "-o", str(page)]) == 0
     assert "<td>write.bw_mbps</td><td>500</td><td>400</td>" in page.read_text()
 
+    # runs with nothing in common: a usage error, never an empty table that reads as "no change"
+    other = tmp_path / "other"
+    shutil.copytree(b.path, other)
+    record = next(other.rglob("record.json"))
+    data = json.loads(record.read_text())
+    data["workload"] = "seq_read_128k_qd32"
+    record.write_text(json.dumps(data))
+    assert cli.main(["compare", a.run_id, str(other), *results]) == 4
+    err = capsys.readouterr().err
+    assert f"runs {a.run_id} and {b.run_id} have no figure in common" in err, err
+    assert "fix: compare runs of the same drive model" in err
+
     png = tmp_path / "trend.png"
     assert cli.main(["trend", "--model", "scratch*", "--workload", "seq_write_128k_qd32",
                      "--metric", "bw_mbps", "-o", str(png), *results]) == 0
