@@ -158,18 +158,37 @@ def _thresholds(args: argparse.Namespace) -> int:
     )
     resolved = tset.resolve(facts)
     print(resolved.describe())
-    for (_workload, _metric), limit in sorted(resolved.limits.items()):
-        print(f"{limit.workload:22} {limit!s:40} {limit.provenance}")
+    for (_workload, _metric), limit in sorted(resolved.limits.items()):  # sources: above
+        where = limit.provenance
+        print(f"{limit.workload:22} {limit!s:40} {where.location} profile \"{where.profile}\"")
     return EXIT_OK
+
+
+#: ``ssdqual workloads --jobs``: what a methodology test runs instead of one fio job, by family.
+_NO_SINGLE_JOB = {
+    "health": "reads SMART / NVMe health with smartctl or nvme-cli, no fio job",
+    "power": "QD1 reads after idle gaps of increasing length: several fio jobs, stored with "
+             "each run in the results store",
+}
+#: The README section describing each methodology family.
+_README_SECTION = {
+    "dirty-state": "Dirty-state tests", "data-state": "Data states", "sweep": "Sweeps and presets",
+    "health": "Drive health and idle wake-up", "power": "Drive health and idle wake-up",
+    "burst": "Burst vs sustained, compressibility, data integrity",
+    "data-pattern": "Burst vs sustained, compressibility, data integrity",
+    "integrity": "Burst vs sustained, compressibility, data integrity",
+}
 
 
 def _workloads(args: argparse.Namespace) -> int:
     profile = PROFILES[args.profile]
     print(f"profile {profile.name}: {profile.description}")
     for w in CATALOG.values():
-        print(f"{w.id:22} {w.title}{'  [writes]' if w.writes else ''}")
+        print(f"{w.id:26} {w.title}{'  [writes]' if w.writes else ''}")
         if args.jobs and w.is_methodology:
-            print("    (methodology test: several fio jobs, see README 'Dirty-state tests')")
+            what = _NO_SINGLE_JOB.get(w.family, "a methodology test: several fio jobs, stored "
+                                                "with each run in the results store")
+            print(f"    ({what}; see README '{_README_SECTION.get(w.family, 'Workloads')}')")
         elif args.jobs:
             capacity = profile.span_bytes or profile.file_size_bytes
             plan = render_job(w, profile, filename="/dev/DRIVE", capacity_bytes=capacity)
