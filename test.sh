@@ -57,4 +57,4 @@ if [ $selected -eq 0 ]; then
   echo "test.sh: no test selected in any tier" >&2
   exit 5
 fi
-echo "test.sh: every tier passed"
+echo "test.sh: every selected tier passed"

@@ -130,18 +130,18 @@ def _identify(args: argparse.Namespace) -> int:
     ):
         print(f"{key:15} {value}")
     if target.write_refusals:
-        print("writes         refused:")
+        print(f"{'writes':15} refused:")
         for reason in target.write_refusals:
             print(f"  - {reason}")
     else:
-        print("writes         allowed")
+        print(f"{'writes':15} allowed")
     try:
         health = query_health(target.device, kind=ident.kind, transport=ident.transport)
     except HealthUnavailable as exc:
-        print(f"health         not read: {exc}")
+        print(f"{'health':15} not read: {exc}")
     else:
         lines = health_lines(health)
-        print(f"health         {lines[0]}")
+        print(f"{'health':15} {lines[0]}")
         for line in lines[1:]:
             print(f"  {line.strip()}")
     return EXIT_OK

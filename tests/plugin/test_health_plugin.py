@@ -469,6 +469,6 @@ def test_b11_identify_says_disk_failing(
 
     assert main(["identify", root]) == 0
     out = capsys.readouterr().out
-    assert "health         health read by smartctl 7.3, exit status 8" in out
+    assert "health          health read by smartctl 7.3, exit status 8" in out
     assert "smartctl: SMART status check returned DISK FAILING" in out
     assert "FAIL smart_disk_failing 1 > max 0" in out

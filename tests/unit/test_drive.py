@@ -965,9 +965,11 @@ def test_cli_identify_an_existing_file(
     assert main(["identify", f"file:{path}"]) == 0
     out = capsys.readouterr().out
     assert f"serial          {path}" in out
-    assert f"--confirm-destroy={path}" in out and "writes         refused" in out
+    assert f"--confirm-destroy={path}" in out and "writes          refused" in out
+    assert {line.index(line.split()[1]) for line in out.splitlines()  # one value column
+            if line[:1].isalpha()} == {16}
     assert main(["identify", str(path), "--confirm-destroy", str(path)]) == 0
-    assert "writes         allowed" in capsys.readouterr().out
+    assert "writes          allowed" in capsys.readouterr().out
 
 
 def test_cli_identify_takes_the_drive_spelled_as_its_error_fixes_spell_it(
