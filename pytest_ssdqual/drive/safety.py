@@ -130,9 +130,14 @@ def confirmation_reasons(
             f"--confirm-destroy={serial} ({hint})"
         ]
     if serial.casefold() not in {c.casefold() for c in given}:
+        paths = [c for c in given if c.startswith("/dev/")]
+        also = (f"; {', '.join(paths)} is a device path, not a serial: a /dev name moves "
+                f"between boots, the serial does not (--confirm-destroy={serial})"
+                if paths else "")
         return [
             f"--confirm-destroy values {', '.join(given)} do not match this drive's serial "
             f"{serial} ({dev}): check which drive is which (lsblk -d -o NAME,MODEL,SERIAL)"
+            + also
         ]
     return []
 

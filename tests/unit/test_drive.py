@@ -390,6 +390,15 @@ def test_wrong_serial_names_both(tree: FakeTree) -> None:
     )
 
 
+def test_a_device_path_given_for_the_serial_is_named_as_such(tree: FakeTree) -> None:
+    """``--confirm-destroy=/dev/sdb``: the refusal said only that the values do not match."""
+    [reason] = reasons_for(tree.inspect("sdb"), "/dev/sdb")
+    assert reason.endswith(f"; /dev/sdb is a device path, not a serial: a /dev name moves "
+                           f"between boots, the serial does not (--confirm-destroy={SERIAL})")
+    [reason] = reasons_for(tree.inspect("sdb"), "WRONG1")
+    assert "device path" not in reason
+
+
 def test_confirmation_ignores_blanks_and_case(tree: FakeTree) -> None:
     state = tree.inspect("sdb")
     assert reasons_for(state, "other", f"  {SERIAL.lower()} ") == []
