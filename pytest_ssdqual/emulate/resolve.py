@@ -52,9 +52,18 @@ def emu_text(raw: str) -> str:
     return text.split(":", 1)[1] if text.lower().startswith("emu:") else text
 
 
+def speed_suffix(spec: DriveSpec) -> str:
+    """``@0.8`` for an emulated drive run at another speed than 1; ``""`` otherwise (any
+    other drive too)."""
+    if spec.kind != "emu":
+        return ""
+    speed = parse_emu_ref(emu_text(spec.raw)).speed
+    return f"@{speed:g}" if speed != 1 else ""
+
+
 def drive_id(spec: DriveSpec) -> str:
     """Short id for xdist groups and test ids: ``emu-jmf667h-l85c-128g``, ``emu-x@0.8``."""
     ref = parse_emu_ref(emu_text(spec.raw))
     name = Path(ref.model).stem if "/" in ref.model or ref.model.endswith((".yaml", ".yml")) \
         else ref.model
-    return f"emu-{name}" + (f"@{ref.speed:g}" if ref.speed != 1 else "")
+    return f"emu-{name}{speed_suffix(spec)}"

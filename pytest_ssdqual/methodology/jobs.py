@@ -140,7 +140,7 @@ class MethodJob:
 
     def render(self, *, filename: str, ioengine: str) -> str:
         """The job file text for ``filename`` (``:`` escaped for fio)."""
-        timing = [f"io_size={self.io_bytes}" if self.io_bytes is not None else "time_based=1"]
+        timing = ["time_based=1" if self.time_based else f"io_size={self.io_bytes}"]
         if self.runtime_s is not None:
             timing.append(f"runtime={fio_time(self.runtime_s)}")
         if self.ramp_time_s:

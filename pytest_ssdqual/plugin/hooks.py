@@ -116,10 +116,12 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"ssdqual: thresholds: {len(options.thresholds.profiles)} profiles; "
         f"confirmed serials: {', '.join(options.confirmed_serials) or 'none'}",
     ]
-    lines += [f"ssdqual: drive {spec.raw} ({spec.kind})" + (
-        f"; the plugin's scratch file ({(options.file_size_bytes or 0) >> 20} MiB): every fio "
-        f"run writes at most {options.write_budget_bytes >> 20} MiB, or one pass over an area "
-        "it fills" if spec.raw == options.budgeted_drive else "") for spec in options.specs]
+    for spec in options.specs:
+        budget = options.write_budget_for(spec.raw)
+        lines.append(f"ssdqual: drive {spec.raw} ({spec.kind})" + (
+            f"; the plugin's scratch file ({(options.file_size_bytes or 0) >> 20} MiB): every "
+            f"fio run writes at most {budget >> 20} MiB, or one pass over an area it fills"
+            if budget is not None else ""))
     gate = config.stash[GATE_KEY].options
     lines.append(
         f"ssdqual: results: {gate.results_dir}/{gate.run_id}; repeat {gate.repeat}; baseline: "

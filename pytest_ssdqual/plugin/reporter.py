@@ -148,14 +148,12 @@ class SsdQualReporter:
         plugin's scratch file)."""
         order = [s.raw for s in self.options.specs]
         drives = sorted(self.written, key=lambda d: order.index(d) if d in order else len(order))
-        return [self.written[d].line(d, budget_bytes=self.options.write_budget_bytes
-                                     if d == self.options.budgeted_drive else None)
+        return [self.written[d].line(d, budget_bytes=self.options.write_budget_for(d))
                 for d in drives]
 
     def written_json(self) -> dict[str, dict[str, Any]]:
         """``run.json`` ``written``: per drive the tally and its write budget (``None``)."""
-        return {d: {**t.to_json(), "write_budget_bytes": self.options.write_budget_bytes
-                    if d == self.options.budgeted_drive else None}
+        return {d: {**t.to_json(), "write_budget_bytes": self.options.write_budget_for(d)}
                 for d, t in self.written.items()}
 
     def _write_report_lines(self, terminalreporter: Any) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_ssdqual.drive.identity import NO_SERIAL
-from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
+from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.drive.target import identity_kind
 from pytest_ssdqual.errors import SsdQualError
 
@@ -34,12 +34,9 @@ __all__ = ["DriveKeys", "base_key", "identity_key", "peek_key"]
 
 
 def _speed_suffix(spec: DriveSpec) -> str:
-    if spec.kind != "emu":
-        return ""
-    from pytest_ssdqual.emulate.resolve import emu_text
+    from pytest_ssdqual.emulate.resolve import speed_suffix
 
-    speed = parse_emu_ref(emu_text(spec.raw)).speed
-    return f"@{speed:g}" if speed != 1 else ""
+    return speed_suffix(spec)
 
 
 def base_key(spec: DriveSpec, serial: str) -> str:

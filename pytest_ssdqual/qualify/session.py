@@ -44,13 +44,13 @@ class SessionOptions:
         profile: the run profile (``--ssd-profile``).
         thresholds: the loaded, validated threshold files.
         inventory: the lab inventory (``--inventory``), or None.
-        controller, nand: ``--controller`` / ``--nand`` overrides.
-        fio_bin: fio executable. strict: ``--strict-thresholds``.
-        file_size_bytes: size of a file target the plugin creates.
-        cgroup: blkio cgroup directory fio runs in (``--fio-cgroup``), or None.
+        controller, nand: ``--controller`` / ``--nand`` overrides. fio_bin: fio executable.
+        strict: ``--strict-thresholds``.
+        file_size_bytes: size of a file target the plugin creates. cgroup: blkio cgroup
+            directory fio runs in (``--fio-cgroup``), or None. firmware: ``--firmware``.
         budgeted_drive: the drive (``DriveSpec.raw``) every fio run of which writes at most
-            ``write_budget_bytes`` (``fio.job.budgeted_io_bytes``): the plugin's own scratch
-            file of a run without ``--drive``; ``None``: no drive is budgeted.
+            ``write_budget_bytes`` (``fio.job.budgeted_io_bytes``, ``write_budget_for``): the
+            plugin's scratch file of a run without ``--drive``; ``None``: none is budgeted.
     """
 
     specs: tuple[DriveSpec, ...]
@@ -64,11 +64,13 @@ class SessionOptions:
     strict: bool = False
     file_size_bytes: int | None = None
     cgroup: Path | None = None
-    #: ``--firmware``: the firmware label of every drive, overriding what the drive reports (a
-    #: lab's dev build); it feeds threshold matching, reports and the results store.
-    firmware: str | None = None
+    firmware: str | None = None  # every drive's label over what it reports (a lab's dev build)
     budgeted_drive: str | None = None
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
+
+    def write_budget_for(self, drive: str) -> int | None:
+        """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""
+        return self.write_budget_bytes if drive == self.budgeted_drive else None
 
 
 @dataclass
@@ -226,9 +228,8 @@ class QualSession:
             lock.release()
             target.cleanup()
             raise
-        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware, key=key)
-        if spec.raw == self.options.budgeted_drive:
-            ctx.write_budget_bytes = self.options.write_budget_bytes
+        ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware, key=key,
+                           write_budget_bytes=self.options.write_budget_for(spec.raw))
         self._drives[spec.raw] = ctx
         return ctx
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_ssdqual.catalog.parametric import PATTERN_PREFIX
 from pytest_ssdqual.methodology.figure_state import (
     AS_FOUND_NOTE,
     PASS_AS_FOUND,
@@ -167,12 +168,14 @@ def format_drives(drives: dict[str, dict[str, str]],
             )
         ran = (measured or {}).get(drive, set())
         for key in filter(None, f.get("pattern_limits", "").split("; ") if measured else ()):
-            pattern = key.split(" ", 1)[0].removeprefix("fio:")
+            pattern = key.split(" ", 1)[0].removeprefix(PATTERN_PREFIX)
             if pattern not in ran:
                 lines.append(
                     f"  WARNING: limits under {key} judged nothing: no test ran that fio "
                     "pattern on this drive (a fio_workload test's id comes from its rw, bs, "
-                    "iodepth, numjobs and write_pct; its own id is in the verdict table)"
+                    "iodepth, numjobs and write_pct; its own id is in the verdict table): "
+                    f"rename the key to {PATTERN_PREFIX}<that id>, or change the test's "
+                    "parameters to match"
                 )
     return lines
 

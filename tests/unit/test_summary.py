@@ -38,7 +38,8 @@ def test_limits_of_an_fio_pattern_no_test_ran_are_a_warning() -> None:
     assert warned == ["  WARNING: limits under fio:rand_read_4k_qd4 (lab.yaml:7) judged "
                       "nothing: no test ran that fio pattern on this drive (a fio_workload "
                       "test's id comes from its rw, bs, iodepth, numjobs and write_pct; its "
-                      "own id is in the verdict table)"]
+                      "own id is in the verdict table): rename the key to fio:<that id>, or "
+                      "change the test's parameters to match"]
     assert not any("judged nothing" in line for line in format_drives(
         {"/dev/sdb": facts}, {"/dev/sdb": {"rand_read_4k_qd4", "rand_w30_8k_qd16"}}))
 
