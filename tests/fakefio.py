@@ -24,6 +24,9 @@ Behaviour:
     ``truncated`` (the JSON cut in the middle), ``empty`` (a 0-byte output file),
     ``text-before`` (a real fio warning line before the JSON), ``text-inside`` (a line of text
     in the middle of the JSON document), ``killed`` (SIGKILLs itself before writing anything),
+    ``orphan`` (writes its JSON, forks a "job process" that prints a line on stderr and sleeps
+    60 s in fio's process group, then SIGKILLs itself: fio's main process killed while a job
+    still runs),
     ``kill-parent`` (SIGKILLs its parent -- the pytest process or xdist worker that started it,
     as an OOM kill, a hung NVMe reset or ``os._exit`` would end it -- then exits 1 after a
     second; found cases B19/B21, whose ``fio_kill_parent.sh`` did this first).
@@ -279,6 +282,16 @@ def main(argv: list[str]) -> int:
             fh.write(text)
     else:
         sys.stdout.write(text)
+    if mode == "orphan":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() == 0:
+            print(f"fakefio: job process {os.getpid()} still running", file=sys.stderr,
+                  flush=True)
+            time.sleep(60)
+            os._exit(0)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)
     return 128 if mode == "signal" else 0
 
 

@@ -64,7 +64,8 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
                expected_io_bytes: int | None = None) -> WorkloadResult:
     """Judge whether a fio run succeeded and parse it.
 
-    Success = exit status 0, a readable JSON document, every job ``error == 0``, no
+    Success = exit status 0, no job process of fio left running when its main process ended
+    (``FioRun.orphans_killed``), a readable JSON document, every job ``error == 0``, no
     "terminating on signal", and at least ``MIN_RUNTIME_SHARE`` of the asked runtime measured
     or (with ``expected_io_bytes``) that share of the asked bytes moved.
 
@@ -74,6 +75,8 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
     """
     raw = run.raw_output + ("\n" + run.stderr if run.stderr.strip() else "")
     source = str(run.output_path)
+    if run.orphans_killed:
+        raise FioError(_ended_with_orphans(run), raw_output=raw)
     if run.returncode != 0:
         try:
             parse_fio_output(run.raw_output, source=source)
@@ -116,3 +119,22 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
             raw_output=raw,
         )
     return result
+
+
+def _ended_with_orphans(run: FioRun) -> str:
+    """Why a run whose job processes outlived fio's main process failed, in one sentence."""
+    if run.returncode < 0:
+        number = -run.returncode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "unknown signal"
+        how = f"fio was killed by signal {number} ({name}) before it finished"
+    else:
+        how = f"fio's main process exited with status {run.returncode}"
+    count = len(run.orphans_killed)
+    pids = ", ".join(map(str, run.orphans_killed))
+    were = "was" if count == 1 else "were"
+    return (f"{how}; {count} of its job processes (pid {pids}) {were} still running and "
+            f"{were} killed (SIGKILL) by pytest-ssdqual: what the run wrote is unknown and not "
+            "counted, and its figures are not used")

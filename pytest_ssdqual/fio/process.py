@@ -3,7 +3,14 @@
 fio runs in its own process group (``start_new_session``); a timeout, Ctrl-C or any other
 exception while it runs kills the whole group (SIGTERM, then SIGKILL after a grace period), and
 the kernel sends fio SIGTERM when the process that started it dies, so no fio keeps writing to a
-drive after the test that started it is gone (DESIGN.md, safety rules).
+drive after the test that started it is gone.
+
+fio's job processes are forks of fio that call ``setsid()`` (fio 3.33: each job runs in a
+session and process group of its own), so a signal to fio's group does not reach them: they
+stop when fio's main process tells them to. When that process dies without doing so (SIGKILL:
+an OOM kill, ``kill -9``) its jobs keep writing until their runtime ends. They keep fio's
+command line (a fork, no ``exec``), and the runner's command line is unique to the run (its
+``--output`` file), so :func:`kill_leftovers` finds them by it in ``/proc`` (proc(5)).
 """
 
 from __future__ import annotations
@@ -12,14 +19,27 @@ import ctypes
 import os
 import signal
 import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
-__all__ = ["KILL_GRACE_S", "cgroup_joiner", "child_setup", "kill_process_group"]
+__all__ = [
+    "KILL_GRACE_S",
+    "LEFTOVER_GRACE_S",
+    "cgroup_joiner",
+    "child_setup",
+    "kill_leftovers",
+    "kill_process_group",
+    "leftover_processes",
+    "wait_exit",
+]
 
 #: Seconds between SIGTERM and SIGKILL when stopping a fio process group.
 KILL_GRACE_S = 1.0
+
+#: Seconds :func:`kill_leftovers` waits for SIGKILLed job processes to be gone.
+LEFTOVER_GRACE_S = 1.5
 
 
 def child_setup(then: Callable[[], None] | None) -> Callable[[], None]:
@@ -111,3 +131,85 @@ def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_
     if stuck:
         return stuck
     return stderr if isinstance(stderr, str) else ""
+
+
+def wait_exit(proc: subprocess.Popen[str], timeout_s: float) -> None:
+    """Wait until ``proc`` has exited, *without* reaping it (``waitid(WNOWAIT)``, wait(2)), so
+    its pid -- the id of fio's process group -- cannot be reused while leftovers are looked for.
+
+    Waits on the process, not on its output pipes: a job process left running by a dead fio
+    keeps fio's stderr open, and ``communicate`` would wait for it.
+
+    Raises:
+        subprocess.TimeoutExpired: still running after ``timeout_s`` seconds.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay_s = 0.001
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return
+        except ChildProcessError:  # reaped already (by Popen)
+            return
+        left_s = deadline - time.monotonic()
+        if left_s <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        delay_s = min(delay_s * 2, 0.05, left_s)
+        time.sleep(delay_s)
+
+
+def leftover_processes(leader_pid: int, argv: Sequence[str]) -> list[int]:
+    """pids of the running (not zombie) processes of a fio run other than its main process
+    ``leader_pid``: those in its process group, and those whose command line ends with
+    ``argv[1:]`` (fio's forked job processes, which moved to a session of their own; the tail
+    also matches through a wrapper script that ``exec``s fio). From ``/proc/PID/stat`` and
+    ``/proc/PID/cmdline``; processes that vanish while read are skipped."""
+    tail = b"\0".join(a.encode() for a in argv[1:]) + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == leader_pid:
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] == "Z":
+                continue
+            if int(fields[2]) != leader_pid and not (
+                    len(argv) > 1 and Path(f"/proc/{entry}/cmdline").read_bytes().endswith(tail)):
+                continue
+        except (OSError, IndexError, ValueError):
+            continue
+        found.append(int(entry))
+    return sorted(found)
+
+
+def kill_leftovers(leader_pid: int, argv: Sequence[str],
+                   grace_s: float = LEFTOVER_GRACE_S) -> tuple[list[int], list[int]]:
+    """SIGKILL every process :func:`leftover_processes` finds for the run, and wait up to
+    ``grace_s`` seconds for them to be gone.
+
+    Returns:
+        ``(killed, survived)``: the pids found, and those still running after ``grace_s``
+        (uninterruptible sleep on a dead device); both empty when fio left nothing behind.
+    """
+    killed = leftover_processes(leader_pid, argv)
+    for pid in killed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    survived = killed
+    while survived:
+        survived = [pid for pid in survived if _running(pid)]
+        if not survived or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    return killed, survived
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

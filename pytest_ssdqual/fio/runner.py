@@ -14,14 +14,22 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
 from pytest_ssdqual.fio.parse import parse_fio_output
-from pytest_ssdqual.fio.process import cgroup_joiner, child_setup, kill_process_group
+from pytest_ssdqual.fio.process import (
+    cgroup_joiner,
+    child_setup,
+    kill_leftovers,
+    kill_process_group,
+    wait_exit,
+)
 
 #: Oldest fio whose JSON this project reads for its own runs (``clat_ns``, ``bw_bytes``,
 #: ``percentile_list`` with p99.99, io_uring engine).
@@ -42,6 +50,9 @@ class FioRun:
         returncode: fio's exit status. duration_s: wall time.
         raw_output: the text of the output file (JSON, maybe with text around it).
         stderr: what fio printed on stderr.
+        orphans_killed: pids of fio's job processes still running when fio's main process
+            had ended (it died by a signal and could not stop them), killed by the runner;
+            what they wrote is in no output. Empty for a normal run.
     """
 
     argv: tuple[str, ...]
@@ -51,6 +62,7 @@ class FioRun:
     duration_s: float
     raw_output: str
     stderr: str
+    orphans_killed: tuple[int, ...] = ()
 
 
 def parse_fio_version(text: str) -> tuple[int, int]:
@@ -172,6 +184,9 @@ class FioRunner:
         fio is started in its own session (process group) and, through ``PR_SET_PDEATHSIG``,
         gets SIGTERM from the kernel if this process dies without killing it (a crashed
         pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits.
+        However fio ends, every process of the run still running then -- fio's job processes
+        after its main process died by SIGKILL -- is killed within ``LEFTOVER_GRACE_S``
+        (``process.kill_leftovers``) and listed in ``FioRun.orphans_killed``.
 
         Raises:
             FioNotFound, FioTimeout; FioError when fio is too old (``version``, checked once);
@@ -188,27 +203,35 @@ class FioRunner:
             argv.append("--readonly")
         argv += [*extra_args, str(job_path)]
         start = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=_env(),
-            start_new_session=True,
-            preexec_fn=child_setup(cgroup_joiner(cgroup or self.cgroup)),
-        )
-        try:
-            _stdout, stderr = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            stderr = kill_process_group(proc)
-            raise FioTimeout(
-                f"fio ran {timeout_s:.0f} s, longer than expected, and was killed",
-                raw_output=_read(output_path) + (f"\n{stderr}" if stderr.strip() else ""),
-            ) from None
-        except BaseException:
-            kill_process_group(proc)
-            raise
+        # stderr goes to an unnamed file, not a pipe: a job process left by a dead fio holds
+        # it open, and the run must not wait for that process to close it.
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
+            proc = subprocess.Popen(
+                argv,
+                cwd=workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                text=True,
+                env=_env(),
+                start_new_session=True,
+                preexec_fn=child_setup(cgroup_joiner(cgroup or self.cgroup)),
+            )
+            try:
+                wait_exit(proc, timeout_s)
+            except subprocess.TimeoutExpired:
+                note = _stop(proc, argv)
+                stderr = _read_back(err) + note
+                raise FioTimeout(
+                    f"fio ran {timeout_s:.0f} s, longer than expected, and was killed",
+                    raw_output=_read(output_path) + (f"\n{stderr}" if stderr.strip() else ""),
+                ) from None
+            except BaseException:
+                _stop(proc, argv)
+                raise
+            killed, survived = kill_leftovers(proc.pid, argv)
+            proc.wait()
+            stderr = _read_back(err) + _stuck_note(survived)
         return FioRun(
             argv=tuple(argv),
             job_path=job_path,
@@ -216,8 +239,33 @@ class FioRunner:
             returncode=proc.returncode,
             duration_s=time.monotonic() - start,
             raw_output=_read(output_path),
-            stderr=stderr or "",
+            stderr=stderr,
+            orphans_killed=tuple(killed),
         )
+
+
+def _stop(proc: subprocess.Popen[str], argv: Sequence[str]) -> str:
+    """Kill a running fio's process group, then whatever of the run is left (its job
+    processes, when fio's main process had to be SIGKILLed); returns a note for the report."""
+    note = kill_process_group(proc)
+    _killed, survived = kill_leftovers(proc.pid, argv)
+    return (f"\n{note}" if note else "") + _stuck_note(survived)
+
+
+def _stuck_note(survived: Sequence[int]) -> str:
+    if not survived:
+        return ""
+    return (f"\n[pytest-ssdqual: fio job process(es) {', '.join(map(str, survived))} still "
+            "running after SIGKILL (uninterruptible sleep: stuck device I/O)]")
+
+
+def _read_back(err: IO[str]) -> str:
+    """What fio wrote to its stderr file so far."""
+    try:
+        err.seek(0)
+        return err.read()
+    except (OSError, ValueError):
+        return ""
 
 
 def _env() -> dict[str, str]:

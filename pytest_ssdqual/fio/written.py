@@ -3,8 +3,8 @@
 ``WriteTally`` adds up, per drive, the bytes every fio run reported writing
 (``parse.written_bytes``: ``write.io_bytes`` of each job entry, failed jobs included), how many
 runs wrote, how many ran at all, and how many left no readable output (a fio killed before it
-wrote its JSON, by its timeout or Ctrl-C: its bytes are unknown, so the line says they are not
-counted). Tallies travel as
+wrote its JSON, by its timeout, Ctrl-C or a SIGKILL of its main process: its bytes are
+unknown, so the line says they are not counted). Tallies travel as
 plain JSON (``to_json`` / ``from_json``) from pytest-xdist workers to the controller, which adds
 them up and prints one line per drive (``line``). Plain Python (no pytest).
 """
@@ -62,8 +62,9 @@ class WriteTally:
         return wrote
 
     def add_unfinished(self) -> None:
-        """Count a fio run that ended without output (killed by its timeout or by Ctrl-C): it
-        may have written, but how much is unknown, so it is counted in ``unread``."""
+        """Count a fio run whose writes are unknown (killed by its timeout, Ctrl-C, or a
+        signal such as SIGKILL that left no output or left job processes running): it may
+        have written, but how much is unknown, so it is counted in ``unread``."""
         self.runs += 1
         self.unread += 1
 
@@ -111,5 +112,5 @@ class WriteTally:
                      "over a filled area, on the plugin's scratch file)")
         if self.unread:
             text += (f"; {self.unread} fio run(s) left no readable output (timed out, "
-                     "interrupted or unparsable): their writes are not counted")
+                     "killed, interrupted or unparsable): their writes are not counted")
         return text

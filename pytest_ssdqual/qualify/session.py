@@ -377,9 +377,11 @@ class QualSession:
 
     def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run killed by its timeout or Ctrl-C left no
-        ``FioRun``: counted as a run whose bytes are unknown (``WriteTally.add_unfinished``)."""
+        ``FioRun``, and one whose main process died by a signal (SIGKILL) or left job
+        processes running wrote more than its output says: each is counted as a run whose
+        bytes are unknown (``WriteTally.add_unfinished``)."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
-        if run is None:
+        if run is None or run.returncode < 0 or run.orphans_killed:
             tally.add_unfinished()
         else:
             tally.add_run(run.raw_output, source=str(run.output_path))

@@ -190,8 +190,8 @@ def test_hung_fio_is_killed_after_the_workloads_duration_plus_the_margin(
     assert "fakefio: hanging" in first["texts"]["fio raw output (failed run)"]
     assert _allure(alluredir)["test_second"]["status"] == "passed"
     # the killed run may have written: the bytes line says its bytes are not counted (review)
-    assert "1 fio run(s) left no readable output (timed out, interrupted or unparsable)" in (
-        result.stdout.str())
+    assert ("1 fio run(s) left no readable output (timed out, killed, interrupted or "
+            "unparsable)") in result.stdout.str()
     survivors = _fakefio_pids(str(pytester.path))
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)

@@ -190,5 +190,5 @@ def test_tally_line_names_bytes_runs_budget_and_uncounted_runs() -> None:
     assert WriteTally(bytes=0, runs=5, unread=2).line("file:/tmp/s.img", budget_bytes=4 * MIB) \
         == ("ssdqual: wrote 0 bytes to file:/tmp/s.img in 0 of 5 fio runs (write budget: 4 MiB "
             "per fio run, or one pass over a filled area, on the plugin's scratch file); 2 fio "
-            "run(s) left no readable output (timed out, interrupted or unparsable): their "
+            "run(s) left no readable output (timed out, killed, interrupted or unparsable): their "
             "writes are not counted")
