@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian machine with Python 3.11: OS tools (fio, smartmontools,
-# nvme-cli) when missing, then a virtual environment in .venv with the package and its
-# dependencies. Sourced by ./run.sh and ./test.sh; safe to run again.
+# nvme-cli, util-linux's wipefs) when missing, then a virtual environment in .venv with the
+# package and its dependencies. Sourced by ./run.sh and ./test.sh; safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,6 +10,10 @@ command -v fio >/dev/null 2>&1 || need_apt+=(fio)
 command -v smartctl >/dev/null 2>&1 || need_apt+=(smartmontools)
 command -v nvme >/dev/null 2>&1 || need_apt+=(nvme-cli)
 command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
+# wipefs / blkid: a block device's own partition-table and file-system signatures are read
+# before any write; without them writes are refused (an unchecked drive is not blank)
+{ command -v wipefs || command -v /usr/sbin/wipefs || command -v /sbin/wipefs; } >/dev/null 2>&1 \
+  || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing OS packages: ${need_apt[*]}" >&2
   SUDO=""

@@ -2,7 +2,9 @@
 
 A block device may be written only when it is not the system disk, not a host-managed zoned
 device, not mounted or used as swap, has no partitions and no holders (LVM, md, dm), is writable,
-and the user confirmed it by *serial* with ``--confirm-destroy``
+holds no partition table or file-system signature on the media either (one the kernel has not
+registered: :func:`signature_reasons`, from ``wipefs``/``blkid``), and the user confirmed it by
+*serial* with ``--confirm-destroy``
 (:func:`write_refusal_reasons`; :func:`absolute_refusals` are the ones no option overrides).
 A device the kernel will not open exclusively is busy (:func:`busy_reason`). An existing file
 target is confirmed by its absolute path (:func:`confirmation_reasons` with another hint), and a
@@ -25,6 +27,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from pytest_ssdqual.drive.blockdev import SWAP, BlockDeviceState
+from pytest_ssdqual.drive.signatures import SignatureProbe
 from pytest_ssdqual.errors import DeviceError
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "busy_reason",
     "confirmation_reasons",
     "loops_backed_by",
+    "signature_reasons",
     "write_refusal_reasons",
 ]
 
@@ -83,6 +87,39 @@ def write_refusal_reasons(
         )
     reasons.extend(confirmation_reasons(dev, serial, confirmed_serials))
     return reasons
+
+
+def signature_reasons(dev: str, probe: SignatureProbe | None) -> list[str]:
+    """The refusal for a device that is not blank on the media itself, or could not be checked.
+
+    Args:
+        dev: the device path, for the message.
+        probe: from :func:`~pytest_ssdqual.drive.signatures.probe_signatures` (None: nothing
+            to probe, e.g. a fake sysfs tree's path).
+
+    Returns:
+        One sentence naming what was found (type and byte offset of each signature) and the
+        fix, or -- when no tool could read the device -- why it is unchecked: an unknown
+        state is not a blank drive. Empty when the probe found nothing.
+    """
+    if probe is None:
+        return []
+    if not probe.checked:
+        return [
+            f"{dev} could not be checked for partition tables and file-system signatures "
+            f"({probe.error}): a drive that was not checked is not known to be blank; install "
+            "util-linux (apt-get install util-linux: wipefs, blkid) or find out why the probe "
+            f"fails (wipefs --no-act {dev})"
+        ]
+    if not probe.signatures:
+        return []
+    found = ", ".join(s.describe() for s in probe.signatures)
+    return [
+        f"{dev} is not blank: {probe.tool} finds {found} on the device itself (a partition "
+        "table or file system the kernel has not registered: no partitions in sysfs): this "
+        f"tool only writes to blank drives; wipe the signatures (wipefs -a {dev}) if the data "
+        "on the drive is really meant for destruction"
+    ]
 
 
 def absolute_refusals(state: BlockDeviceState) -> list[str]:

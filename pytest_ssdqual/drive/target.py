@@ -30,8 +30,10 @@ from pytest_ssdqual.drive.safety import (
     busy_reason,
     confirmation_reasons,
     loops_backed_by,
+    signature_reasons,
     write_refusal_reasons,
 )
+from pytest_ssdqual.drive.signatures import probe_signatures
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
 
@@ -144,7 +146,10 @@ class DriveTarget:
 
         Block device: :func:`inspect_block_device`, identity (kind ``loop`` for ``loop*``,
         ``zram`` for ``zram*``, else ``block``), :func:`write_refusal_reasons`, plus a refusal
-        when the kernel reports it busy to an exclusive read-only open. Nothing is written.
+        when the kernel reports it busy to an exclusive read-only open, and one when the media
+        holds a partition table or file-system signature sysfs does not show, or cannot be
+        checked for one (:func:`signature_reasons`; rechecked before every write). Nothing is
+        written.
 
         File: created when missing (``O_EXCL``) and sized to ``file_size_bytes`` with
         ``posix_fallocate`` (``ftruncate`` where the file system cannot allocate); an existing
@@ -265,6 +270,11 @@ class DriveTarget:
             busy = busy_reason(self.fio_filename)
             if busy:
                 reasons.append(busy)
+            # sysfs looks blank: so must the media (a table written without a rescan, an
+            # unmounted file system): read the device's own signatures (wipefs / blkid)
+            if not state.partitions:
+                reasons.extend(signature_reasons(state.device,
+                                                 probe_signatures(self.fio_filename)))
         return tuple(dict.fromkeys([*self._sticky, *reasons]))
 
     def refresh(self) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 from ..conftest import FakeFio, need_root
 from ..unit.test_drive import SERIAL, FakeIdentify, FakeTree, open_block
-from ..unit.test_drive_blockdev import make_image, write_mbr
+from ..unit.test_drive_blockdev import make_image, write_gpt, write_mbr
 
 WRITE = CATALOG["seq_write_128k_qd32"]
 
@@ -270,6 +270,35 @@ def test_partitioned_loop_device_never_writes(
         result.stdout.str()
     )
     assert fake_fio.job_rws() == ["read"]
+
+
+def test_partition_table_the_kernel_has_not_registered_never_gets_a_write(
+    pytester: pytest.Pytester, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    # GPT written into the image before it is attached without -P: no rescan, sysfs blank
+    image = make_image(tmp_path / "disk.img", 64 * 1024 * 1024)
+    write_gpt(image)
+    with own_loop(image) as device:
+        name = os.path.basename(device)
+        assert not [p for p in os.listdir(f"/sys/block/{name}") if p.startswith(name)]
+        result = _run(pytester, fake_fio, device, confirm=str(image))
+    result.assert_outcomes(passed=1, skipped=1)
+    assert (f"{device} is not blank: wipefs --no-act --json finds gpt at offset 0x200, gpt at "
+            f"offset {64 * 1024 * 1024 - 512:#x}, PMBR at offset 0x1fe on the device itself"
+            ) in result.stdout.str()
+    assert f"wipe the signatures (wipefs -a {device})" in result.stdout.str()
+    assert fake_fio.job_rws() == ["read"]  # no prefill, no write job: reads as found
+    assert all("--readonly" in c["argv"] for c in fake_fio.calls() if c["job"])
+
+
+def test_blank_confirmed_loop_device_is_still_written(
+    pytester: pytest.Pytester, fake_fio: FakeFio, tmp_path: Path
+) -> None:
+    image = make_image(tmp_path / "disk.img", 64 * 1024 * 1024)
+    with own_loop(image) as device:
+        result = _run(pytester, fake_fio, device, confirm=str(image))
+    result.assert_outcomes(passed=2)
+    assert fake_fio.job_rws() == ["write", "read", "write"]  # prefill, the read, the write
 
 
 def test_loop_device_made_read_only_mid_session_gets_no_more_writes(

@@ -20,11 +20,14 @@ import shutil
 import struct
 import subprocess
 import time
+import uuid
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.drive import signatures
 from pytest_ssdqual.drive.blockdev import inspect_block_device
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.safety import write_refusal_reasons
@@ -144,7 +147,9 @@ def test_mounted_loop_is_refused_and_left_intact(loop: tuple[str, Path], tmp_pat
     device, image = loop
     run("mkfs.ext4", "-q", "-F", device)
     target = open_target(device, str(image))
-    target.assert_write_allowed()  # not mounted yet
+    # not mounted yet, but not blank: the unmounted ext4 on it refuses writes (wipefs)
+    assert [r.split(": ")[0] for r in target.write_refusals] == [f"{device} is not blank"]
+    assert "finds ext4 (UUID " in target.write_refusals[0]
 
     canary = os.urandom(64 * 1024)
     with mounted(device, tmp_path / "mnt") as mnt:
@@ -163,7 +168,8 @@ def test_mounted_loop_is_refused_and_left_intact(loop: tuple[str, Path], tmp_pat
     run("e2fsck", "-f", "-n", device)
     with mounted(device, tmp_path / "mnt") as mnt:
         assert (mnt / "canary.bin").read_bytes() == canary
-    target.assert_write_allowed()  # unmounted again: allowed again
+    with pytest.raises(SafetyRefusal, match="is not blank: wipefs --no-act --json finds ext4"):
+        target.assert_write_allowed()  # unmounted again: its file system still refuses writes
 
 
 def test_swap_on_loop_is_refused(loop: tuple[str, Path]) -> None:
@@ -248,6 +254,122 @@ def write_mbr(image: Path, partitions: list[tuple[int, int]]) -> None:
         f.write(mbr)
 
 
+def write_gpt(image: Path) -> None:
+    """A GUID partition table (UEFI 2.10, section 5.3) with one Linux partition from LBA 2048:
+    the protective MBR at LBA 0, the header at LBA 1, 128 entries at LBA 2, and the backup
+    entries and header at the end, with their CRC32s -- what ``sfdisk``/``parted`` write, into
+    the image file itself, so no kernel rescan ever sees it."""
+    sectors = image.stat().st_size // 512
+    entries = bytearray(128 * 128)
+    linux_fs = uuid.UUID("0FC63DAF-8483-4772-8E79-3D69D8477DE4").bytes_le
+    entries[:128] = struct.pack("<16s16sQQQ72s", linux_fs, uuid.uuid4().bytes_le, 2048,
+                                sectors - 34, 0, "data".encode("utf-16-le").ljust(72, b"\0"))
+    entries_crc = zlib.crc32(entries)
+    disk_guid = uuid.uuid4().bytes_le
+
+    def header(lba: int, other: int, entries_lba: int) -> bytes:
+        fields = struct.pack("<8sIIIIQQQQ16sQIII", b"EFI PART", 0x10000, 92, 0, 0, lba, other,
+                             34, sectors - 34, disk_guid, entries_lba, 128, 128, entries_crc)
+        crc = struct.pack("<I", zlib.crc32(fields))
+        return (fields[:16] + crc + fields[20:]).ljust(512, b"\0")
+
+    mbr = bytearray(512)
+    mbr[446:462] = struct.pack("<B3sB3sII", 0, b"\0\x02\0", 0xEE, b"\xff\xff\xff", 1,
+                               min(sectors - 1, 0xFFFFFFFF))
+    mbr[510:512] = b"\x55\xaa"
+    with open(image, "r+b") as f:
+        f.write(mbr + header(1, sectors - 1, 2) + entries)
+        f.seek((sectors - 33) * 512)
+        f.write(entries + header(sectors - 1, 1, sectors - 33))
+
+
+def _unregistered(device: str) -> None:
+    """The kernel registered no partition of ``device`` (attached without ``-P``)."""
+    name = os.path.basename(device)
+    assert not [p for p in os.listdir(f"/sys/block/{name}") if p.startswith(name)]
+    assert inspect_block_device(device).partitions == ()
+
+
+def _with_signature(kind: str, image: Path) -> str:
+    """Write a ``kind`` signature into ``image`` (before it is attached); what wipefs says."""
+    if kind == "gpt":
+        write_gpt(image)
+        size = image.stat().st_size
+        return f"gpt at offset 0x200, gpt at offset {size - 512:#x}, PMBR at offset 0x1fe"
+    if kind == "ext4":
+        need("mkfs.ext4")
+        run("mkfs.ext4", "-q", "-F", "-U", "5a1d0a6e-0000-4000-8000-000000000001", str(image))
+        return "ext4 (UUID 5a1d0a6e-0000-4000-8000-000000000001) at offset 0x438"
+    need("mkswap")
+    run("mkswap", "-U", "5a1d0a6e-0000-4000-8000-000000000002", str(image))
+    return "swap (UUID 5a1d0a6e-0000-4000-8000-000000000002) at offset 0xff6"
+
+
+@pytest.mark.parametrize("kind", ["gpt", "ext4", "swap"])
+def test_a_signature_the_kernel_has_not_registered_refuses_writes(
+    tmp_path: Path, kind: str
+) -> None:
+    need("wipefs")
+    image = make_image(tmp_path / "disk.img", 64 * MIB)
+    found = _with_signature(kind, image)
+    with attached_loop(image) as device:
+        _unregistered(device)
+        target = open_target(device, str(image))  # confirmed by its serial
+        assert list(target.write_refusals) == [
+            f"{device} is not blank: wipefs --no-act --json finds {found} on the device "
+            "itself (a partition table or file system the kernel has not registered: no "
+            "partitions in sysfs): this tool only writes to blank drives; wipe the signatures "
+            f"(wipefs -a {device}) if the data on the drive is really meant for destruction"
+        ]
+        with pytest.raises(SafetyRefusal, match="is not blank: wipefs"):
+            target.assert_write_allowed()
+        # the signature was only read: the image still holds it
+        assert signatures.probe_signatures(device) is not None
+        assert signatures.probe_signatures(device).signatures  # type: ignore[union-attr]
+
+
+def test_blank_loop_is_still_accepted_and_probed_without_writing(tmp_path: Path) -> None:
+    image = make_image(tmp_path / "disk.img", 64 * MIB)
+    with attached_loop(image) as device:
+        probe = signatures.probe_signatures(device)
+        assert probe == signatures.SignatureProbe(device, (), "wipefs --no-act --json")
+        target = open_target(device, str(image))
+        assert target.write_refusals == ()
+        target.assert_write_allowed()
+    assert image.read_bytes() == bytes(64 * MIB)
+
+
+def test_blkid_answers_when_wipefs_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    need("blkid")
+    real = signatures._which
+    monkeypatch.setattr(signatures, "_which", lambda name: None if name == "wipefs" else
+                        real(name))
+    image = make_image(tmp_path / "disk.img", 64 * MIB)
+    write_gpt(image)
+    with attached_loop(image) as device:
+        target = open_target(device, str(image))
+        assert len(target.write_refusals) == 1
+        assert target.write_refusals[0].startswith(
+            f"{device} is not blank: blkid -p finds gpt on the device itself")
+
+
+def test_no_probe_tool_refuses_writes_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(signatures, "_which", lambda name: None)
+    image = make_image(tmp_path / "disk.img", 64 * MIB)
+    with attached_loop(image) as device:
+        target = open_target(device, str(image))  # blank and confirmed: only the probe fails
+        assert list(target.write_refusals) == [
+            f"{device} could not be checked for partition tables and file-system signatures "
+            "(wipefs is not installed; blkid is not installed): a drive that was not checked "
+            "is not known to be blank; install util-linux (apt-get install util-linux: "
+            f"wipefs, blkid) or find out why the probe fails (wipefs --no-act {device})"
+        ]
+
+
 def test_partitioned_loop(tmp_path: Path) -> None:
     image = make_image(tmp_path / "parted.img", 64 * MIB)
     write_mbr(image, [(2048, 32768), (2048 + 32768, 32768)])
@@ -279,3 +401,16 @@ def test_partitioned_loop(tmp_path: Path) -> None:
             f"wipe the partition table (wipefs -a {device}) if the drive is really meant for "
             "destruction"
         ]
+
+
+def test_tool_outputs_read_as_signatures_or_as_a_failure() -> None:
+    # an old util-linux prints nothing for a blank device; blkid -p: 2 = nothing, 8 = several
+    assert signatures._wipefs(0, "") == ()
+    assert signatures._wipefs(1, "") == "exit status 1"
+    assert signatures._wipefs(0, "garbage") == "output is not wipefs's JSON"
+    assert signatures._blkid(2, "") == ()
+    assert signatures._blkid(8, "") == (
+        signatures.Signature("several signatures (blkid: ambivalent result)"),)
+    assert signatures._blkid(0, "DEVNAME=/dev/sdb\nPTUUID=ab\nPTTYPE=dos\n") == (
+        signatures.Signature("dos"),)
+    assert signatures.probe_signatures("/nonexistent/sdz") is None  # not a device: no probe
