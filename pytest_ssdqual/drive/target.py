@@ -23,6 +23,12 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ssdqual.drive.ata_security import (
+    ATA_TRANSPORTS,
+    AtaSecurity,
+    locked_reason,
+    read_ata_security,
+)
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, disk_size_bytes, inspect_block_device
 from pytest_ssdqual.drive.file_target import ensure_file, remove_file
 from pytest_ssdqual.drive.safety import (
@@ -141,6 +147,7 @@ class DriveTarget:
         mountinfo: Path = Path("/proc/self/mountinfo"),
         swaps: Path = Path("/proc/swaps"),
         root_dev: tuple[int, int] | None = None,
+        ata_security_fn: Callable[[str], AtaSecurity | None] | None = None,
     ) -> DriveTarget:
         """Open the drive ``spec`` names: inspect it, identify it, decide on writes.
 
@@ -169,12 +176,15 @@ class DriveTarget:
             identity_fn: ``(path, *, kind, sysfs) -> DriveIdentity``; default
                 ``identity.identify``.
             sysfs, mountinfo, swaps, root_dev: see :func:`inspect_block_device`.
+            ata_security_fn: ``path -> AtaSecurity | None`` for a SATA/USB drive; default
+                :func:`~pytest_ssdqual.drive.ata_security.read_ata_security`.
 
         Raises:
             ConfigError: a partition, a file target that is a symlink or no longer a
                 regular file, or an ``emu`` spec.
             DeviceError: the device is gone or unreadable, the file cannot be created or
-                sized (e.g. no space), or identification fails.
+                sized (e.g. no space), or identification fails; a SATA/USB drive that ATA
+                security has locked (every read and write would fail), before any I/O.
         """
         fn = identity_fn if identity_fn is not None else _default_identity_fn
         common: dict[str, Any] = {
@@ -191,6 +201,10 @@ class DriveTarget:
                 spec.path, sysfs=sysfs, mountinfo=mountinfo, swaps=swaps, root_dev=root_dev
             )
             identity = fn(spec.path, kind=identity_kind(state.name), sysfs=sysfs)
+            if identity.transport in ATA_TRANSPORTS:
+                security = (ata_security_fn or read_ata_security)(spec.path)
+                if security is not None and security.locked:
+                    raise DeviceError(locked_reason(spec.path, security))
             fio_filename = os.path.realpath(spec.path)
             target = cls(
                 identity=identity,

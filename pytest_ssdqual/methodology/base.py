@@ -204,18 +204,22 @@ def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: b
 
 
 def purge_state(record: PurgeRecord) -> str:
-    """The state of figures taken right after the purge: ``FOB``, or ``as found (purge failed:
-    <why>)`` when no method could run."""
-    if record.ran:
+    """The state of figures taken right after the purge: ``FOB``, ``as found (not FOB:
+    <why>)`` when a method ran but the drive is not fresh out of box (``PurgeRecord.not_fob``:
+    an ATA password left set), or ``as found (purge failed: <why>)`` when no method could
+    run."""
+    if record.fob:
         return STATE_FOB
+    if record.ran:
+        return f"as found (not FOB: {record.not_fob})"
     return f"as found (purge failed: {'; '.join(record.attempts) or 'no method'})"
 
 
 def purge_requirement(workload_id: str, record: PurgeRecord, file: str) -> list[Limit]:
-    """``purged >= 1`` when the purge failed (the metric ``purged`` = 0 is then in the
-    result): the test fails -- its figures are not FOB figures. No threshold profile can waive
-    it (``purged`` is no catalog metric)."""
-    if record.ran:
+    """``purged >= 1`` when the purge failed or left the drive not FOB (the metric ``purged``
+    = 0 is then in the result): the test fails -- its figures are not FOB figures. No
+    threshold profile can waive it (``purged`` is no catalog metric)."""
+    if record.fob:
         return []
     return [Limit(workload_id, "purged", 1.0, None, None, Provenance(
         file, "implicit requirement",
@@ -236,11 +240,11 @@ def purged_result(
     curves: list[Curve] | None = None,
     unreached: dict[str, str] | None = None,
 ) -> MethodologyResult:
-    """The result of a test that started with a purge: its figures with, when the purge failed,
-    the metric ``purged`` = 0 (in ``purge_figure_state``) and its :func:`purge_requirement`
-    (``purged >= 1``, from ``source_file``) so that the test fails. ``metrics`` and ``states``
-    are updated in place; ``steps`` is copied."""
-    if not record.ran:
+    """The result of a test that started with a purge: its figures with, when the purge failed
+    or left the drive not FOB, the metric ``purged`` = 0 (in ``purge_figure_state``) and its
+    :func:`purge_requirement` (``purged >= 1``, from ``source_file``) so that the test fails.
+    ``metrics`` and ``states`` are updated in place; ``steps`` is copied."""
+    if not record.fob:
         metrics["purged"] = 0.0
         states["purged"] = purge_figure_state
     return MethodologyResult(

@@ -18,7 +18,9 @@ The best method the drive supports is tried first, falling back in this order:
    locked with that password and how to unlock it. A drive that already has a password set
    (security *enabled*, by someone else or an interrupted earlier run) is not touched -- its
    password is unknown -- but :attr:`PurgeRecord.warnings` says so: an enabled drive locks
-   itself at the next power cycle, a locked one refuses every read and write.
+   itself at the next power cycle, a locked one refuses every read and write; such a purge is
+   never FOB (:attr:`PurgeRecord.not_fob`). A password set is first tried with
+   ``ATA_PASSWORD``: an interrupted earlier run leaves exactly that one, and it is removed.
 3. ``blkdiscard -f <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
    file gets its holes punched, and zram). ``-f`` (util-linux >= 2.36) skips blkdiscard's
    check for an existing signature, which refuses (only when stdin is a terminal: ``pytest -s``)
@@ -61,8 +63,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.methodology.purge_ata import (
+    ATA_LEFT_LOCKED,
     ATA_LOCKED,
     ATA_PASSWORD_SET,
+    ata_locked_warning,
     ata_password_warning,
     ata_secure_erase,
 )
@@ -92,17 +96,28 @@ class PurgeRecord:
         duration_s: wall time of the purge.
         warnings: what the operator must act on whatever the method, e.g. an ATA password
             found set on the drive (``"ATA security is enabled on /dev/sdb ..."``).
+        not_fob: why the drive is not fresh out of box although a method ran (an ATA
+            password that is not pytest-ssdqual's is set: the drive was only discarded and
+            locks itself at its next power cycle; or the temporary password could not be
+            removed); ``''`` when nothing stands against FOB.
     """
 
     method: str | None
     attempts: tuple[str, ...]
     duration_s: float
     warnings: tuple[str, ...] = ()
+    not_fob: str = ""
 
     @property
     def ran(self) -> bool:
         """True when some method purged the drive."""
         return self.method is not None
+
+    @property
+    def fob(self) -> bool:
+        """True when the drive is fresh out of box now: a method ran and nothing in
+        ``not_fob`` stands against it."""
+        return self.ran and not self.not_fob
 
     def describe(self) -> str:
         """One line for reports; every warning follows as ``WARNING: ...``."""
@@ -111,6 +126,8 @@ class PurgeRecord:
         else:
             text = f"purge: {self.method} in {self.duration_s:.1f} s (" + "; ".join(
                 self.attempts) + ")"
+            if self.not_fob:
+                text += f"; NOT FOB: {self.not_fob}"
         return "".join([text, *(f"; WARNING: {w}" for w in self.warnings)])
 
 
@@ -142,6 +159,7 @@ def purge(
         return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start)
     dev = target.fio_filename
     warnings: list[str] = []
+    not_fob: list[str] = []
     for name, attempt in (
         ("nvme-format-ses1", nvme_format),
         ("ata-secure-erase", ata_secure_erase),
@@ -152,10 +170,17 @@ def purge(
         if name == "ata-secure-erase" and ATA_PASSWORD_SET in outcome:
             locked = f"(security {ATA_LOCKED})" in outcome
             warnings.append(ata_password_warning(dev, locked=locked))
+            not_fob.append("ATA security is enabled with a password that is not "
+                           "pytest-ssdqual's: the drive was not securely erased and locks "
+                           "itself at its next power cycle")
+        if name == "ata-secure-erase" and ATA_LEFT_LOCKED in outcome:
+            warnings.append(ata_locked_warning(dev))
+            not_fob.append("pytest-ssdqual's temporary ATA password could not be removed")
         if method is not None:
             return PurgeRecord(_join(own, method), tuple(attempts), time.monotonic() - start,
-                               tuple(warnings))
-    return PurgeRecord(own, tuple(attempts), time.monotonic() - start, tuple(warnings))
+                               tuple(warnings), "; ".join(not_fob))
+    return PurgeRecord(own, tuple(attempts), time.monotonic() - start, tuple(warnings),
+                       "; ".join(not_fob))
 
 
 def _self_purge(target: DriveTarget, attempts: list[str]) -> str | None:

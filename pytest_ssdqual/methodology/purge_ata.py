@@ -2,9 +2,15 @@
 
 A temporary user password ``ATA_PASSWORD`` is set, then the enhanced erase runs when supported,
 else the normal one -- only when ``hdparm -I`` reports the security feature supported, not
-enabled and not frozen. Unless the erase succeeded (which clears the password),
-``--security-disable`` is always attempted afterwards, also on a timeout or Ctrl-C. ACS-3
-SECURITY ERASE UNIT and the Security feature set; hdparm(8).
+enabled and not frozen. A drive found with a password set is first tried with
+``ATA_PASSWORD`` (a run killed between its set-pass and the end of its erase leaves exactly
+that): unlocked when locked, then ``--security-disable``; if hdparm accepts it and the drive
+then reports security disabled, the erase goes ahead, else the drive is left alone (its
+password is unknown). An erase that exits 0 is checked with ``hdparm -I`` again: the erase
+clears the password, so a drive still enabled was not erased. Unless the erase succeeded,
+``--security-disable`` (after ``--security-unlock`` when it fails) is always attempted
+afterwards, also on a timeout or Ctrl-C. ACS-3 SECURITY ERASE UNIT and the Security feature
+set; hdparm(8).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytest_ssdqual.drive.ata_security import ATA_PASSWORD, ata_security_from_hdparm
 from pytest_ssdqual.methodology.purge_commands import CommandRunner, first_line
 from pytest_ssdqual.methodology.purge_nvme import is_nvme
 
@@ -19,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.drive.target import DriveTarget
 
 __all__ = [
+    "ATA_LEFT_LOCKED",
     "ATA_LOCKED",
     "ATA_PASSWORD",
     "ATA_PASSWORD_SET",
@@ -28,12 +36,11 @@ __all__ = [
     "ata_security_state",
 ]
 
-#: Temporary ATA user password for SECURITY ERASE UNIT (cleared by the erase itself).
-ATA_PASSWORD = "ssdqual"
-
 #: What the erase's outcome says when the drive already had a password (not ours).
 ATA_PASSWORD_SET = "an ATA security password is already set on the drive"
 ATA_LOCKED = "locked"
+#: What an outcome says when pytest-ssdqual's temporary password could not be removed.
+ATA_LEFT_LOCKED = "drive may be left locked with the ATA user password"
 
 
 def ata_secure_erase(
@@ -52,13 +59,26 @@ def ata_secure_erase(
     security = ata_security_state(info)
     if not security.get("supported"):
         return "the drive does not support the ATA security feature set", None
+    before = ""
     if security.get("enabled") or security.get("locked"):
         state = ATA_LOCKED if security.get("locked") else "enabled, not locked"
-        return (f"{ATA_PASSWORD_SET} (security {state}): its password is unknown, not "
-                "touching it"), None
+        # pytest-ssdqual's own password, left by a run killed during its erase? Try it once.
+        removed = _ata_remove_password(hdparm, dev, run, locked=bool(security.get("locked")),
+                                       retry=False)
+        if removed:
+            code, info = run([hdparm, "-I", dev], 60)
+            security = ata_security_state(info) if code == 0 else {"enabled": True}
+        if not removed or security.get("enabled") or security.get("locked"):
+            why = ("hdparm accepted pytest-ssdqual's password but the drive still reports "
+                   "security enabled" if removed else
+                   f"pytest-ssdqual's password '{ATA_PASSWORD}' does not remove it")
+            return (f"{ATA_PASSWORD_SET} (security {state}) and {why}: its password is "
+                    "unknown, not touching it"), None
+        before = (f"security was {state} with pytest-ssdqual's own password '{ATA_PASSWORD}' "
+                  "(left by an interrupted run): removed; ")
     if security.get("frozen"):
-        return ("the drive's security state is frozen (power-cycle it or suspend/resume the "
-                "host, then run again)"), None
+        return (before + "the drive's security state is frozen (power-cycle it or "
+                "suspend/resume the host, then run again)"), None
     enhanced = bool(security.get("enhanced"))
     flag = "--security-erase-enhanced" if enhanced else "--security-erase"
     method = "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
@@ -73,16 +93,25 @@ def ata_secure_erase(
         else:
             code, out = run([hdparm, "--user-master", "u", flag, ATA_PASSWORD, dev], timeout_s)
             if code == 0:
-                return (f"ok (temporary ATA user password '{ATA_PASSWORD}' set for the erase, "
-                        "cleared by it)"), method
-            failure = f"{flag} failed (exit {code}: {first_line(out)})"
+                # the erase clears the password: a drive still enabled was not erased
+                code, info = run([hdparm, "-I", dev], 60)
+                after = ata_security_state(info) if code == 0 else {}
+                if code == 0 and not after.get("enabled") and not after.get("locked"):
+                    return (before + f"ok (temporary ATA user password '{ATA_PASSWORD}' set "
+                            "for the erase, cleared by it)"), method
+                failure = (f"{flag} exited 0 but " + (
+                    "the drive still reports ATA security enabled (the erase did not "
+                    "complete)" if code == 0 else
+                    f"hdparm -I failed afterwards (exit {code}: {first_line(info)})"))
+            else:
+                failure = f"{flag} failed (exit {code}: {first_line(out)})"
     except BaseException as exc:
         if not _ata_remove_password(hdparm, dev, run):
             exc.add_note(ata_locked_warning(dev))
         raise
     if _ata_remove_password(hdparm, dev, run):
-        return f"{failure}; temporary password '{ATA_PASSWORD}' removed", None
-    return f"{failure}; {ata_locked_warning(dev)}", None
+        return f"{before}{failure}; temporary password '{ATA_PASSWORD}' removed", None
+    return f"{before}{failure}; {ata_locked_warning(dev)}", None
 
 
 def ata_password_warning(dev: str, *, locked: bool) -> str:
@@ -103,11 +132,24 @@ def ata_locked_warning(dev: str) -> str:
             f"hdparm --user-master u --security-disable {ATA_PASSWORD} {dev}")
 
 
-def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner) -> bool:
-    """``hdparm --security-disable`` with the temporary password; True when it succeeded."""
+def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner, *,
+                         locked: bool = False, retry: bool = True) -> bool:
+    """Remove pytest-ssdqual's password: ``hdparm --security-disable`` with it (after
+    ``--security-unlock`` on a ``locked`` drive), and with ``retry`` when that fails, unlock
+    and disable once more; True when a disable succeeded. Never raises (it runs while an error
+    propagates). Each wrong password counts towards the drive's attempt limit (5, then a power
+    cycle is needed: ACS-3), so a drive whose password may not be ours gets one try."""
+    unlock = [hdparm, "--user-master", "u", "--security-unlock", ATA_PASSWORD, dev]
+    disable = [hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev]
     try:
-        code, _ = run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev],
-                      60)
+        if locked:
+            run(unlock, 60)
+        code, _ = run(disable, 60)
+        if code == 0:
+            return True
+        if retry and not locked:
+            run(unlock, 60)
+            code, _ = run(disable, 60)
     except Exception:
         return False
     return code == 0
@@ -115,27 +157,11 @@ def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner) -> bool:
 
 def ata_security_state(hdparm_info: str) -> dict[str, bool]:
     """The ``Security:`` block of ``hdparm -I`` as flags: supported, enabled, locked, frozen,
-    enhanced.
-
-    hdparm prints ``not`` before a flag that is off (``not\\tenabled``, ``not\\tfrozen``) and
-    ``supported: enhanced erase`` when the enhanced erase exists.
-    """
-    lines: list[str] = []
-    inside = False
-    for line in hdparm_info.splitlines():
-        if line.strip().startswith("Security:"):
-            inside = True
-            continue
-        if inside:
-            if line and not line[0].isspace():
-                break
-            lines.append(" ".join(line.split()))
-    state = {"supported": False, "enabled": False, "locked": False, "frozen": False,
-             "enhanced": False}
-    for text in lines:
-        for flag in ("supported", "enabled", "locked", "frozen"):
-            if text == flag:
-                state[flag] = True
-        if text == "supported: enhanced erase":
-            state["enhanced"] = True
-    return state
+    enhanced (all False when there is no such block); parsed by
+    :func:`pytest_ssdqual.drive.ata_security.ata_security_from_hdparm`."""
+    found = ata_security_from_hdparm(hdparm_info)
+    if found is None:
+        return {"supported": False, "enabled": False, "locked": False, "frozen": False,
+                "enhanced": False}
+    return {"supported": found.supported, "enabled": found.enabled, "locked": found.locked,
+            "frozen": found.frozen, "enhanced": found.enhanced}

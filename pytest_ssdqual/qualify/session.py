@@ -376,10 +376,8 @@ class QualSession:
         return JobRun(name, job_text, workdir, run, result)
 
     def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
-        """Add a run's writes to ``written``; a run killed by its timeout or Ctrl-C left no
-        ``FioRun``, and one whose main process died by a signal (SIGKILL) or left job
-        processes running wrote more than its output says: each is counted as a run whose
-        bytes are unknown (``WriteTally.add_unfinished``)."""
+        """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
+        by a signal or with job processes left is counted as unknown bytes (``add_unfinished``)."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
         if run is None or run.returncode < 0 or run.orphans_killed:
             tally.add_unfinished()

@@ -193,6 +193,7 @@ def test_sata_drive_gets_an_enhanced_secure_erase() -> None:
          "/dev/sdb"],
         ["/usr/sbin/hdparm", "--user-master", "u", "--security-erase-enhanced", ATA_PASSWORD,
          "/dev/sdb"],
+        ["/usr/sbin/hdparm", "-I", "/dev/sdb"],  # the erase cleared the password: checked
     ]
 
 

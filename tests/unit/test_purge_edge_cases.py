@@ -125,19 +125,22 @@ def test_nvme_cli_1_9_without_force_is_formatted_without_it(
 
 
 def test_drive_found_with_an_ata_password_is_left_alone_and_reported() -> None:
-    """B32: hdparm -I says security enabled, not locked (a password someone else set): the
-    drive locks at its next power cycle. Not touched, discarded, and a warning on the record."""
+    """B32: hdparm -I says security enabled, not locked. pytest-ssdqual's own password is tried
+    once (refused here: someone else's); then the drive is not touched again, discarded, never
+    FOB, and a warning is on the record (it locks at its next power cycle)."""
     info = _found("B32_hdparm_I_security_enabled_not_locked.txt").read_text()
     assert ata_security_state(info) == {"supported": True, "enabled": True, "locked": False,
                                         "frozen": False, "enhanced": True}
     target = FakeTarget("/dev/sdz")
-    run = Commands({"-I": (0, info)})
+    run = Commands({"-I": (0, info), "--security-disable": (5, "Input/output error")})
     record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
-    assert record.method == "blkdiscard"
-    assert not any(a.startswith("--security") for call in run.calls for a in call)
+    assert record.method == "blkdiscard" and not record.fob
+    assert [a for call in run.calls for a in call if a.startswith("--security")] == [
+        "--security-disable"]
     assert record.attempts[1] == (
         "ata-secure-erase: an ATA security password is already set on the drive (security "
-        "enabled, not locked): its password is unknown, not touching it")
+        "enabled, not locked) and pytest-ssdqual's password 'ssdqual' does not remove it: its "
+        "password is unknown, not touching it")
     assert record.warnings == (
         "ATA security is enabled on /dev/sdz (a user password is set) and it will lock itself "
         "at its next power cycle: whoever set the password must remove it (hdparm "
@@ -150,7 +153,9 @@ def test_locked_drive_is_reported_as_locked() -> None:
     info = HDPARM_NOT_FROZEN.replace("\tnot\tenabled", "\t\tenabled").replace(
         "\tnot\tlocked", "\t\tlocked")
     target = FakeTarget("/dev/sdb")
-    run = Commands({"-I": (0, info), "blkdiscard": (1, "blkdiscard: Input/output error")})
+    run = Commands({"-I": (0, info), "--security-unlock": (5, "Input/output error"),
+                    "--security-disable": (5, "Input/output error"),
+                    "blkdiscard": (1, "blkdiscard: Input/output error")})
     record = purge(target, run=run, which=which_all)  # type: ignore[arg-type]
     assert record.method is None
     assert "(security locked)" in record.attempts[1]

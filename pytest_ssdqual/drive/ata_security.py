@@ -1,0 +1,159 @@
+"""ATA security state of a drive (ACS-3, Security feature set): is a password set, is the drive
+locked, frozen -- read-only, from smartctl's JSON or hdparm -I.
+
+A drive whose user password is set ("enabled") locks itself at every power-on; a *locked* drive
+rejects every read and write (the kernel logs I/O errors, fio fails its first I/O) until it is
+unlocked with the password. :func:`read_ata_security` asks ``smartctl -j -i`` (its
+``ata_security`` object: ``state`` is IDENTIFY DEVICE word 128 -- bit 0 supported, 1 enabled,
+2 locked, 3 frozen, 5 enhanced erase supported -- plus ``enabled``/``frozen``/``locked``
+flags), else ``hdparm -I`` (its ``Security:`` block, :func:`ata_security_from_hdparm`).
+
+Sources: ACS-3 7.1 IDENTIFY DEVICE word 128 and 4.20 Security feature set; smartmontools
+``ataprint.cpp`` (``ata_security`` JSON); hdparm(8).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
+
+__all__ = [
+    "ATA_PASSWORD",
+    "ATA_TRANSPORTS",
+    "AtaSecurity",
+    "ata_security_from_hdparm",
+    "ata_security_from_smartctl",
+    "locked_reason",
+    "read_ata_security",
+]
+
+#: The password pytest-ssdqual sets for an ATA SECURITY ERASE UNIT (cleared by the erase).
+ATA_PASSWORD = "ssdqual"
+
+#: Transports whose drives speak ATA security (USB: a SATA drive behind a SAT bridge).
+ATA_TRANSPORTS = ("SATA", "USB")
+
+
+@dataclass(frozen=True)
+class AtaSecurity:
+    """The Security feature set's state.
+
+    Attributes:
+        supported: the drive has the feature set. enabled: a user password is set.
+        locked: the drive rejects reads and writes until unlocked. frozen: security commands
+            are refused until the next power cycle. enhanced: ENHANCED SECURITY ERASE UNIT exists.
+        source: where it was read (``smartctl -j -i`` / ``hdparm -I``).
+    """
+
+    supported: bool
+    enabled: bool
+    locked: bool
+    frozen: bool
+    enhanced: bool = False
+    source: str = ""
+
+
+def ata_security_from_smartctl(doc: Mapping[str, object]) -> AtaSecurity | None:
+    """smartctl's ``ata_security`` object (``{"state": 33, "string": "Disabled, NOT FROZEN
+    [SEC1]", "enabled": false, "frozen": false}``), or None when the document has none. The
+    ``state`` word's bits decide; a ``locked``/``enabled``/``frozen`` flag or ``LOCKED`` in
+    the string, when present, can only add to them."""
+    sec = doc.get("ata_security")
+    if not isinstance(sec, Mapping):
+        return None
+    word = sec.get("state")
+    word = word if isinstance(word, int) and not isinstance(word, bool) else 0
+    text = str(sec.get("string") or "")
+    return AtaSecurity(
+        supported=bool(word & 0x1) or bool(text) and not text.startswith("Unavailable"),
+        enabled=bool(word & 0x2) or sec.get("enabled") is True,
+        locked=bool(word & 0x4) or sec.get("locked") is True or "LOCKED" in text,
+        frozen=bool(word & 0x8) or sec.get("frozen") is True,
+        enhanced=bool(word & 0x20),
+        source="smartctl -j -i",
+    )
+
+
+def ata_security_from_hdparm(hdparm_info: str) -> AtaSecurity | None:
+    """The ``Security:`` block of ``hdparm -I`` (None when there is none).
+
+    hdparm prints ``not`` before a flag that is off (``not\\tenabled``, ``not\\tfrozen``) and
+    ``supported: enhanced erase`` when the enhanced erase exists.
+    """
+    lines: list[str] = []
+    inside = found = False
+    for line in hdparm_info.splitlines():
+        if line.strip().startswith("Security:"):
+            inside = found = True
+            continue
+        if inside:
+            if line and not line[0].isspace():
+                break
+            lines.append(" ".join(line.split()))
+    if not found:
+        return None
+    flags = {flag: flag in lines for flag in ("supported", "enabled", "locked", "frozen")}
+    return AtaSecurity(enhanced="supported: enhanced erase" in lines, source="hdparm -I",
+                       **flags)
+
+
+def read_ata_security(
+    path: str,
+    *,
+    run: Runner | None = None,
+    which: Callable[[str], str | None] | None = None,
+    is_device: Callable[[str], bool] | None = None,
+) -> AtaSecurity | None:
+    """The ATA security state of the drive at ``path``: ``smartctl -j -i``, else ``hdparm -I``.
+    Both only read (IDENTIFY DEVICE).
+
+    Args:
+        run: ``argv -> (returncode, stdout)`` (tests pass a recording stand-in).
+        which: finds hdparm (``shutil.which``). is_device: whether ``path`` is a block device
+            node (default: ``os.stat``); nothing is run for anything else.
+
+    Returns:
+        The state, or None when no tool could say (not installed, no security block: an NVMe
+        or SAS drive, a USB bridge smartctl does not know).
+    """
+    if not (is_device or _is_block)(path):
+        return None
+    run = run or default_run
+    notes: list[str] = []
+    doc = run_tool(run, ["smartctl", "-j", "-i", path], "smartctl", notes)
+    found = ata_security_from_smartctl(doc) if doc is not None else None
+    if found is not None:
+        return found
+    hdparm = (which or shutil.which)("hdparm")
+    if hdparm is None:
+        return None
+    try:
+        code, out = run([hdparm, "-I", path])
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return ata_security_from_hdparm(out) if code == 0 else None
+
+
+def locked_reason(dev: str, security: AtaSecurity) -> str:
+    """Why a locked drive is refused before any I/O, and how to unlock it."""
+    return (
+        f"{dev} is locked by ATA security (a user password is set and the drive is LOCKED, "
+        f"from {security.source}): every read and write fails until it is unlocked, so no test "
+        f"runs on it; whoever set the password must unlock and remove it (hdparm --user-master "
+        f"u --security-unlock PASSWORD {dev}, then hdparm --user-master u --security-disable "
+        f"PASSWORD {dev}); if an interrupted pytest-ssdqual run set it, the password is "
+        f"'{ATA_PASSWORD}'"
+    )
+
+
+def _is_block(path: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False
