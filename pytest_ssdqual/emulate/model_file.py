@@ -49,6 +49,7 @@ from typing import Any
 
 import jsonschema
 
+from pytest_ssdqual.bounds import check_number
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
@@ -85,16 +86,17 @@ def parse_size(value: int | str) -> int:
     """``268435456``, ``"256MiB"``, ``"128GB"``, ``"1.5GiB"`` -> bytes (int, rounded down).
 
     Raises:
-        ValueError: not a size.
+        ValueError: not a size, or one that is negative or beyond 2**64 bytes
+            (``bounds.OutOfRange``).
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
     if isinstance(value, int):
-        return value
+        return int(check_number(value))
     m = _SIZE.fullmatch(str(value))
     if not m:
         raise ValueError(f"{value!r} is not a size: write e.g. 268435456, 256MiB or 128GB")
-    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").upper()])
+    return int(check_number(float(m.group(1)) * _UNITS[(m.group(2) or "").upper()]))
 
 
 def _is_path(ref: str) -> bool:
@@ -200,6 +202,18 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path), fix=fix))
 
+    sizes = [("identity", "capacity_bytes"), ("", "emulated_capacity_bytes"),
+             ("slc_cache", "size_bytes"), ("dirty", "after_write_bytes")]
+    for parent, key in sizes:
+        block = data.get(parent) if parent else data
+        if isinstance(block, dict) and key in block:
+            try:
+                parse_size(block[key])
+            except ValueError as exc:
+                err([parent, key] if parent else [key], f"size {exc}",
+                    "give bytes up to 2^64: 268435456, 256MiB, 128GB")
+    if errors:
+        return errors
     fresh = data.get("caps") or {}
     ident = data["identity"]
     capacity = parse_size(ident["capacity_bytes"])
