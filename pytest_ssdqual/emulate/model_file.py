@@ -42,6 +42,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -49,7 +50,7 @@ from typing import Any
 
 import jsonschema
 
-from pytest_ssdqual.bounds import check_number
+from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
@@ -91,12 +92,15 @@ def parse_size(value: int | str) -> int:
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
-    if isinstance(value, int):
-        return int(check_number(value))
-    m = _SIZE.fullmatch(str(value))
-    if not m:
+    m = None if isinstance(value, int) else _SIZE.fullmatch(str(value))
+    if m is None and not isinstance(value, int):
         raise ValueError(f"{value!r} is not a size: write e.g. 268435456, 256MiB or 128GB")
-    return int(check_number(float(m.group(1)) * _UNITS[(m.group(2) or "").upper()]))
+    try:  # exact: float() of a long number is inf
+        size = int(Fraction(m.group(1)) * _UNITS[(m.group(2) or "").upper()]) if m else value
+        return int(check_number(int(size)))
+    except (OutOfRange, ValueError) as exc:
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}..."
+        raise ValueError(f"size {shown}: {exc}") from None
 
 
 def _is_path(ref: str) -> bool:
@@ -210,7 +214,7 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
             try:
                 parse_size(block[key])
             except ValueError as exc:
-                err([parent, key] if parent else [key], f"size {exc}",
+                err([parent, key] if parent else [key], str(exc),
                     "give bytes up to 2^64: 268435456, 256MiB, 128GB")
     if errors:
         return errors
