@@ -16,8 +16,16 @@ Path text: list indexes as ``[i]``, mapping keys joined with ``.``; a key that h
 reads two ways. The root is ``''``. For a mapping entry the recorded line is the line of its key
 (where a reader looks), for a list item the line where the item starts.
 
-Strictness beyond PyYAML's ``safe_load``: a key repeated in one mapping is an error (PyYAML keeps
-the last one silently, which would drop a limit or an inventory entry without a word).
+Strictness beyond PyYAML's ``safe_load`` (each a ``ConfigError`` naming the file, line and key):
+
+* a key repeated in one mapping (PyYAML keeps the last one silently, which would drop a limit or
+  an inventory entry without a word);
+* collections nested more than ``MAX_DEPTH`` levels deep (PyYAML's composer recurses once per
+  level: 1000 unclosed ``[`` made it raise ``RecursionError``);
+* a number that is not finite (``.nan``, ``.inf``, ``1e999``: no limit, size, speed or count
+  means that) or beyond 2**64 in magnitude (``bounds.check_number``: a bigger integer overflows
+  ``float()``, and one of more than 4300 digits cannot even be built). Negative numbers are left
+  to each file's schema.
 """
 
 from __future__ import annotations
@@ -25,13 +33,57 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
+from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.errors import ConfigError
 
-__all__ = ["json_path", "line_of", "load_yaml_with_lines", "parse_yaml_with_lines"]
+__all__ = ["MAX_DEPTH", "json_path", "line_of", "load_yaml_with_lines", "parse_yaml_with_lines"]
+
+#: The deepest nesting of collections a user file may have (threshold files and inventories
+#: need about 6 levels).
+MAX_DEPTH = 64
+#: Longest text of a YAML integer or float scalar read as a number (2**64 in binary with its
+#: ``0b`` prefix and a sign is 67 characters).
+_MAX_NUMBER_TEXT = 100
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_SCALARS = SafeConstructor()  # builds one int/float scalar for the range check
+
+
+class _TooDeep(Exception):
+    """Nesting beyond ``MAX_DEPTH``: where it started (line) and under which key."""
+
+    def __init__(self, mark: yaml.Mark | None, key: str | None) -> None:
+        super().__init__(key)
+        self.mark, self.key = mark, key
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nesting deeper than ``MAX_DEPTH`` before its recursive
+    composer runs out of stack."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._path: list[str | int] = []
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if parent is not None:
+            self._path.append(index.value if isinstance(index, ScalarNode) else
+                              index if isinstance(index, int) else "?")
+        try:
+            if len(self._path) > MAX_DEPTH:
+                named = [i for i, part in enumerate(self._path) if isinstance(part, str)]
+                key = json_path(self._path[: named[-1] + 1]) if named else None
+                raise _TooDeep(self.peek_event().start_mark, key)
+            return super().compose_node(parent, index)
+        finally:
+            if parent is not None:
+                self._path.pop()
 
 _PLAIN_KEY = re.compile(r'[^.\[\]"\s]+')
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -172,8 +224,11 @@ def _record(
     file: str,
     active: set[int],
 ) -> None:
-    """Record ``node`` at ``parts`` (first writer wins), then its children."""
+    """Record ``node`` at ``parts`` (first writer wins), then its children; a number scalar
+    out of range raises ``ConfigError`` (:func:`_check_scalar`)."""
     lines.setdefault(json_path(parts), line)
+    if isinstance(node, ScalarNode):
+        _check_scalar(node, parts, line, file)
     if id(node) in active:  # a recursive alias (&a [*a]): stop, the data itself is cyclic
         return
     active.add(id(node))
@@ -185,6 +240,32 @@ def _record(
             _record_mapping(node, parts, lines, file, active)
     finally:
         active.discard(id(node))
+
+
+def _check_scalar(node: ScalarNode, parts: list[str | int], line: int, file: str) -> None:
+    """Refuse an int/float scalar that is not finite or beyond 2**64 (module docstring)."""
+    if node.tag not in (_INT_TAG, _FLOAT_TAG):
+        return
+    problem = None
+    digits = node.value.lstrip("+-")
+    if len(node.value) > _MAX_NUMBER_TEXT:
+        problem = (f"a {len(digits)}-digit integer" if digits.isdigit() else
+                   f"a number written with {len(node.value)} characters") + " is beyond 2^64"
+    else:
+        build = (_SCALARS.construct_yaml_int if node.tag == _INT_TAG
+                 else _SCALARS.construct_yaml_float)
+        try:
+            check_number(build(node), minimum=None)
+        except OutOfRange as exc:
+            problem = str(exc)
+        except ValueError:  # a form PyYAML resolves but cannot build: let it say so later
+            return
+    if problem is not None:
+        raise ConfigError(
+            f"{problem}: not a value any setting can take",
+            file=file, line=line, key=json_path(parts) or None,
+            fix="write a finite number (no .nan or .inf) within +-2^64, as the key documents",
+        )
 
 
 def _record_mapping(
@@ -201,6 +282,7 @@ def _record_mapping(
             continue  # a complex key: PyYAML's constructor rejects it if it is unhashable
         key = key_node.value
         key_line = key_node.start_mark.line + 1
+        _check_scalar(key_node, [*parts, key], key_line, file)
         if key in seen:
             raise ConfigError(
                 f"duplicate key {key!r} (first at line {seen[key]}); YAML would silently keep "
@@ -229,7 +311,7 @@ def _record_mapping(
 def parse_yaml_with_lines(text: str, *, file: str = "<string>") -> tuple[object, dict[str, int]]:
     """Like :func:`load_yaml_with_lines`, on YAML text; ``file`` names it in errors."""
     try:
-        loader = yaml.SafeLoader(text)  # its reader rejects control characters right here
+        loader = _BoundedLoader(text)  # its reader rejects control characters right here
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, file, text) from exc
     lines: dict[str, int] = {}
@@ -242,6 +324,13 @@ def parse_yaml_with_lines(text: str, *, file: str = "<string>") -> tuple[object,
         data = loader.construct_document(node)
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, file, text) from exc
+    except _TooDeep as exc:
+        line = exc.mark.line + 1 if exc.mark is not None else None
+        raise ConfigError(
+            f"collections nested more than {MAX_DEPTH} levels deep",
+            file=file, line=line, key=exc.key,
+            fix="close the brackets opened before this line ([ needs ], { needs })",
+        ) from None
     finally:
         loader.dispose()
     return data, lines
@@ -261,7 +350,9 @@ def load_yaml_with_lines(path: str | Path) -> tuple[object, dict[str, int]]:
     Raises:
         ConfigError: the file cannot be read or is not UTF-8 (``line`` None); a YAML syntax error
             (``line`` from PyYAML's ``problem_mark``, with the column in the message); a key
-            repeated in one mapping (``line`` of the second one, ``key`` its path).
+            repeated in one mapping (``line`` of the second one, ``key`` its path); nesting
+            deeper than ``MAX_DEPTH``; a number that is not finite or beyond 2**64 (``line``
+            and ``key`` of the value).
     """
     file = str(path)
     try:

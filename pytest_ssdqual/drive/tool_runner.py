@@ -12,6 +12,8 @@ import os
 import subprocess
 from collections.abc import Callable
 
+from pytest_ssdqual.bounds import load_json
+
 __all__ = ["TOOL_TIMEOUT_S", "Runner", "default_run", "run_tool"]
 
 #: ``argv -> (returncode, stdout)``; raises ``FileNotFoundError`` when the program is missing.
@@ -37,12 +39,13 @@ def default_run(argv: list[str]) -> tuple[int, str]:
 
 
 def _json_document(text: str) -> dict[str, object] | None:
-    """The JSON object in a tool's stdout (tolerating warning lines before the ``{``)."""
+    """The JSON object in a tool's stdout (tolerating warning lines before the ``{``); None
+    when there is none or it cannot be read (invalid, nested too deeply, a number too long)."""
     start = text.find("{")
     if start < 0:
         return None
     try:
-        doc = json.loads(text[start:])
+        doc = load_json(text[start:])
     except json.JSONDecodeError:
         return None
     return doc if isinstance(doc, dict) else None

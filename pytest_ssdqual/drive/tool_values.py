@@ -10,10 +10,16 @@ from __future__ import annotations
 import math
 import re
 
+from pytest_ssdqual.bounds import OutOfRange, check_number
+
 __all__ = ["KELVIN_OFFSET", "coerce_int", "positive_int", "text_or_none"]
 
 #: NVMe Base Spec and nvme-cli/smartctl convert Kelvin with 273, not 273.15.
 KELVIN_OFFSET = 273
+
+#: The largest magnitude a tool's integer may have: NVMe's 128-bit counters (data units
+#: written, ``tnvmcap``).
+MAX_TOOL_INT = 2**128
 
 _GROUPED_INT = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+")
 _PLAIN_INT = re.compile(r"[+-]?\d+")
@@ -33,13 +39,22 @@ def coerce_int(value: object, *, field: str) -> int:
         field: the field name, for the error message.
 
     Returns:
-        The integer.
+        The integer, at most 2**128 in magnitude (NVMe's widest fields are 128-bit).
 
     Raises:
-        ValueError: ``bool``, ``None``, a fractional or non-finite number, or any other text, such
+        ValueError: ``bool``, ``None``, a fractional or non-finite number, a magnitude beyond
+            2**128 (it would overflow a later ``float()``), or any other text, such
             as ``"0,000000"`` (a locale decimal comma: nvme-cli issue #354; run tools with
             ``LC_ALL=C``). The message names ``field`` and the value.
     """
+    number = _coerce(value, field)
+    try:
+        return int(check_number(number, minimum=None, maximum=MAX_TOOL_INT))
+    except OutOfRange as exc:
+        raise ValueError(f"{field}: expected an integer of at most 128 bits, got {exc}") from None
+
+
+def _coerce(value: object, field: str) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{field}: expected an integer, got boolean {value!r}")
     if isinstance(value, int):

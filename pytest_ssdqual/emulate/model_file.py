@@ -42,6 +42,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -49,6 +50,7 @@ from typing import Any
 
 import jsonschema
 
+from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
@@ -85,16 +87,20 @@ def parse_size(value: int | str) -> int:
     """``268435456``, ``"256MiB"``, ``"128GB"``, ``"1.5GiB"`` -> bytes (int, rounded down).
 
     Raises:
-        ValueError: not a size.
+        ValueError: not a size, or one that is negative or beyond 2**64 bytes
+            (``bounds.OutOfRange``).
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
-    if isinstance(value, int):
-        return value
-    m = _SIZE.fullmatch(str(value))
-    if not m:
+    m = None if isinstance(value, int) else _SIZE.fullmatch(str(value))
+    if m is None and not isinstance(value, int):
         raise ValueError(f"{value!r} is not a size: write e.g. 268435456, 256MiB or 128GB")
-    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").upper()])
+    try:  # exact: float() of a long number is inf
+        size = int(Fraction(m.group(1)) * _UNITS[(m.group(2) or "").upper()]) if m else value
+        return int(check_number(int(size)))
+    except (OutOfRange, ValueError) as exc:
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}..."
+        raise ValueError(f"size {shown}: {exc}") from None
 
 
 def _is_path(ref: str) -> bool:
@@ -200,6 +206,18 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path), fix=fix))
 
+    sizes = [("identity", "capacity_bytes"), ("", "emulated_capacity_bytes"),
+             ("slc_cache", "size_bytes"), ("dirty", "after_write_bytes")]
+    for parent, key in sizes:
+        block = data.get(parent) if parent else data
+        if isinstance(block, dict) and key in block:
+            try:
+                parse_size(block[key])
+            except ValueError as exc:
+                err([parent, key] if parent else [key], str(exc),
+                    "give bytes up to 2^64: 268435456, 256MiB, 128GB")
+    if errors:
+        return errors
     fresh = data.get("caps") or {}
     ident = data["identity"]
     capacity = parse_size(ident["capacity_bytes"])

@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from pytest_ssdqual.bounds import decode_json, load_json
 from pytest_ssdqual.errors import FioOutputError
 
 __all__ = ["QUOTE_MAX", "extract_json_document", "first_lines", "json_kind", "output_label"]
@@ -66,14 +67,13 @@ def extract_json_document(text: str, *, source: str = "fio output") -> tuple[str
             raw_output=text,
         )
     try:
-        whole = json.loads(text)
+        whole = load_json(text)
     except json.JSONDecodeError:
         pass
     else:
         check_document(whole, label, text)
         return "", whole, ""
 
-    decoder = json.JSONDecoder()
     docs: list[tuple[int, int, dict]] = []
     failures: list[tuple[int, json.JSONDecodeError]] = []
     other: Any = None
@@ -83,7 +83,7 @@ def extract_json_document(text: str, *, source: str = "fio output") -> tuple[str
         if start < pos:
             continue
         try:
-            obj, end = decoder.raw_decode(text, start)
+            obj, end = decode_json(text, start)
         except json.JSONDecodeError as exc:
             failures.append((start, exc))
             continue

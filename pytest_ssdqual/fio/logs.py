@@ -50,9 +50,10 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.series import BandwidthSeries, LogGaps, Series, Stall
 
@@ -65,6 +66,10 @@ LOG_KINDS: tuple[str, ...] = ("bw", "iops", "lat", "clat", "slat")
 #: The window assumed when a log has too few lines to infer one (the project's jobs set
 #: ``log_avg_msec=1000``, ``fio.job.LOG_AVG_MSEC``, and are read with it).
 DEFAULT_WINDOW_MS = 1000.0
+
+#: The most windows one log may span when the job's runtime is not given (about 11.6 days of
+#: 1 s windows): a corrupt stamp far in the future must not make a series of 10**8 windows.
+MAX_LOG_WINDOWS = 1_000_000
 
 #: A stamp this share of a window past a boundary (after the previous line's drift is taken
 #: off) still closes that window (fio's ``3001``).
@@ -84,6 +89,8 @@ class LogSample:
         bs_bytes: 0 in averaged logs.
         offset_bytes: 0 in averaged logs; ``None`` in a 4-column log (fio 3.13-3.17).
         prio: the command priority column when present, else ``None``.
+        line: the 1-based line of the log it was read from (``None`` when built by hand), for
+            messages; not compared.
     """
 
     t_ms: int
@@ -92,14 +99,20 @@ class LogSample:
     bs_bytes: int
     offset_bytes: int | None
     prio: int | None = None
+    line: int | None = field(default=None, compare=False)
+
+
+#: The columns of a log line, as messages name them.
+_COLUMNS = ("time stamp", "value", "direction", "block size", "offset", "priority")
 
 
 def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
     """Parse the text of one fio log file (4, 5 or 6 columns, see the module docstring).
 
     Raises:
-        FioOutputError: a line that is not 4 to 6 comma-separated integers (naming the source
-            and line number).
+        FioOutputError: a line that is not 4 to 6 comma-separated integers, or one holding a
+            negative number or one beyond 2**64 (fio writes unsigned stamps, values, sizes and
+            offsets); the message names the source, the line number and the column.
     """
     samples: list[LogSample] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -118,10 +131,19 @@ def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
             raise FioOutputError(
                 f"{source}:{number}: not a number in {line.strip()!r}", raw_output=text
             ) from None
+        for column, value in zip(_COLUMNS, numbers, strict=False):
+            try:
+                check_number(value)
+            except OutOfRange as exc:
+                raise FioOutputError(
+                    f"{source}:{number}: the {column} is out of range ({exc}) in "
+                    f"{line.strip()[:80]!r}: fio writes no such line (a corrupt or edited log)",
+                    raw_output=text,
+                ) from None
         samples.append(
             LogSample(numbers[0], numbers[1], numbers[2], numbers[3],
                       numbers[4] if len(numbers) >= 5 else None,
-                      numbers[5] if len(numbers) == 6 else None)
+                      numbers[5] if len(numbers) == 6 else None, number)
         )
     return samples
 
@@ -192,13 +214,19 @@ class _Window:
     span_ms: float
 
 
-def _place(samples: Iterable[LogSample], code: int, w: float) -> dict[int, _Window]:
+def _place(samples: Iterable[LogSample], code: int, w: float,
+           bound: tuple[int, str, str] = (MAX_LOG_WINDOWS, "fio log", "")) -> dict[int, _Window]:
     """One job's lines of direction ``code`` by the window they close, each placed relative to
     the line before it (module docstring): a line between others closes the window the nearest
     whole number of windows after the previous line's (0: a repeat of it); the first line
     and the last (which may end a partial window) go by :func:`window_index` with the drift of
     the line before them. Only the last line can end a partial window: fio writes a line
-    between others when a window closes."""
+    between others when a window closes.
+
+    ``bound``: (the last window a line may close, the log's name, what the bound is) -- a line
+    beyond it, or one stamped at the job's start (a window of no length), raises
+    ``FioOutputError`` naming the line."""
+    limit_k, source, why = bound
     lines = sorted((s for s in samples if s.direction == code), key=lambda s: s.t_ms)
     windows: dict[int, _Window] = {}
     k_prev, t_prev = 0, 0.0  # the job's start: the end of window 0
@@ -211,6 +239,15 @@ def _place(samples: Iterable[LogSample], code: int, w: float) -> dict[int, _Wind
             k = window_index(s.t_ms, w, drift)
             nominal = s.t_ms - drift
             span = w if nominal >= (k - LATE_SHARE) * w else nominal - (k - 1) * w
+        at = f"{source}:{s.line}" if s.line is not None else source
+        if k > limit_k:
+            raise FioOutputError(
+                f"{at}: the stamp {s.t_ms} ms closes logging window {k} of {w:g} ms, beyond "
+                f"{why or f'the most a log may span ({limit_k} windows)'}: a corrupt stamp")
+        if span <= 0:
+            raise FioOutputError(
+                f"{at}: the stamp {s.t_ms} ms ends a logging window of no length (fio stamps "
+                "the end of each window, after the job's start): a corrupt stamp")
         got = windows.get(k)
         if got is None:
             windows[k] = _Window([s.value], s.t_ms, span)
@@ -227,6 +264,8 @@ def to_series(
     direction: str = "write",
     *,
     window_ms: float | None = None,
+    max_span_ms: float | None = None,
+    sources: Sequence[str] | None = None,
 ) -> Series:
     """Combine the samples of one or more jobs into a series in the project's units, one value
     per logging window (see the module docstring for what a line covers).
@@ -249,9 +288,14 @@ def to_series(
         window_ms: fio's ``log_avg_msec``; ``None``: inferred (:func:`infer_window_ms`). Pass
             it when it is known (the plugin's own jobs: ``fio.job.LOG_AVG_MSEC``): a drive
             that stalls every other window makes the inferred window twice as long.
+        max_span_ms: how long the job ran, plus slack (ms): a line stamped beyond it is an
+            error; ``None``: at most ``MAX_LOG_WINDOWS`` windows.
+        sources: each job's log name, for messages (default ``fio log``).
 
     Raises:
         ValueError: an unknown kind or direction, or a window that is not positive.
+        FioOutputError: a line stamped beyond ``max_span_ms`` (or ``MAX_LOG_WINDOWS``
+            windows), or at 0 ms (a window of no length); the message names the log and line.
     """
     if kind not in LOG_KINDS:
         raise ValueError(f"unknown log kind {kind!r}: one of {', '.join(LOG_KINDS)}")
@@ -262,12 +306,18 @@ def to_series(
     if not w > 0:
         raise ValueError(f"the logging window must be positive, got {window_ms} ms")
     code = DIRECTIONS[direction]
+    limit_k, why = MAX_LOG_WINDOWS, ""
+    if max_span_ms is not None and max_span_ms / w < MAX_LOG_WINDOWS:
+        limit_k = max(1, math.ceil(max_span_ms / w))
+        why = f"the job's runtime with slack ({max_span_ms / 1000:g} s)"
+    names = list(sources or ())
     combined: dict[int, list[float]] = {}  # window -> each job's value in it
     stamp: dict[int, int] = {}  # window -> its latest stamp
     span: dict[int, float] = {}  # window -> its length (ms): the longest any job logged
     repeated = 0
-    for samples in jobs:
-        for k, window in _place(samples, code, w).items():
+    for index, samples in enumerate(jobs):
+        source = names[index] if index < len(names) else "fio log"
+        for k, window in _place(samples, code, w, (limit_k, source, why)).items():
             repeated += len(window.values) - 1
             combined.setdefault(k, []).append(statistics.fmean(window.values))
             stamp[k] = max(stamp.get(k, window.stamp_ms), window.stamp_ms)
@@ -302,9 +352,9 @@ def to_series(
 
 
 def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str = "log",
-                *, window_ms: float | None = None) -> Series:
+                *, window_ms: float | None = None, max_span_ms: float | None = None) -> Series:
     """The ``kind`` series of ``direction`` from every job's log in ``workdir``
-    (:func:`to_series`).
+    (:func:`to_series`, ``max_span_ms`` as there).
 
     Raises:
         FioOutputError: no such log in ``workdir`` (fio was not asked for it, or failed), or a
@@ -317,7 +367,8 @@ def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str 
             f"write_{'lat' if kind in ('lat', 'clat', 'slat') else kind}_log={prefix} and "
             "log_avg_msec"
         )
-    return to_series([read_log(p) for p in paths], kind, direction, window_ms=window_ms)
+    return to_series([read_log(p) for p in paths], kind, direction, window_ms=window_ms,
+                     max_span_ms=max_span_ms, sources=[str(p) for p in paths])
 
 
 def bandwidth_series(workdir: Path, direction: str = "write", prefix: str = "log",

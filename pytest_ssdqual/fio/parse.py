@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.errors import FioJobError, FioOutputError
 from pytest_ssdqual.fio.extract import extract_json_document, first_lines, json_kind, output_label
 from pytest_ssdqual.fio.result import (
@@ -200,13 +201,21 @@ def _raise_job_errors(jobs: list[dict], before: str, label: str, text: str) -> N
     if not failed:
         return
     name, errno = failed[0]
-    message = f"{label}: job {name!r} failed with error {errno} ({os.strerror(errno)})"
+    message = f"{label}: job {name!r} failed with error {errno} ({_strerror(errno)})"
     others = {n for n, _ in failed[1:] if n != name}
     if others:
         message += f"; also failed: {', '.join(repr(n) for n in sorted(others))}"
     if before.strip():
         message += f"; fio printed before the JSON: {first_lines(before, limit=3)}"
     raise FioJobError(message, job=name, errno=errno, raw_output=text)
+
+
+def _strerror(errno: int) -> str:
+    """``os.strerror`` of fio's ``error``, or ``unknown error`` beyond a C int."""
+    try:
+        return os.strerror(errno)
+    except (OverflowError, ValueError):
+        return "unknown error"
 
 
 def _direction(name: str, raw: Mapping[str, Any], where: str) -> DirectionResult | None:
@@ -272,7 +281,7 @@ def _percentiles(table: Mapping[str, Any], scale: float, where: str) -> dict[str
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Malformed(f"{where}[{key!r}] is a {json_kind(value)}, not a number")
-        points.append((percent, float(value)))
+        points.append((percent, float(_in_range(value, f"{where}[{key!r}]"))))
     out: dict[str, float | None] = dict.fromkeys(PERCENTILE_FIELDS, None)
     if not any(value for _, value in points):
         return out
@@ -320,6 +329,16 @@ def _number(obj: Mapping[str, Any], key: str, where: str) -> float:
     value = obj.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Malformed(f"{where}.{key} is {value!r}, not a number")
-    if not math.isfinite(value):  # json reads NaN / Infinity; fio figures are finite
-        raise _Malformed(f"{where}.{key} is {value!r}, not a finite number")
-    return value
+    return _in_range(value, f"{where}.{key}")
+
+
+def _in_range(value: int | float, where: str) -> float:
+    """A figure the parser reads: finite (json reads NaN / Infinity), 0 or more (latencies,
+    rates, counts, runtimes and errnos are never negative) and at most 2**64 (fio's counters
+    are 64-bit; a bigger integer would overflow ``float()``). Fields the parser does not read
+    (``latency_target``, 2**64-1 style sentinels) are never checked."""
+    try:
+        return check_number(value)
+    except OutOfRange as exc:
+        raise _Malformed(f"{where} is out of range ({exc}): fio writes no such figure, the "
+                         "output is corrupt") from None

@@ -374,11 +374,12 @@ class MethodRun:
                 expected_io_bytes=job.expected_io_bytes,
                 timeout_s=job.timeout_s(TIMEOUT_MARGIN_S),
             )
-        direction = "write" if job.writes else "read"
+        direction, ran_ms = "write" if job.writes else "read", job_run.result.runtime_ms
         step = Step(
             phase, round, state, job, job_run, start, job_run.result.metrics(),
-            bw=_series(folder, "bw", direction), iops=_series(folder, "iops", direction),
-            lat=_series(folder, "lat", direction), idle_before_s=idle_before_s, label=label,
+            bw=_series(folder, "bw", direction, ran_ms),
+            iops=_series(folder, "iops", direction, ran_ms),
+            lat=_series(folder, "lat", direction, ran_ms), idle_before_s=idle_before_s, label=label,
         )
         self.steps.append(step)
         bw = step.figure("bw_mbps")
@@ -400,14 +401,16 @@ class MethodRun:
             self.sleep(seconds)
 
 
-def _series(folder: Path, kind: str, direction: str) -> Series | None:
+def _series(folder: Path, kind: str, direction: str, runtime_ms: int) -> Series | None:
     """The step's per-second ``kind`` series, ``None`` when fio wrote no such log or no line of
     that direction. Read with the window the job set (``LOG_AVG_MSEC``), not one inferred from
-    the stamps (a drive stalling every other second logs every 2 s). A malformed log raises
+    the stamps (a drive stalling every other second logs every 2 s). A malformed log, or a
+    line stamped after twice the job's ``runtime_ms`` (fio JSON) plus a minute, raises
     ``FioOutputError``."""
     if not find_logs(folder, kind):
         return None
-    series = read_series(folder, kind, direction, window_ms=LOG_AVG_MSEC)
+    span_ms = 2 * runtime_ms + 60 * LOG_AVG_MSEC if runtime_ms > 0 else None
+    series = read_series(folder, kind, direction, window_ms=LOG_AVG_MSEC, max_span_ms=span_ms)
     return series if len(series) else None
 
 

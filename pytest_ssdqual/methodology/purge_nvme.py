@@ -8,12 +8,12 @@ read: formatting would erase the other namespaces too. NVM Express Base Specific
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytest_ssdqual.bounds import load_json
 from pytest_ssdqual.methodology.purge_commands import CommandRunner, first_line, unknown_option
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _format_would_erase_others(nvme: str, dev: str, run: CommandRunner) -> str |
     fna: int | None = None
     if code == 0:
         try:
-            value = json.loads(out).get("fna")
+            value = load_json(out).get("fna")
             fna = int(value) if value is not None else None
         except (ValueError, TypeError, AttributeError):
             fna = None

@@ -57,17 +57,19 @@ def log_series(
         direction (``read``, ``write``, ``trim``) -> (seconds, values), only directions with data.
 
     Raises:
-        FioOutputError: a malformed log line (names the file and line).
+        FioOutputError: a malformed log line, or one stamped absurdly late (names the file and
+            line).
     """
-    per_job = []
+    per_job, names = [], []
     for name in sorted(logs):
         m = _LOG_FILE.match(name)
         if m and m.group("kind") == kind:
             per_job.append(parse_log(_strip_header(logs[name]), source=name))
+            names.append(name)
     out: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     for direction, code in DIRECTIONS.items():
         if any(s.direction == code for samples in per_job for s in samples):
-            series = to_series(per_job, kind, direction, window_ms=window_ms)
+            series = to_series(per_job, kind, direction, window_ms=window_ms, sources=names)
             out[direction] = (series.t_s, series.values)
     return out
 

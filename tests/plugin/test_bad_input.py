@@ -62,6 +62,20 @@ BAD_THRESHOLDS = {
         .replace("{min: 1}", "{min: 2}"),
         ["bad.yaml:7", "(bad.yaml:12)", "seq_read_128k_qd32.read.bw_mbps", "have the same match"],
     ),
+    # found by the t3 trial: RecursionError (INTERNALERROR, exit 3), OverflowError, a NaN
+    # range that loaded and never matched
+    "nested 1000 deep": (
+        "version: 1\nprofiles: " + "[" * 1000 + "]" * 1000 + "\n",
+        ["bad.yaml:2", "profiles", "nested more than 64 levels deep", "close the brackets"],
+    ),
+    "version of 401 digits": (
+        GOOD.replace("version: 1", "version: 1" + "0" * 400),
+        ["bad.yaml:1", "version", "a 401-digit integer is beyond 2^64"],
+    ),
+    "NaN capacity": (
+        GOOD.replace("{kind: file}", "{kind: file, capacity_gb: [.nan, 120]}"),
+        ["bad.yaml:4", "profiles[0].match.capacity_gb[0]", "nan is not a finite number"],
+    ),
 }
 
 
@@ -98,6 +112,10 @@ BAD_INVENTORIES = {
     "match on nothing": (
         "version: 1\ndrives:\n  - match: {}\n    controller: JMF667H\n",
         ["inv.yaml:3", "drives[0].match"],
+    ),
+    "nested 1000 deep": (
+        "version: 1\ndrives: " + "[" * 1000 + "]" * 1000 + "\n",
+        ["inv.yaml:2", "drives", "nested more than 64 levels deep"],
     ),
 }
 
