@@ -44,12 +44,14 @@ Fewer than two values on a side -- no 95 %/5 % guarantee:
 
 * one run on each side: no noise estimate at all -- ``w`` alone is compared with ``L`` (method
   ``single runs``, said in the gate line): ``within limit`` or ``improved`` when ``w <= L``,
-  else ``inconclusive`` (the change could be noise: the gate reruns, then fails). With one
-  rerun that fails 9-12 % of identical builds and catches 87-91 % of 10 % drops;
+  else ``inconclusive`` (the change could be noise: the gate reruns, then judges 2 vs 1 runs).
+  With one rerun 2.1 % of identical builds failed and 9.9 % were undecided, 10.5 % of 10 %
+  drops passed (one seed; before the undecided rule 9-12 % failed, 87-91 % were caught);
 * one run on one side, two or more on the other: Student's pooled t interval
   (``equal_var=True``): the single run is assumed as noisy as the repeated side (method
   ``pooled``, said in the gate line). A single-run baseline against ``--repeat 3``, with the
-  reruns, failed 2.9-4.8 % of identical builds and caught 91.0-94.1 % of 10 % drops;
+  reruns, failed 2.7 % of identical builds (11 % undecided) and passed 4.6 % of 10 % drops (one
+  seed; before the undecided rule 2.9-4.8 % failed, 91.0-94.1 % were caught);
 * identical repetitions on both sides (zero spread): the change is exact, ``lo = hi = w``.
 
 Too few runs for the noise -- ``undecided``. The gate compares its estimate with the limit
@@ -74,11 +76,14 @@ when a worsening of 2 L is excluded (``hi <= 2 L``); anything else is ``undecide
 runs per side that would decide it (``runs_needed``, for ``--repeat`` on both builds). The gate
 then runs this build again up to ``--repeat-max`` whatever the status: whether to rerun depends
 on the noise alone, not on how the change looks, so stopping at a lucky look no longer lets real
-drops through. At 3 % RSD, 3 + 3 runs (reruns up to 6) and a 5 % limit (6 seeds of 1,000 each):
-identical builds 0.1-0.6 % failed, drops 10 % caught 98.1-99.2 % (before: 0.3-0.8 %, 97.8-99.0
-%); at 6 % RSD: identical builds 2.1-3.2 % failed and 21-26 % undecided, 10 % drops 68-71 %
-caught and 1.9-3.4 % passed (before: 11.8-12.6 % of identical builds failed and 12.7-15.5 % of
-drops passed).
+drops through. Simulated at 3 + 3 runs (reruns up to 6) against a 5 % limit, 1,000 identical
+builds and 1,000 builds 10 % slower per seed (8 seeds after, 6 before): at 3 % RSD identical
+builds failed 0.0-0.9 % (before 0.3-0.8 %) and 0.6-1.4 % were undecided, 10 % drops were caught
+96.7-98.1 % (before 97.8-99.0 %), undecided 0.6-1.5 % and passed 1.0-1.8 % (before 1.0-2.2 %);
+at 6 % RSD identical builds failed 3.6-5.6 % (before 11.8-12.6 %) and 30-34 % were undecided,
+10 % drops were caught 60-68 % (before 84.5-87.3 %), undecided 28-35 %, and passed 3.5-6.3 %
+(before 12.7-15.5 %). The price: at 3 % RSD identical builds take 3.9 runs on average (before
+3.0), at 6 % RSD 5.7 (before 3.6).
 
 A NaN or infinite value is no measurement: ``ValueError`` naming the side and the repetition
 (``regression.compare_workload`` reports the metric as not measured before calling). A figure
