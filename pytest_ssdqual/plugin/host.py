@@ -59,7 +59,9 @@ class PytestHost:
 
     def run(self, workload: Workload, measure: Callable[[], Measured], *, writes: bool) -> Any:
         """Run the flow (``qualify.flow.run_test``) and end the test as it says: skipped with
-        the reason, failed with the message (no traceback), else return the judged figures."""
+        the reason, failed with the message (no traceback), skipped with the ``UNDECIDED:``
+        text when the gate could not decide (``plugin.outcomes`` makes the run exit 1), else
+        return the judged figures."""
         try:
             concluded = run_test(self, self.session, self.gate, self.ctx, workload, measure,
                                  writes=writes, test=clean_node_id(self.node.nodeid))
@@ -69,6 +71,8 @@ class PytestHost:
             pytest.skip(str(exc))
         if concluded.failure:
             pytest.fail(concluded.failure, pytrace=False)
+        if concluded.undecided:  # neither pass nor fail: the run is incomplete (exit 1)
+            pytest.skip(concluded.undecided)
         return concluded.outcome
 
     # -- the flow's Host -------------------------------------------------------------------

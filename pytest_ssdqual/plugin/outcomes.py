@@ -13,6 +13,11 @@
   unqualified; unless ``--allow-skipped-writes`` is given, such a run exits 1 (pytest's "tests
   failed") instead of 0, with an ``INCOMPLETE:`` line saying why. A run that failed anyway keeps
   its own status.
+* **An undecided gate is not a pass.** A test whose gated metrics the regression gate could
+  not decide (``UNDECIDED``: too few runs for the measured noise and the limit, even at
+  ``--repeat-max``) and nothing else failed is skipped with the ``UNDECIDED:`` reason (not a
+  product failure); the run exits 1 with an ``INCOMPLETE:`` line naming the runs per side
+  that would decide it. ``--allow-skipped-writes`` does not change that.
 * **Skips where the test is.** A skip raised by the plugin (writes refused, no SMART) is
   reported at the test's own line, as pytest reports a skip mark, not inside the plugin.
 
@@ -29,8 +34,9 @@ from typing import Any, cast
 import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
-from pytest_ssdqual.plugin.common import PROP_ROWS
+from pytest_ssdqual.plugin.common import PROP_GATE, PROP_ROWS
 from pytest_ssdqual.report.summary import SummaryRow
+from pytest_ssdqual.results.regression_stats import UNDECIDED
 
 #: The option that lets a run whose write tests were skipped exit 0.
 ALLOW_SKIPPED_WRITES = "--allow-skipped-writes"
@@ -99,6 +105,7 @@ class OutcomeHooks:
     def __init__(self, *, allow_skipped_writes: bool) -> None:
         self.allow_skipped_writes = allow_skipped_writes
         self.refused: dict[str, str] = {}  # nodeid -> drive, write tests skipped by a refusal
+        self.undecided: dict[str, int] = {}  # nodeid -> runs per side needed (0: unknown)
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_runtest_makereport(
@@ -126,6 +133,11 @@ class OutcomeHooks:
         if not report.skipped or hasattr(report, "wasxfail"):
             return
         for key, value in report.user_properties:
+            if key == PROP_GATE:
+                needed = [int(row.get("runs_needed") or 0) for row in cast(Any, value)
+                          if row.get("status") == UNDECIDED]
+                if needed:
+                    self.undecided[report.nodeid] = max(needed)
             if key != PROP_ROWS:
                 continue
             for row in cast(Any, value):
@@ -134,12 +146,12 @@ class OutcomeHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Exit 1 instead of 0 when write tests were skipped, unless allowed (before the
-        results store records the exit status)."""
+        """Exit 1 instead of 0 when write tests were skipped, unless allowed, or the gate left
+        a test undecided (before the results store records the exit status)."""
         if hasattr(session.config, "workerinput"):
             return
-        if (self.refused and not self.allow_skipped_writes
-                and int(session.exitstatus) == int(pytest.ExitCode.OK)):
+        if ((self.refused and not self.allow_skipped_writes) or self.undecided) and int(
+                session.exitstatus) == int(pytest.ExitCode.OK):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def incomplete_line(self) -> str | None:
@@ -155,9 +167,21 @@ class OutcomeHooks:
                 "exits 1; add "
                 f"{ALLOW_SKIPPED_WRITES} to accept a read-only run")
 
+    def undecided_line(self) -> str | None:
+        """The ``INCOMPLETE:`` line for tests the gate left undecided, or ``None``."""
+        if not self.undecided:
+            return None
+        most = max(self.undecided.values())
+        fix = (f"store the baseline and gate this build with --repeat {most} (runs per side "
+               "the noise needs)" if most else "lower the noise of the bench or widen the limit")
+        return (f"INCOMPLETE: {len(self.undecided)} test(s) UNDECIDED by the regression gate "
+                "(too few runs for the measured noise and the limit, even at --repeat-max; "
+                f"reasons in the gate summary): neither passed nor failed, so the run exits 1; "
+                f"{fix}")
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
-        line = self.incomplete_line()
-        if line:
-            terminalreporter.write_line(line, yellow=True, bold=True)
+        for line in (self.incomplete_line(), self.undecided_line()):
+            if line:
+                terminalreporter.write_line(line, yellow=True, bold=True)

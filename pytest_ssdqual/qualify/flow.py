@@ -76,10 +76,13 @@ class Measured:
 @dataclass(frozen=True)
 class Concluded:
     """The end of a test: its judged figures and, when it fails, the failure message (one line
-    per violated limit, the test's notes, the regression and the drive-health lines)."""
+    per violated limit, the test's notes, the regression and the drive-health lines); when it
+    does not fail but the gate could not decide a metric (too few runs for its noise), the
+    ``UNDECIDED: ...`` text (``GateResult.undecided_message``): neither a pass nor a failure."""
 
     outcome: Judged
     failure: str | None
+    undecided: str | None = None
 
 
 class Host(Protocol):
@@ -164,8 +167,12 @@ def run_test(
         strict=session.options.strict, files=measured.files, health=unhealthy, test=test,
     )
     host.gated(checked.rows())
-    return Concluded(outcome, failure_message(ctx, measured, checked.failure_message(),
-                                              unhealthy))
+    failure = failure_message(ctx, measured, checked.failure_message(), unhealthy)
+    if failure is None and checked.undecided:
+        return Concluded(outcome, None, checked.undecided_message())
+    if failure is not None and checked.undecided and not checked.regressed:
+        failure += "\n" + (checked.undecided_message() or "")
+    return Concluded(outcome, failure)
 
 
 def failure_message(ctx: DriveContext, measured: Measured, regression: str | None,

@@ -27,6 +27,7 @@ from pytest_ssdqual.results.regression_stats import (
     POOLED,
     REGRESSED,
     SINGLE,
+    UNDECIDED,
     WITHIN,
     WORST,
 )
@@ -42,32 +43,37 @@ __all__ = [
     "PREFIX",
     "STATUSES",
     "Comparison",
+    "UNDECIDED_PREFIX",
     "failure_message",
     "rerun_may_change",
+    "undecided_message",
     "format_figure",
     "signed_pct",
 ]
 
 #: Every regression failure message starts with this (Allure category "regression" matches it).
 PREFIX = "REGRESSION:"
+#: The skip reason of a test whose only gate finding is undecided metrics starts with this.
+UNDECIDED_PREFIX = "UNDECIDED:"
 
 MINUS = "\u2212"
 
 NO_BASELINE = "no baseline value"
 NOT_MEASURED = "not measured"
-STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, IMPROVED, WITHIN, NO_BASELINE,
+STATUSES: tuple[str, ...] = (REGRESSED, INCONCLUSIVE, UNDECIDED, IMPROVED, WITHIN, NO_BASELINE,
                              NOT_MEASURED)
 
 #: Statuses that fail the test: a worsening past the limit, a change the repetitions cannot
 #: decide, or a gated metric that could not be compared because one side has no figure.
 FAILING: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, NO_BASELINE, NOT_MEASURED})
 
-#: Failing statuses another run of this build may change (``ResultsGate.wants_more_runs``): an
-#: inconclusive change may be decided, and a regression must still stand, judged on all runs,
-#: at ``--repeat-max`` runs before it fails (at 3 % noise, 3 + 3 runs and a 5 % limit, over 11
-#: seeds: 0.2-0.8 % of identical builds failed instead of 1.1-2.0 %, 97.7-99.0 % of 10 % drops
-#: still caught). A missing figure stays missing.
-RERUN_MAY_CHANGE: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE})
+#: Statuses another run of this build may change (``ResultsGate.wants_more_runs``): an
+#: inconclusive or undecided change may be decided, and a regression must still stand, judged
+#: on all runs, at ``--repeat-max`` runs before it fails (at 3 % noise, 3 + 3 runs and a 5 %
+#: limit, over 11 seeds: 0.2-0.8 % of identical builds failed instead of 1.1-2.0 %, 97.7-99.0 %
+#: of 10 % drops still caught). A missing figure stays missing. A comparison on too few runs
+#: for its noise (``Comparison.underpowered``) is rerun whatever its status.
+RERUN_MAY_CHANGE: frozenset[str] = frozenset({REGRESSED, INCONCLUSIVE, UNDECIDED})
 
 #: Reason of a metric the baseline never reached (no figure: it never recovered) and this run
 #: did: no regression (status ``improved``).
@@ -119,8 +125,15 @@ class Comparison:
             without one (single runs).
         method: how the change was judged (``regression_stats``: ``welch``, ``pooled``,
             ``exact``, ``single runs``, ``worst runs``); empty when not compared.
-        reason: why the comparison is inconclusive; for one not compared, why a side has no
-            figure (``repetition 2 of 3 of this run gave nan``, ``BASELINE_NEVER_REACHED``).
+        reason: why the comparison is inconclusive or undecided; for one not compared, why a
+            side has no figure (``repetition 2 of 3 of this run gave nan``,
+            ``BASELINE_NEVER_REACHED``).
+        noise_pct: pooled noise of both sides in percent (``regression_stats``), None without
+            an estimate.
+        underpowered: the runs are too few for the noise and the limit
+            (``regression_stats.power_reached``).
+        runs_needed: runs per side that would decide it (``regression_stats.runs_needed``),
+            None when unknown or none would.
     """
 
     workload: str
@@ -141,6 +154,9 @@ class Comparison:
     ci_high_pct: float | None = None
     method: str = ""
     reason: str = ""
+    noise_pct: float | None = None
+    underpowered: bool = False
+    runs_needed: int | None = None
 
     @property
     def change_pct(self) -> float | None:
@@ -161,6 +177,12 @@ class Comparison:
     def failed(self) -> bool:
         """Regressed, inconclusive, or not comparable (no figure on one side): all fail."""
         return self.status in FAILING
+
+    @property
+    def undecided(self) -> bool:
+        """The runs are too few for the noise to decide (``UNDECIDED``): neither a pass nor a
+        regression."""
+        return self.status == UNDECIDED
 
     def limit_text(self) -> str:
         """``'−5 %'`` for a higher-is-better metric, ``'+5 %'`` for a latency."""
@@ -194,6 +216,8 @@ class Comparison:
         text += f" [{self.noise_text()}]" if self.noise_text() else ""
         if self.status == INCONCLUSIVE:
             text += f": INCONCLUSIVE: {self.reason}; {INCONCLUSIVE_FIX}"
+        elif self.status == UNDECIDED:
+            text += f": UNDECIDED: {self.reason}"
         return text
 
     def noise_text(self) -> str:
@@ -207,6 +231,11 @@ class Comparison:
         else:
             text = (f"{self.n} vs {self.baseline_n} runs, RSD {_rsd(self.rsd_pct)} vs "
                     f"{_rsd(self.baseline_rsd_pct)}")
+            if self.underpowered and self.status != UNDECIDED:
+                text += (f"; too few runs for this noise (needs {self.runs_needed} per side): "
+                         "judged on what these runs alone settle" if self.runs_needed else
+                         "; too few runs for this noise: judged on what these runs alone "
+                         "settle")
         if self.method == POOLED:
             side = "the baseline's" if self.baseline_n == 1 else "this run's"
             text += f"; {side} single run assumed as noisy as the other side"
@@ -235,10 +264,12 @@ class Comparison:
 
 def rerun_may_change(comparisons: Sequence[Comparison]) -> bool:
     """True when another run of this build may change the gate's verdict on ``comparisons``
-    (one test's gated metrics): one is inconclusive or regressed (``RERUN_MAY_CHANGE``) and
-    none fails for good (a figure missing on one side fails whatever more runs show, so the
-    drive is not kept busy). The rule ``ResultsGate.wants_more_runs`` reruns by."""
-    return (any(c.status in RERUN_MAY_CHANGE for c in comparisons)
+    (one test's gated metrics): one is inconclusive, undecided or regressed
+    (``RERUN_MAY_CHANGE``) or judged on too few runs for its noise (``underpowered``: rerun
+    whatever it shows, so that the decision to go on depends on the noise, not on a lucky
+    look), and none fails for good (a figure missing on one side fails whatever more runs show,
+    so the drive is not kept busy). The rule ``ResultsGate.wants_more_runs`` reruns by."""
+    return (any(c.status in RERUN_MAY_CHANGE or c.underpowered for c in comparisons)
             and not any(c.failed and c.status not in RERUN_MAY_CHANGE for c in comparisons))
 
 
@@ -265,10 +296,31 @@ def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparis
     """
     bad = [c for c in comparisons if c.failed]
     unsure = sum(1 for c in bad if c.status == INCONCLUSIVE)
+    undecided = [c for c in comparisons if c.undecided]
     count = f"{len(bad) - unsure} metric(s) regressed"
     if unsure:
         count += f", {unsure} INCONCLUSIVE"
+    if undecided:
+        count += f", {len(undecided)} UNDECIDED"
     return (
         f"{PREFIX} {drive} {workload_id}: {count} vs baseline run {baseline_run}\n"
-        + "\n".join("  " + c.line() for c in bad)
+        + "\n".join("  " + c.line() for c in bad + undecided)
+    )
+
+
+def undecided_message(drive: str, workload_id: str, comparisons: Sequence[Comparison],
+                      baseline_run: str) -> str:
+    """The skip reason of a test whose gated metrics are within the limit or undecided (none
+    failed), starting with ``UNDECIDED_PREFIX``::
+
+        UNDECIDED: /dev/sdb seq_write_128k_qd32: 1 metric(s) the gate cannot decide vs
+        baseline run RUN (neither a pass nor a regression: the run is incomplete)
+          write.bw_mbps 996 vs 1000 on A (...) [6 vs 3 runs, ...]: UNDECIDED: noise 6.1 % too
+          high for a 5 % limit with 6 vs 3 runs; needs 9 runs per side (--repeat 9 ...)
+    """
+    undecided = [c for c in comparisons if c.undecided]
+    return (
+        f"{UNDECIDED_PREFIX} {drive} {workload_id}: {len(undecided)} metric(s) the gate cannot "
+        f"decide vs baseline run {baseline_run} (neither a pass nor a regression: the run is "
+        "incomplete)\n" + "\n".join("  " + c.line() for c in undecided)
     )

@@ -4,8 +4,8 @@
 
 * ``workdirs`` around each run of a fio workload or a methodology test (``--repeat N``: N runs,
   judged once on the median; ``qualify.measure.run_repeated``), and ``wants_more_runs`` /
-  ``workdir`` for the reruns of a test whose comparison with the baseline is inconclusive or a
-  regression to confirm (up to ``--repeat-max`` runs in all);
+  ``workdir`` for the reruns while another run may change the verdict (up to
+  ``--repeat-max`` runs in all: ``comparison.rerun_may_change``);
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the
   test is broken) and stores the workload (``store.ResultsStore.write_workload``);
@@ -16,7 +16,8 @@ With ``--baseline`` a gated metric (``gated_metrics.gated_metrics``: every workl
 figures, plus limited and ``per_metric`` ones) that the baseline has no figure for, or that this
 run did not measure, fails the test in the regression category (``REGRESSION: ... no baseline
 figure for ...``): a baseline that lacks the workload never passes it silently. So does a
-comparison still ``regressed`` or ``inconclusive`` after the reruns up to ``--repeat-max``.
+comparison still ``regressed`` or ``inconclusive`` after the reruns; ``undecided`` ones (too few
+runs for the noise) neither pass nor fail: the test is skipped, the run incomplete.
 
 Every record keeps each repetition's figures (``repetitions[].metrics``): they are the samples
 of the next gate that uses this run as its baseline, and of ``ssdqual rejudge``.
@@ -100,10 +101,8 @@ class ResultsGate:
     def wants_more_runs(self, ctx: DriveContext, workload_id: str,
                         repetitions: Sequence[Mapping[str, float]]) -> bool:
         """True when another run of the workload may change its verdict: with ``--baseline``,
-        fewer than ``repeat_max`` runs so far, a gated metric whose comparison with the baseline
-        on the ``repetitions`` (each run's metrics) is inconclusive or regressed (a regression
-        must still stand on all runs at ``repeat_max``), and none fails for good
-        (``comparison.rerun_may_change``).
+        fewer than ``repeat_max`` runs so far, and ``comparison.rerun_may_change`` on the
+        comparisons of the ``repetitions`` (each run's metrics) with the baseline.
         False without a usable baseline (``check`` then reports why)."""
         if len(repetitions) >= self.options.repeat_max or not repetitions:
             return False
@@ -206,8 +205,9 @@ class ResultsGate:
                 "baseline_unreached": base["unreached"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
-        record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict,
-                              health, regressed=any(c.failed for c in comparisons), test=test)
+        record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict, health,
+                              regressed=any(c.failed for c in comparisons), test=test,
+                              undecided=sum(c.undecided for c in comparisons))
         if files is None:
             files = [self._files(o) for o in repetitions]
         record_dir = self.store.write_workload(self.options.run_id, record.to_json(), files)
@@ -230,9 +230,10 @@ class ResultsGate:
         *,
         regressed: bool,
         test: str = "",
+        undecided: int = 0,
     ) -> TestRecord:
-        """The workload's ``TestRecord``: failed on a failed verdict, a regression or a
-        drive-health finding (``reason``: the failed limits and health lines)."""
+        """The workload's ``TestRecord``: failed on a failed verdict, a regression or a health
+        finding (``reason`` says which); skipped on ``undecided`` metrics alone, as the test."""
         workload = outcome.workload
         record = TestRecord.judged(
             ctx.target.spec.raw, workload.id, outcome.verdicts, figure_states(outcome),
@@ -255,11 +256,12 @@ class ResultsGate:
             unreached=dict(getattr(getattr(outcome, "result", None), "unreached", None) or {}),
             regression=regression,
         )
-        reasons = [str(v) for v in record.failed] + list(record.health)
-        if regressed:
-            reasons.append("regression vs baseline")
+        reasons = ([str(v) for v in record.failed] + list(record.health)
+                   + ["regression vs baseline"] * regressed)
+        status = "failed" if reasons else "skipped"  # undecided alone: skipped, as the test is
+        reasons += [f"{undecided} gated metric(s) UNDECIDED vs baseline"] * bool(undecided)
         if reasons:
-            record = dataclasses.replace(record, status="failed", reason="; ".join(reasons))
+            record = dataclasses.replace(record, status=status, reason="; ".join(reasons))
         return record
 
     def _drive_fields(self, ctx: DriveContext) -> dict[str, Any]:

@@ -16,12 +16,14 @@ from pytest_ssdqual.results.comparison import (
     SINGLE_BASELINE,
     Comparison,
     failure_message,
+    undecided_message,
 )
 from pytest_ssdqual.results.regression_stats import (
     IMPROVED,
     INCONCLUSIVE,
     REGRESSED,
     SINGLE,
+    UNDECIDED,
     WITHIN,
 )
 
@@ -54,19 +56,34 @@ class GateResult:
     def regressed(self) -> list[Comparison]:
         return [c for c in self.comparisons if c.failed]
 
+    @property
+    def undecided(self) -> list[Comparison]:
+        """Gated metrics the runs are too few to decide for their noise (``UNDECIDED``)."""
+        return [c for c in self.comparisons if c.undecided]
+
     def failure_message(self) -> str | None:
-        """``REGRESSION: ...`` text when a gated metric regressed, else None."""
+        """``REGRESSION: ...`` text when a gated metric regressed (undecided ones listed too),
+        else None."""
         if not self.regressed:
             return None
         return failure_message(self.drive, self.workload, self.comparisons,
                                self.baseline_run or "?")
+
+    def undecided_message(self) -> str | None:
+        """``UNDECIDED: ...`` text when no gated metric failed but some are undecided (the
+        test is then neither passed nor failed: the plugin skips it and the run exits 1), else
+        None."""
+        if self.regressed or not self.undecided:
+            return None
+        return undecided_message(self.drive, self.workload, self.comparisons,
+                                 self.baseline_run or "?")
 
     def rows(self) -> list[dict[str, Any]]:
         """Plain dicts for the terminal summary (they travel from xdist workers)."""
         return [
             {"drive": self.drive, "workload": self.workload, "metric": c.metric,
              "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
-             "method": c.method, "baseline_n": c.baseline_n}
+             "method": c.method, "baseline_n": c.baseline_n, "runs_needed": c.runs_needed}
             for c in self.comparisons
         ] + [
             {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,
@@ -75,9 +92,11 @@ class GateResult:
         ]
 
 
-_ORDER = {REGRESSED: 0, INCONCLUSIVE: 1, NO_BASELINE: 2, NOT_MEASURED: 3, IMPROVED: 4, WITHIN: 5}
+_ORDER = {REGRESSED: 0, INCONCLUSIVE: 1, NO_BASELINE: 2, NOT_MEASURED: 3, UNDECIDED: 4,
+          IMPROVED: 5, WITHIN: 6}
 _WORD = {REGRESSED: "REGRESSED", INCONCLUSIVE: "INCONCLUSIVE", IMPROVED: "improved",
-         NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok"}
+         NO_BASELINE: "NO BASELINE", NOT_MEASURED: "NOT MEASURED", WITHIN: "ok",
+         UNDECIDED: "UNDECIDED"}
 
 
 def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None) -> list[str]:
@@ -101,7 +120,9 @@ def format_gate_summary(rows: Sequence[Mapping[str, Any]], run_dir: Path | None)
         runs = sorted({str(r["baseline_run"]) for r in rows if r.get("baseline_run")})
         lines.append(
             f"{counts[REGRESSED]} regressed, {counts[INCONCLUSIVE]} inconclusive, "
-            f"{counts[IMPROVED]} improved, {counts[WITHIN]} within limit, "
+            + (f"{counts[UNDECIDED]} UNDECIDED (neither pass nor fail: the run is incomplete), "
+               if counts[UNDECIDED] else "")
+            + f"{counts[IMPROVED]} improved, {counts[WITHIN]} within limit, "
             f"{counts[NO_BASELINE]} without baseline value, {counts[NOT_MEASURED]} not measured "
             f"(baseline run {', '.join(runs) or '-'})"
         )

@@ -29,7 +29,10 @@ Welch's t on log values, RSD as the noise figure): ``regressed``, ``improved``, 
 or ``inconclusive``. An inconclusive metric fails the gate (the plugin first reruns the test up
 to ``--repeat-max``); it never passes. A regression is confirmed the same way: the test is rerun
 up to ``--repeat-max`` and fails when the comparison on every run still says regressed
-(``comparison.RERUN_MAY_CHANGE``).
+(``comparison.RERUN_MAY_CHANGE``). When the runs are too few for the measured noise and the
+limit (``regression_stats.power_reached``) the test is rerun up to ``--repeat-max`` whatever
+the comparison says, and what those runs cannot settle is ``undecided`` (neither a pass nor a
+regression: the run is incomplete), with the runs per side that would decide it.
 """
 
 from __future__ import annotations
@@ -213,7 +216,7 @@ def compare_workload(
         out.append(Comparison(*head, j.value, j.baseline, baseline_firmware, limit_pct, source,
                               higher, j.status, baseline_run, j.n, j.baseline_n, j.rsd_pct,
                               j.baseline_rsd_pct, j.ci_low_pct, j.ci_high_pct, j.method,
-                              j.reason))
+                              j.reason, j.noise_pct, j.underpowered, j.runs_needed))
     return out
 
 

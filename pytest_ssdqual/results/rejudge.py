@@ -218,7 +218,9 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
     interrupted session, no stored workload, a workload unknown to this version's catalog, a
     baseline the run refused, tests skipped in the session (``run.json`` ``tests.skipped``:
     writes refused; a test that cannot apply to the drive, such as health without SMART, is not
-    counted there), or tests that failed or broke without a stored record (``run.json``
+    counted there; nor one the gate left undecided, which stored its figures), a gated metric
+    still undecided on the stored runs (too few for their noise), or tests that failed or broke
+    without a stored record (``run.json``
     ``tests.failed`` is more than the tests with a failed record -- ``TestRecord.test``; for a
     ``run.json`` without counts: a non-zero exit status and no failed record). Empty when every
     test's outcome is in the records."""
@@ -237,8 +239,15 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
                            f"{'; '.join(r.notes)}")
     # a test's records share its node id (a workload and the health judgements it made);
     # records of an older version have none: one test each
+        undecided = [c for c in r.comparisons if c.undecided]
+        if undecided:
+            reasons.append(f"{r.drive} {r.workload}: {len(undecided)} gated metric(s) UNDECIDED: "
+                           + "; ".join(f"{c.metric}: {c.reason}" for c in undecided))
     failed_records = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
-                          if rec.get("status") != "passed"})
+                          if rec.get("status") not in ("passed", "skipped")})
+    # a test the gate left undecided was skipped in the session but stored its figures
+    undecided_tests = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
+                           if rec.get("status") == "skipped"})
     stored_tests = info.get("tests")
     tests: dict[str, Any] = stored_tests if isinstance(stored_tests, dict) else {}
     if isinstance(tests.get("failed"), int):
@@ -254,9 +263,10 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
             f"pytest exited {info.get('exitstatus')} but no stored record failed: a test failed "
             "or broke without a stored record"
         )
-    if isinstance(tests.get("skipped"), int) and tests["skipped"] > 0:
+    skipped = tests["skipped"] - undecided_tests if isinstance(tests.get("skipped"), int) else 0
+    if skipped > 0:
         reasons.append(
-            f"{tests['skipped']} test(s) were skipped in the session (writes refused, a "
+            f"{skipped} test(s) were skipped in the session (writes refused, a "
             "requirement missing): what they would have measured was never stored, which no "
             "threshold can re-judge"
         )

@@ -106,13 +106,18 @@ def test_a_methodology_test_is_gated_on_every_run_and_rerun_until_decided(
     monkeypatch.setenv("FAKEFIO_BW_SCALE", "1,1.01,0.99")
     pytester.runpytest(*args, "--firmware=A").assert_outcomes(passed=1)
     # B: 80, 56, 104 MB/s -- the same median, but noise that never settles: rerun up to
-    # --repeat-max (6), then it fails as inconclusive
+    # --repeat-max (6), then UNDECIDED (too few runs for that noise): skipped, the run exits 1
     monkeypatch.setenv("FAKEFIO_BW_SCALE", "1,0.7,1.3")
     wild = pytester.runpytest(*args, "--firmware=B", "--baseline=firmware:A")
-    wild.assert_outcomes(failed=1)
+    wild.assert_outcomes(skipped=1)
+    assert wild.ret == 1
     out = wild.stdout.str()
-    assert "INCONCLUSIVE" in out and "sustained_bw_mbps" in out and "[6 vs 3 runs" in out
-    assert _record(results)["repeat"] == 6 and fake_fio.job_rws() == ["write"] * 9
+    assert ("UNDECIDED" in out and "sustained_bw_mbps" in out
+            and "[6 vs 3 runs, RSD 26.8 % vs 1.0 %]: UNDECIDED: noise" in out)
+    assert "INCOMPLETE: 1 test(s) UNDECIDED by the regression gate" in out
+    record = _record(results)
+    assert record["repeat"] == 6 and fake_fio.job_rws() == ["write"] * 9
+    assert record["status"] == "skipped" and "UNDECIDED" in record["reason"]
     # C: 25 % slower in every run: regressed on 3 vs 3 runs, confirmed on every run up to
     # --repeat-max (6) before it fails
     monkeypatch.setenv("FAKEFIO_BW_SCALE", "0.75,0.76,0.74")

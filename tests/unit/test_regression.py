@@ -6,6 +6,7 @@ per-metric override path is the one the plugin uses.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -186,18 +187,21 @@ def test_noise_never_passes_a_change_it_cannot_decide(tmp_path: Path) -> None:
     [unsure] = compare_workload("seq_write_128k_qd32", median, {"write.bw_mbps": 600.0},
                                 baseline_firmware="A", limits=limits, samples=samples,
                                 baseline_samples={"write.bw_mbps": [600.0, 590.0, 610.0]})
-    assert unsure.status == INCONCLUSIVE and unsure.failed
+    # 3 + 3 runs at this noise cannot tell a 20 % drop from none: undecided, never passed
+    assert (unsure.status, unsure.failed, unsure.undecided) == ("undecided", False, True)
     assert unsure.method == "welch" and (unsure.n, unsure.baseline_n) == (3, 3)
     # geometric means (500 * 300 * 520) ** (1/3) = 427 and 600; RSD = stdev / mean
     assert unsure.line().startswith("write.bw_mbps 427 vs 600 on A (\u221228.8 %, 90 % CI "
                                     "\u221257.5 \u2026 +19.3 %, ")
-    assert ("limit \u221210 %) [3 vs 3 runs, RSD 27.6 % vs 1.7 %]: INCONCLUSIVE: the estimate is "
-            "past the limit, but at 95 % confidence the change could be none; rerun with more "
-            "repetitions (--repeat-max, or --repeat on this build and the baseline) or on a "
-            "quieter bench") in unsure.line()
-    message = failure_message("/dev/sdb", "seq_write_128k_qd32", [unsure], "RUN1")
+    assert unsure.line().endswith(
+        "limit \u221210 %) [3 vs 3 runs, RSD 27.6 % vs 1.7 %]: UNDECIDED: noise 21.7 % too high "
+        "for a 10 % limit with 3 vs 3 runs; needs 24 runs per side (--repeat 24 on this build "
+        "and the baseline)")
+    message = failure_message("/dev/sdb", "seq_write_128k_qd32", [unsure, dataclasses.replace(
+        unsure, metric="write.iops", status=INCONCLUSIVE, reason="r")], "RUN1")
     assert message.splitlines()[0] == ("REGRESSION: /dev/sdb seq_write_128k_qd32: 0 metric(s) "
-                                       "regressed, 1 INCONCLUSIVE vs baseline run RUN1")
+                                       "regressed, 1 INCONCLUSIVE, 1 UNDECIDED vs baseline run "
+                                       "RUN1")
     # quiet repetitions: a 20 % drop regresses, with its interval
     [quiet] = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 400.0},
                                {"write.bw_mbps": 500.0}, baseline_firmware="A", limits=limits,
@@ -306,3 +310,31 @@ def test_the_gate_summary_warns_of_a_single_run_baseline(tmp_path: Path) -> None
     quiet = format_gate_summary(
         GateResult("/dev/sdb", "seq_write_128k_qd32", "R0", repeated, tmp_path).rows(), None)
     assert not [line for line in quiet if line.startswith("WARNING") or "single-run" in line]
+
+
+def test_an_undecided_metric_has_its_own_row_and_count_and_is_no_failure(tmp_path: Path) -> None:
+    """Too few runs for the noise: the gate summary's row says UNDECIDED and how many runs per
+    side would decide; the test gets the ``UNDECIDED:`` text, no ``REGRESSION:`` failure."""
+    from pytest_ssdqual.results.gate_summary import GateResult, format_gate_summary
+
+    noisy = compare_workload("seq_write_128k_qd32", {"write.bw_mbps": 1000.0},
+                             {"write.bw_mbps": 1000.0}, baseline_firmware="A",
+                             limits=_limits(tmp_path), gated=["write.bw_mbps"],
+                             samples={"write.bw_mbps": [1000.0, 800.0, 1200.0]},
+                             baseline_samples={"write.bw_mbps": [1000.0, 1003.0, 998.0]})
+    result = GateResult("/dev/sdb", "seq_write_128k_qd32", "R0", noisy, tmp_path)
+    assert result.failure_message() is None and len(result.undecided) == 1
+    message = result.undecided_message()
+    assert message is not None and message.startswith(
+        "UNDECIDED: /dev/sdb seq_write_128k_qd32: 1 metric(s) the gate cannot decide vs "
+        "baseline run R0 (neither a pass nor a regression: the run is incomplete)\n  "
+        "write.bw_mbps 986 vs 1000 on A")
+    rows = result.rows()
+    assert (rows[0]["status"], rows[0]["runs_needed"]) == ("undecided", 44)
+    lines = format_gate_summary(rows, None)
+    assert lines[0].startswith("UNDECIDED         /dev/sdb seq_write_128k_qd32: write.bw_mbps ")
+    assert lines[0].endswith("UNDECIDED: noise 14.4 % too high for a 5 % limit with 3 vs 3 "
+                             "runs; needs 44 runs per side (--repeat 44 on this build and the "
+                             "baseline)")
+    assert lines[1].startswith("0 regressed, 0 inconclusive, 1 UNDECIDED (neither pass nor "
+                               "fail: the run is incomplete), 0 improved,")

@@ -16,6 +16,7 @@ and derives the summary figures with the suites' own arithmetic (``qd_scaling._p
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -294,11 +295,11 @@ def _recovery_run(rng: random.Random) -> dict[str, float]:
             "steady_state_reached": 1.0}
 
 
-def _recovery_fails(limits: ResolvedLimits, rng: random.Random, runs: int, repeat_max: int
-                    ) -> bool:
+def _recovery_outcome(limits: ResolvedLimits, rng: random.Random, runs: int, repeat_max: int
+                      ) -> str:
     """One identical build of recovery_after_idle through the gate as the plugin runs it
-    (``runs`` runs on each side, reruns while inconclusive or regressed up to ``repeat_max``:
-    ``comparison.rerun_may_change``)."""
+    (``runs`` runs on each side, reruns while ``comparison.rerun_may_change`` up to
+    ``repeat_max``): ``failed``, ``undecided`` (none failed, one undecided) or ``passed``."""
     old = [_recovery_run(rng) for _ in range(runs)]
     new = [_recovery_run(rng) for _ in range(runs)]
     while True:
@@ -307,19 +308,24 @@ def _recovery_fails(limits: ResolvedLimits, rng: random.Random, runs: int, repea
             baseline_firmware="A", limits=limits, samples=repetition_samples(new),
             baseline_samples=repetition_samples(old))
         if not rerun_may_change(comparisons) or len(new) >= repeat_max:
-            return any(c.failed for c in comparisons)
+            if any(c.failed for c in comparisons):
+                return "failed"
+            return "undecided" if any(c.undecided for c in comparisons) else "passed"
         new.append(_recovery_run(rng))
 
 
 def test_recovery_after_idle_identical_builds_with_and_without_repeat(tmp_path: Path) -> None:
-    """Its 6 gated figures (5 noisy ones): one run per build fails nearly half of identical
-    builds; --repeat 3 (now honoured by methodology tests) fails about 5 % (9 % before a
-    regression had to be confirmed on the reruns): each figure's rate adds up over the test's
-    figures."""
+    """Its 6 gated figures (5 noisy ones): one run per build leaves nearly half of identical
+    builds failed or undecided; --repeat 3 (now honoured by methodology tests) fails about 5 %
+    (9 % before a regression had to be confirmed on the reruns) and leaves 14 % undecided:
+    each figure's rate adds up over the test's figures."""
     limits = _limits(tmp_path)
     assert len(gated_metrics(limits, "recovery_after_idle")) == 6
     rng = random.Random(20261204)
-    single = sum(_recovery_fails(limits, rng, 1, 2) for _ in range(BUILDS))
-    repeated = sum(_recovery_fails(limits, rng, 3, 6) for _ in range(BUILDS))
-    assert 400 <= single <= 520, single  # measured: 482
-    assert 25 <= repeated <= 75, repeated  # measured: 48 (85 when regressions were not rerun)
+    single = Counter(_recovery_outcome(limits, rng, 1, 2) for _ in range(BUILDS))
+    repeated = Counter(_recovery_outcome(limits, rng, 3, 6) for _ in range(BUILDS))
+    # one run per build: 70 failed, 412 undecided (before the undecided rule: 482 failed)
+    assert 40 <= single["failed"] <= 110 and 350 <= single["undecided"] <= 470, single
+    # --repeat 3: 47 failed (48 before; 85 when regressions were not rerun), 139 undecided: the
+    # recovery ratio (noise of two figures, about 4.2 %) needs more than 3 baseline runs
+    assert 25 <= repeated["failed"] <= 75 and 90 <= repeated["undecided"] <= 190, repeated
