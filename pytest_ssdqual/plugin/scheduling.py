@@ -109,7 +109,7 @@ class DriveSchedulerHooks:
 
         drive_ids = self.drive_ids
 
-        class DriveScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        class DriveScheduling(LoadScopeScheduling):
             """pytest-xdist's scope scheduling with the drive as the scope: all of a drive's
             tests go to one worker; a test of no drive is a scope of its own."""
 
