@@ -132,6 +132,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
+def found_cases() -> Path:
+    """``cases/found`` (inputs that made the product fail) or a skip saying where it was
+    looked for."""
+    path = cases_dir() / "found"
+    if not path.is_dir():
+        pytest.skip(f"found cases folder {path} not found: set SSDQUAL_CASES_DIR")
+    return path
+
+
+@pytest.fixture
 def real_cases() -> Path:
     """``cases/real`` or a skip saying where it was looked for."""
     path = cases_dir() / "real"

@@ -35,13 +35,18 @@ class DriveLock:
         target_id: :attr:`DriveTarget.id` (``sdb``, ``loop3``, ``file-x.img``).
         lock_dir: where the lock files live; default ``/run/lock``, else the temp directory.
         label: how to name the drive in messages (default ``target_id``), e.g. ``/dev/sdb``.
+        session: the holder's session (the run id every xdist worker of one pytest session
+            shares), written beside the pid: a lock held by a sibling worker of the same
+            session is named as such, never as "another run".
     """
 
     def __init__(
-        self, target_id: str, *, lock_dir: Path | None = None, label: str | None = None
+        self, target_id: str, *, lock_dir: Path | None = None, label: str | None = None,
+        session: str = "",
     ) -> None:
         self.target_id = target_id
         self.label = label or target_id
+        self.session = session
         directory = Path(lock_dir) if lock_dir is not None else _default_lock_dir()
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", target_id)
         self.path = directory / f"pytest-ssdqual-{safe}.lock"
@@ -69,16 +74,25 @@ class DriveLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = _read_pid(fd)
+            holder, holder_session = _read_holder(fd)
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                if self.session and holder_session == self.session:
+                    raise DeviceError(
+                        f"drive {self.label} is in use by another worker of this same pytest "
+                        f"session (pid {holder or 'unknown'}): the drive's tests were handed to "
+                        "more than one pytest-xdist worker, so pytest-ssdqual's per-drive "
+                        "scheduling did not take effect (pytest "
+                        f"{_version('pytest')}, pytest-xdist {_version('pytest-xdist')}); "
+                        "run this drive without -n meanwhile, and report the versions"
+                    ) from None
                 raise DeviceError(
                     f"drive {self.label} is in use by another pytest-ssdqual run "
                     f"(pid {holder or 'unknown'}): wait for it or stop it (lock {self.path})"
                 ) from None
             raise DeviceError(f"cannot lock {self.path}: {exc.strerror}") from exc
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"{os.getpid()}\n{self.session}\n".encode(), 0)
         self._fd = fd
 
     def release(self) -> None:
@@ -100,9 +114,22 @@ class DriveLock:
         self.release()
 
 
-def _read_pid(fd: int) -> str:
+def _read_holder(fd: int) -> tuple[str, str]:
+    """The holder's pid and session from the lock file (``""`` for what it does not say)."""
     try:
-        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        lines = os.pread(fd, 256, 0).decode(errors="replace").splitlines()
     except OSError:
-        return ""
-    return text if text.isdigit() else ""
+        return "", ""
+    pid = lines[0].strip() if lines else ""
+    session = lines[1].strip() if len(lines) > 1 else ""
+    return (pid if pid.isdigit() else ""), session
+
+
+def _version(distribution: str) -> str:
+    """An installed distribution's version, ``"?"`` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "?"

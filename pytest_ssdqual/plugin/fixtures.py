@@ -18,7 +18,7 @@ from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import DriveUnusable, SsdQualError
 from pytest_ssdqual.methodology.base import MethodologyOutcome
 from pytest_ssdqual.plugin import workers as plugin_workers
-from pytest_ssdqual.plugin.common import IN_PLAY_KEY, OPTIONS_KEY, SESSION_KEY
+from pytest_ssdqual.plugin.common import GATE_KEY, IN_PLAY_KEY, OPTIONS_KEY, SESSION_KEY
 from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
@@ -34,7 +34,8 @@ def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     options = request.config.stash[OPTIONS_KEY]
     if not request.config.stash.get(IN_PLAY_KEY, False):  # inert until now: SIGTERM as Ctrl-C
         request.config.add_cleanup(install_sigterm_handler())
-    session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"))
+    session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"),
+                                 session_tag=request.config.stash[GATE_KEY].options.run_id)
     request.config.stash[SESSION_KEY] = session
     yield session
     session.close()

@@ -7,17 +7,15 @@ is delegated to ``qualify``, ``drive``, ``thresholds`` and ``fio``. This module 
 hooks and fixtures of the others so pytest finds them through the one entry point.
 
 Inert when unused: unless ``options.in_play`` (a ``--drive``, an ssdqual option, a suite
-conftest), no SIGTERM handler, no ``--dist`` change and no report header (``fio --version``)
-at start; a test that asks for ``ssd_session`` turns the SIGTERM handler on then.
+conftest), no SIGTERM handler, no per-drive xdist scheduling and no report header
+(``fio --version``) at start; a test that asks for ``ssd_session`` turns the SIGTERM handler
+on then.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import ConfigError, FioError
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.plugin import workers as plugin_workers
@@ -44,6 +42,7 @@ from pytest_ssdqual.plugin.options import (
 )
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
+from pytest_ssdqual.plugin.scheduling import DriveSchedulerHooks, drive_test_ids
 from pytest_ssdqual.plugin.workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 
 
@@ -61,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[IN_PLAY_KEY] = in_play(config)
     if config.stash[IN_PLAY_KEY]:
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
-        _force_loadgroup(config)
+        _schedule_per_drive(config)
     config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
     plugin_workers.register(config)  # crashed workers, interrupted tests, worker journals
     config.pluginmanager.register(OutcomeHooks(
@@ -75,14 +74,17 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-def _force_loadgroup(config: pytest.Config) -> None:
-    """One drive, one worker: only pytest-xdist's ``loadgroup`` keeps a drive's
-    ``xdist_group`` on one worker, so it replaces any other distribution mode. The controller
-    schedules by group; each worker must tag its node ids with the group (``loadgroup``)."""
-    if hasattr(config, "workerinput"):
-        config.option.loadgroup = True
-    elif getattr(config.option, "dist", "no") not in ("no", "loadgroup"):
-        config.option.dist = "loadgroup"
+def _schedule_per_drive(config: pytest.Config) -> None:
+    """One drive, one worker: on the xdist controller, whatever ``--dist`` was given (``load``,
+    ``each``, ``loadgroup``, ...), tests are handed out per drive by ``DriveSchedulerHooks``
+    (``plugin.scheduling``), which needs no node id rewriting (pytest-xdist issue 1386)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if getattr(config.option, "dist", "no") == "no":
+        return
+    specs = config.stash[OPTIONS_KEY].specs
+    config.pluginmanager.register(DriveSchedulerHooks(drive_test_ids(specs)),
+                                  "ssdqual-scheduling")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -131,21 +133,12 @@ def header_lines(config: pytest.Config) -> list[str]:
     return lines
 
 
-def _drive_id(spec: DriveSpec) -> str:
-    if spec.kind == "emu":
-        from pytest_ssdqual.emulate.resolve import drive_id
-
-        return drive_id(spec)
-    name = Path(spec.path).name
-    return name if spec.kind == "block" else f"file-{name}"
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ssd_drive" not in metafunc.fixturenames:
         return
     options = metafunc.config.stash[OPTIONS_KEY]
     params = [
-        pytest.param(spec, id=_drive_id(spec), marks=pytest.mark.xdist_group(_drive_id(spec)))
-        for spec in options.specs
+        pytest.param(spec, id=test_id, marks=pytest.mark.xdist_group(test_id))
+        for spec, test_id in zip(options.specs, drive_test_ids(options.specs), strict=True)
     ]
     metafunc.parametrize("ssd_drive", params, indirect=True, scope="session")

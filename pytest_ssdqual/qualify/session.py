@@ -183,10 +183,15 @@ class QualSession:
     _drives: dict[str, DriveContext] = field(default_factory=dict)
     _keys: DriveKeys | None = None
     written: dict[str, WriteTally] = field(default_factory=dict)
+    #: the run id every xdist worker of this pytest session shares (the drive lock names a
+    #: sibling worker as such); ``""`` outside a pytest session.
+    session_tag: str = ""
 
     @classmethod
-    def create(cls, options: SessionOptions, scratch_dir: Path) -> QualSession:
-        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir)
+    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = ""
+               ) -> QualSession:
+        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir,
+                   session_tag=session_tag)
 
     def drive(self, spec: DriveSpec) -> DriveContext:
         """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.
@@ -210,7 +215,7 @@ class QualSession:
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)
-        lock = DriveLock(target.lock_key, label=target.device)
+        lock = DriveLock(target.lock_key, label=target.device, session=self.session_tag)
         try:
             lock.acquire()
             assignment = resolve_assignment(

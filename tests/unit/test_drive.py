@@ -802,7 +802,7 @@ def test_lock_held_by_another_process(tmp_path: Path) -> None:
         holder.stdin.flush()
         assert holder.wait(timeout=30) == 0
     lock.acquire()  # released: now ours
-    assert (tmp_path / "pytest-ssdqual-sdb.lock").read_text() == f"{os.getpid()}\n"
+    assert (tmp_path / "pytest-ssdqual-sdb.lock").read_text() == f"{os.getpid()}\n\n"
     lock.release()
     lock.release()  # idempotent
 
@@ -819,6 +819,25 @@ def test_lock_in_one_process_two_objects(tmp_path: Path) -> None:
     with DriveLock("file-x.img", lock_dir=tmp_path):
         with pytest.raises(DeviceError, match=f"pid {os.getpid()}"):
             DriveLock("file-x.img", lock_dir=tmp_path).acquire()
+
+
+def test_lock_held_by_a_sibling_worker_of_the_same_session_says_so(tmp_path: Path) -> None:
+    """Found case B34: a drive's tests spread over two xdist workers of one session broke with
+    "in use by another pytest-ssdqual run" -- the other "run" was the sibling worker. The
+    holder's session (the shared run id) is in the lock file, so the message names the cause."""
+    with DriveLock("file-x1.img", lock_dir=tmp_path, session="20261202-101500-ab12"):
+        with pytest.raises(DeviceError) as info:
+            DriveLock("file-x1.img", lock_dir=tmp_path, session="20261202-101500-ab12",
+                      label="/t/x1.img").acquire()
+        message = str(info.value)
+        assert message.startswith(
+            f"drive /t/x1.img is in use by another worker of this same pytest session "
+            f"(pid {os.getpid()}): the drive's tests were handed to more than one "
+            "pytest-xdist worker, so pytest-ssdqual's per-drive scheduling did not take effect")
+        assert "pytest 9." in message and "pytest-xdist 3." in message
+        assert "another pytest-ssdqual run" not in message
+        with pytest.raises(DeviceError, match="another pytest-ssdqual run"):  # another session
+            DriveLock("file-x1.img", lock_dir=tmp_path, session="20261202-111111-cd34").acquire()
 
 
 def test_lock_file_name_is_sanitised(tmp_path: Path) -> None:

@@ -1,0 +1,121 @@
+"""One drive, one worker under pytest-xdist, through xdist's own scheduler hook.
+
+pytest-xdist's ``loadgroup`` mode learns a test's group from an ``@group`` suffix each worker
+appends to the test's node id; pytest 9.2 no longer lets a plugin change a node id, so the
+suffix is silently lost and grouped tests are spread round-robin (pytest-xdist issue 1386). The
+plugin therefore schedules by itself: the controller knows every ``--drive`` and the test id
+each one gets (:func:`drive_test_ids`), finds that id among a test's parameter ids
+(:func:`drive_scope`) and hands every test of one drive to one worker
+(:class:`DriveScheduling`, a ``LoadScopeScheduling`` whose scope is the drive; hook
+``pytest_xdist_make_scheduler``, pytest-xdist docs "Making session-scoped fixtures execute only
+once" / ``xdist/newhooks.py``). Nothing here depends on node ids being rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ssdqual.drive.spec import DriveSpec
+
+__all__ = ["DriveSchedulerHooks", "drive_scope", "drive_test_ids"]
+
+
+def _drive_id(spec: DriveSpec, depth: int) -> str:
+    """``sdb`` for a block device, ``file-x.img`` for a file, ``emu-<model>`` emulated; with
+    ``depth`` > 0 the last ``depth`` parent folders go in front of the name (``file-a-x.img``)."""
+    if spec.kind == "emu":
+        from pytest_ssdqual.emulate.resolve import drive_id
+
+        return drive_id(spec)
+    path = Path(spec.path)
+    parents = [p for p in path.parent.parts if p != "/"][-depth:] if depth else []
+    name = "-".join([*parents, path.name])
+    return name if spec.kind == "block" else f"file-{name}"
+
+
+def drive_test_ids(specs: Sequence[DriveSpec]) -> list[str]:
+    """The test id of each drive, in ``specs`` order, unique within the session.
+
+    A drive's id is its short name (``sdb``, ``file-x.img``, ``emu-jmf612-43nm-64g``). Two
+    drives whose short names are alike (``file:/t/a/x.img`` and ``file:/t/b/x.img``) get their
+    parent folders in front until they differ (``file-a-x.img``, ``file-b-x.img``), and
+    failing that their position (``file-x.img-2``): pytest's own disambiguation (``x.img0``,
+    ``x.img1``) would make ids that name no drive, and one shared group would run both drives
+    on one worker, one after the other.
+
+    Args:
+        specs: the session's drives (``SessionOptions.specs``).
+
+    Returns:
+        one id per drive; ``[]`` for no drives.
+    """
+    depth = [0] * len(specs)
+    ids = [_drive_id(spec, 0) for spec in specs]
+    for _ in range(16):
+        clashes = {i for i in ids if ids.count(i) > 1}
+        if not clashes:
+            break
+        for n, spec in enumerate(specs):
+            if ids[n] in clashes and spec.kind != "emu":
+                depth[n] += 1
+                ids[n] = _drive_id(spec, depth[n])
+    seen: dict[str, int] = {}
+    unique = []
+    for i in ids:
+        seen[i] = seen.get(i, 0) + 1
+        unique.append(i if seen[i] == 1 else f"{i}-{seen[i]}")
+    return unique
+
+
+_GROUP_SUFFIX = re.compile(r"@[^\]]*$")
+
+
+def drive_scope(nodeid: str, drive_ids: Sequence[str]) -> str | None:
+    """The drive a test runs on, from its node id, or ``None`` for a test of no drive.
+
+    A drive test's parameter ids (``test_seq[file-a.img-seq_read_128k_qd32]``) hold the
+    drive's id as a ``-``-bounded part; the longest drive id found wins, so ``sdb`` is never
+    taken for ``file-sdb``. An ``@group`` suffix that xdist's ``loadgroup`` may have appended
+    is ignored.
+
+    Args:
+        nodeid: pytest node id as a worker reports it.
+        drive_ids: :func:`drive_test_ids` of the session.
+    """
+    nodeid = _GROUP_SUFFIX.sub("", nodeid) if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return None
+    params = "-" + nodeid[nodeid.index("[") + 1:-1] + "-"
+    found = [d for d in drive_ids if f"-{d}-" in params]
+    return max(found, key=len) if found else None
+
+
+class DriveSchedulerHooks:
+    """Controller-side plugin: makes pytest-xdist schedule per drive (``tryfirst``, so it
+    answers ``pytest_xdist_make_scheduler`` before xdist's own ``DSession``). Registered only
+    when the plugin is in play and xdist distributes (``--dist`` other than ``no``)."""
+
+    def __init__(self, drive_ids: Sequence[str]) -> None:
+        self.drive_ids = list(drive_ids)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling
+
+        drive_ids = self.drive_ids
+
+        class DriveScheduling(LoadScopeScheduling):
+            """pytest-xdist's scope scheduling with the drive as the scope: all of a drive's
+            tests go to one worker; a test of no drive is a scope of its own."""
+
+            def _split_scope(self, nodeid: str) -> str:
+                scope = drive_scope(nodeid, drive_ids)
+                return f"ssdqual-drive:{scope}" if scope is not None else nodeid
+
+        return DriveScheduling(config, log)
+
