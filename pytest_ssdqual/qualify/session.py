@@ -183,13 +183,10 @@ class QualSession:
     _drives: dict[str, DriveContext] = field(default_factory=dict)
     _keys: DriveKeys | None = None
     written: dict[str, WriteTally] = field(default_factory=dict)
-    #: the run id every xdist worker of this pytest session shares (the drive lock names a
-    #: sibling worker as such); ``""`` outside a pytest session.
-    session_tag: str = ""
+    session_tag: str = ""  #: the run id all xdist workers share (``DriveLock(session=)``)
 
     @classmethod
-    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = ""
-               ) -> QualSession:
+    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = "") -> QualSession:
         return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir,
                    session_tag=session_tag)
 
