@@ -183,12 +183,13 @@ class QualSession:
     _drives: dict[str, DriveContext] = field(default_factory=dict)
     _keys: DriveKeys | None = None
     written: dict[str, WriteTally] = field(default_factory=dict)
-    session_tag: str = ""  #: the run id all xdist workers share (``DriveLock(session=)``)
+    session_tag: str = ""  #: the run id all xdist workers share
 
     @classmethod
-    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = "") -> QualSession:
-        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir,
-                   session_tag=session_tag)
+    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = ""
+               ) -> QualSession:
+        runner = FioRunner(options.fio_bin, cgroup=options.cgroup)
+        return cls(options, runner, scratch_dir, session_tag=session_tag)
 
     def drive(self, spec: DriveSpec) -> DriveContext:
         """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.
