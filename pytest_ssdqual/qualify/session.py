@@ -3,11 +3,8 @@
 Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process from its
 options and calls ``QualSession.drive(spec)`` / ``run_workload``. Everything a test needs to
 judge a drive -- target, identity, controller/NAND assignment, resolved limits, fio runner -- is
-reached from here.
-
-Data flow (DESIGN.md): DriveSpec -> DriveTarget (identity, safety) -> Assignment (inventory) ->
-DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> metrics ->
-Verdicts.
+reached from here. Data flow: DriveSpec -> DriveTarget (identity, safety) -> Assignment ->
+DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> Verdicts.
 """
 
 from __future__ import annotations
@@ -188,8 +185,8 @@ class QualSession:
     @classmethod
     def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = ""
                ) -> QualSession:
-        runner = FioRunner(options.fio_bin, cgroup=options.cgroup)
-        return cls(options, runner, scratch_dir, session_tag=session_tag)
+        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir,
+                   session_tag=session_tag)
 
     def drive(self, spec: DriveSpec) -> DriveContext:
         """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.
