@@ -17,13 +17,17 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import MIB, PROFILES
 from pytest_ssdqual.emulate.host import image_folder
+from pytest_ssdqual.qualify.session import QualSession, SessionOptions
 from pytest_ssdqual.report import plots
 from pytest_ssdqual.results.regression_stats import judge_samples
+from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 pytest_plugins = ["pytester"]
 
@@ -108,6 +112,22 @@ def _results_dir_outside_the_repo(
     (``$SSDQUAL_RESULTS_DIR``), never in the repo's own ``ssdqual-results/`` (runs whose rootdir
     is the repo, e.g. ones given REPO/suites files)."""
     monkeypatch.setenv("SSDQUAL_RESULTS_DIR", str(tmp_path_factory.mktemp("ssdqual-results")))
+
+
+#: The smoke profile on an 8 MiB span, 1 s a job, no ramp: session tests that run fio directly.
+TINY = replace(PROFILES["smoke"], name="tiny", span_bytes=8 * MIB, file_size_bytes=8 * MIB,
+               ramp_time_s=0, runtime_s=1)
+
+
+def tiny_session(tmp_path: Path, fio_bin: str) -> QualSession:
+    """A ``QualSession`` with no drives, no limits and the ``TINY`` profile, its scratch folder
+    in ``tmp_path/scratch``; ``fio_bin`` is the fio to run (real, or a wrapper/stand-in)."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
+    options = SessionOptions(specs=(), confirmed_serials=(), profile=TINY,
+                             thresholds=ThresholdSet.load([limits]), fio_bin=fio_bin)
+    (tmp_path / "scratch").mkdir()
+    return QualSession.create(options, tmp_path / "scratch")
 
 
 def cases_dir() -> Path:

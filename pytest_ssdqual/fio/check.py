@@ -87,16 +87,7 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
             pass
         detail = first_line(run.stderr) or first_line(run.raw_output) or "no output"
         if run.returncode < 0:
-            number = -run.returncode
-            try:
-                name = signal.Signals(number).name
-            except ValueError:
-                name = "unknown signal"
-            raise FioError(
-                f"fio was killed by signal {number} ({name}) before it finished; it printed: "
-                f"{detail}",
-                raw_output=raw,
-            )
+            raise FioError(f"{_killed_by(run.returncode)}; it printed: {detail}", raw_output=raw)
         interrupted = _SIGNAL_LINE.search(raw)
         if interrupted:
             raise FioError(
@@ -121,15 +112,21 @@ def _check_run(run: FioRun, *, expected_runtime_s: float | None = None,
     return result
 
 
+def _killed_by(returncode: int) -> str:
+    """``fio was killed by signal 9 (SIGKILL) before it finished`` for a negative exit status
+    (``subprocess``: killed by signal ``-returncode``)."""
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = "unknown signal"
+    return f"fio was killed by signal {number} ({name}) before it finished"
+
+
 def _ended_with_orphans(run: FioRun) -> str:
     """Why a run whose job processes outlived fio's main process failed, in one sentence."""
     if run.returncode < 0:
-        number = -run.returncode
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = "unknown signal"
-        how = f"fio was killed by signal {number} ({name}) before it finished"
+        how = _killed_by(run.returncode)
     else:
         how = f"fio's main process exited with status {run.returncode}"
     count = len(run.orphans_killed)

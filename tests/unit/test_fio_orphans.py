@@ -10,24 +10,17 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import MIB, PROFILES
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import FioError
 from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.fio.written import WriteTally
-from pytest_ssdqual.qualify.session import QualSession, SessionOptions
-from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import FakeFio
-
-TINY = replace(PROFILES["smoke"], name="tiny", span_bytes=8 * MIB, file_size_bytes=8 * MIB,
-               ramp_time_s=0, runtime_s=1)
+from ..conftest import FakeFio, tiny_session
 
 
 def run_processes(marker: Path) -> list[tuple[int, int]]:
@@ -47,13 +40,6 @@ def run_processes(marker: Path) -> list[tuple[int, int]]:
     return found
 
 
-def _session(tmp_path: Path, fio_bin: str) -> QualSession:
-    limits = tmp_path / "limits.yaml"
-    limits.write_text("version: 1\nprofiles: []\n")
-    options = SessionOptions(specs=(), confirmed_serials=(), profile=TINY,
-                             thresholds=ThresholdSet.load([limits]), fio_bin=fio_bin)
-    (tmp_path / "scratch").mkdir()
-    return QualSession.create(options, tmp_path / "scratch")
 
 
 def _wait(predicate, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
@@ -69,7 +55,7 @@ def _wait(predicate, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
 def test_real_fio_killed_by_sigkill_leaves_no_job_process_and_unknown_bytes(
     tmp_path: Path,
 ) -> None:
-    qs = _session(tmp_path, "fio")
+    qs = tiny_session(tmp_path, "fio")
     image = tmp_path / "drive.img"
     ctx = qs.drive(parse_drive_option(f"file:{image}"))
     job = (f"[global]\nioengine=psync\nfilename={ctx.target.fio_filename}\nsize=8m\n"
@@ -131,7 +117,7 @@ def test_a_job_process_left_by_a_dead_fio_is_killed_and_its_json_not_trusted(
     wrapper = tmp_path / "fio"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake_fio.path} \"$@\"\n")
     wrapper.chmod(0o755)
-    qs = _session(tmp_path, str(wrapper))
+    qs = tiny_session(tmp_path, str(wrapper))
     try:
         image = tmp_path / "drive.img"
         ctx = qs.drive(parse_drive_option(f"file:{image}"))

@@ -7,13 +7,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES
+from pytest_ssdqual.catalog.workloads import CATALOG, MIB
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.fio import process as fio_process
 from pytest_ssdqual.fio.job import fio_time, render_job, render_prefill
@@ -22,14 +21,9 @@ from pytest_ssdqual.qualify.session import (
     STATE_AS_FOUND,
     STATE_PREFILLED,
     QualSession,
-    SessionOptions,
 )
-from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import FakeFio
-
-TINY = replace(PROFILES["smoke"], name="tiny", span_bytes=8 * MIB, file_size_bytes=8 * MIB,
-               ramp_time_s=0, runtime_s=1)
+from ..conftest import TINY, FakeFio, tiny_session
 
 
 def _opts(text: str) -> dict[str, str]:
@@ -37,13 +31,6 @@ def _opts(text: str) -> dict[str, str]:
                 and not line.startswith(";"))
 
 
-def _session(tmp_path: Path, fio_bin: str) -> QualSession:
-    limits = tmp_path / "limits.yaml"
-    limits.write_text("version: 1\nprofiles: []\n")
-    options = SessionOptions(specs=(), confirmed_serials=(), profile=TINY,
-                             thresholds=ThresholdSet.load([limits]), fio_bin=fio_bin)
-    (tmp_path / "scratch").mkdir()
-    return QualSession.create(options, tmp_path / "scratch")
 
 
 @pytest.fixture
@@ -51,7 +38,7 @@ def fake_session(tmp_path: Path, fake_fio: FakeFio) -> Iterator[QualSession]:
     wrapper = tmp_path / "fio"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {fake_fio.path} \"$@\"\n")
     wrapper.chmod(0o755)
-    qs = _session(tmp_path, str(wrapper))
+    qs = tiny_session(tmp_path, str(wrapper))
     yield qs
     qs.close()
 
@@ -102,7 +89,7 @@ def test_reads_of_a_drive_that_refuses_writes_run_as_found(
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
 def test_real_fio_reads_written_data_after_the_prefill(tmp_path: Path) -> None:
-    qs = _session(tmp_path, "fio")
+    qs = tiny_session(tmp_path, "fio")
     try:
         image = tmp_path / "drive.img"
         ctx = qs.drive(parse_drive_option(f"file:{image}"))
