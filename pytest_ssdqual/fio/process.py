@@ -169,14 +169,14 @@ def leftover_processes(leader_pid: int, argv: Sequence[str]) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == leader_pid:
             continue
+        fields = _stat_fields(int(entry))
+        if not fields or fields[0] == "Z":
+            continue
         try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            if fields[0] == "Z":
-                continue
-            if int(fields[2]) != leader_pid and not (
+            if fields[2] != str(leader_pid) and not (
                     len(argv) > 1 and Path(f"/proc/{entry}/cmdline").read_bytes().endswith(tail)):
                 continue
-        except (OSError, IndexError, ValueError):
+        except OSError:  # gone while read
             continue
         found.append(int(entry))
     return sorted(found)
@@ -208,8 +208,15 @@ def kill_leftovers(leader_pid: int, argv: Sequence[str],
 
 
 def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] != "Z"
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """``/proc/PID/stat`` after the command name (state, ppid, pgrp, ...; proc(5)); ``[]``
+    when the process is gone or the file cannot be read."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return False
-    return state != "Z"
+        return []
