@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_ssdqual.drive.dio_align import dio_alignment
 from pytest_ssdqual.drive.nvme_identity import identity_from_nvme_id_ctrl
 from pytest_ssdqual.drive.smartctl_identity import identity_from_smartctl, smartctl_note
 from pytest_ssdqual.drive.sysfs_identity import block_dir, identity_from_sysfs, read_sysfs
@@ -148,26 +149,27 @@ def _virtual_block(name: str, kind: str, sysfs: Path) -> DriveIdentity:
     )
 
 
-def _file_identity(path: str) -> DriveIdentity:
+def _file_identity(path: str, sysfs: Path) -> DriveIdentity:
     target = Path(path).resolve()
     try:
         st = target.stat()
+        if not target.is_file():
+            raise DeviceError(f"scratch file {target} is not a regular file")
+        align, align_source = dio_alignment(str(target), sysfs=sysfs)
     except OSError as exc:
         raise DeviceError(f"scratch file {target}: {exc.strerror or exc}") from exc
-    if not target.is_file():
-        raise DeviceError(f"scratch file {target} is not a regular file")
     return DriveIdentity(
         model=FILE_MODEL,
         serial=str(target),
         firmware=_kernel_release(),
         capacity_bytes=st.st_size,
-        logical_sector_bytes=512,
-        physical_sector_bytes=st.st_blksize or 4096,
+        logical_sector_bytes=align,
+        physical_sector_bytes=max(st.st_blksize or 4096, align),
         transport="virtual",
         rotational=False,
         vendor="",
         kind="file",
-        sources=("os.stat",),
+        sources=("os.stat", align_source),
     )
 
 
@@ -193,7 +195,10 @@ def identify(
     ``/sys/block/loopN/loop/backing_file``, so confirming destruction names the file).
     ``kind='zram'``: model ``'Linux zram device'``, serial = device name (``'zram0'``; capacity 0
     until ``disksize`` is set). ``kind='file'``: model ``'Scratch file'``, serial = absolute path,
-    capacity = file size, sectors 512 / ``st_blksize``. Virtual targets: firmware = kernel
+    capacity = file size, logical sector = the file's direct-I/O unit
+    (:func:`~pytest_ssdqual.drive.dio_align.dio_alignment`: statx ``STATX_DIOALIGN``, else the
+    backing device's logical block size, else 512; 4096 on a file system over a 4Kn device),
+    physical = ``st_blksize`` (at least the logical). Virtual targets: firmware = kernel
     release, transport ``'virtual'``, not rotational.
 
     Args:
@@ -212,7 +217,7 @@ def identify(
     if kind not in KINDS or kind == "emu":
         raise DeviceError(f"unknown drive kind {kind!r}: expected one of {', '.join(KINDS)}")
     if kind == "file":
-        return _file_identity(path)
+        return _file_identity(path, sysfs)
     name = Path(os.path.realpath(path)).name if path.startswith("/") else path
     if kind in ("loop", "zram"):
         if not name.startswith(kind):
