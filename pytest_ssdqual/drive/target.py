@@ -36,6 +36,7 @@ from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
 
 if TYPE_CHECKING:
+    from pytest_ssdqual.drive.device_types import DeviceTypes
     from pytest_ssdqual.drive.identity import DriveIdentity
     from pytest_ssdqual.drive.inventory import Entry
 
@@ -44,12 +45,19 @@ __all__ = ["DriveTarget", "IdentityFn", "identity_kind"]
 #: ``identity_fn(path, kind=..., sysfs=...) -> DriveIdentity``; defaults to ``identity.identify``.
 IdentityFn = Callable[..., "DriveIdentity"]
 
-def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys")) -> DriveIdentity:
+def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys"),
+                         **smartctl: str) -> DriveIdentity:
     from pytest_ssdqual.drive.identity import (
         identify,  # lazy: identity may shell out to smartctl / nvme
     )
 
-    return identify(path, kind=kind, sysfs=sysfs)
+    return identify(path, kind=kind, sysfs=sysfs, **smartctl)  # type: ignore[arg-type]
+
+
+def _smartctl_kw(device_type: str | None, origin: str = "") -> dict[str, str]:
+    """identity_fn's smartctl keywords: none without a type (fakes need not take them)."""
+    return {"smartctl_device_type": device_type, "smartctl_device_type_from": origin} \
+        if device_type else {}
 
 
 def identity_kind(name: str) -> str:
@@ -139,6 +147,7 @@ class DriveTarget:
         mountinfo: Path = Path("/proc/self/mountinfo"),
         swaps: Path = Path("/proc/swaps"),
         root_dev: tuple[int, int] | None = None,
+        smartctl_types: DeviceTypes | None = None,
     ) -> DriveTarget:
         """Open the drive ``spec`` names: inspect it, identify it, decide on writes.
 
@@ -164,6 +173,9 @@ class DriveTarget:
             identity_fn: ``(path, *, kind, sysfs) -> DriveIdentity``; default
                 ``identity.identify``.
             sysfs, mountinfo, swaps, root_dev: see :func:`inspect_block_device`.
+            smartctl_types: smartctl ``-d`` types (``device_types.DeviceTypes``): a block
+                device is identified with the option's type for it, else -- identified again
+                -- with its inventory entry's (``smartctl_device_type``), if any.
 
         Raises:
             ConfigError: a partition, a file target that is a symlink or no longer a
@@ -185,7 +197,14 @@ class DriveTarget:
             state = inspect_block_device(
                 spec.path, sysfs=sysfs, mountinfo=mountinfo, swaps=swaps, root_dev=root_dev
             )
-            identity = fn(spec.path, kind=identity_kind(state.name), sysfs=sysfs)
+            kind = identity_kind(state.name)
+            given = smartctl_types.given_for(spec) if smartctl_types is not None else None
+            identity = fn(spec.path, kind=kind, sysfs=sysfs,
+                          **_smartctl_kw(given, "--smartctl-device-type"))
+            listed = (smartctl_types.from_inventory(identity)
+                      if smartctl_types is not None and given is None else None)
+            if listed is not None and listed[0] != identity.smartctl_device_type:
+                identity = fn(spec.path, kind=kind, sysfs=sysfs, **_smartctl_kw(*listed))
             fio_filename = os.path.realpath(spec.path)
             target = cls(
                 identity=identity,
@@ -361,7 +380,9 @@ class DriveTarget:
             self._recheck_file()
         kind = "file" if self.spec.kind == "file" else identity_kind(self._name)
         try:
-            identity = self._identity_fn(self.spec.path, kind=kind, sysfs=self._sysfs)
+            identity = self._identity_fn(
+                self.spec.path, kind=kind, sysfs=self._sysfs,
+                **_smartctl_kw(getattr(self.identity, "smartctl_device_type", "")))
         except Exception as exc:
             self._refuse(f"{self.device} could not be identified again ({exc}): refusing writes")
             raise

@@ -13,6 +13,10 @@
   unqualified; unless ``--allow-skipped-writes`` is given, such a run exits 1 (pytest's "tests
   failed") instead of 0, with an ``INCOMPLETE:`` line saying why. A run that failed anyway keeps
   its own status.
+* **Unread health is not a pass.** A block device whose SMART / NVMe health could not be read
+  (a ``NOT READ`` row, ``plugin.health.note_unread``) was never checked: the run exits 1 with
+  an ``INCOMPLETE:`` line naming the drive and the reason, whatever ``--allow-skipped-writes``
+  says (it accepts skipped writes only).
 * **Skips where the test is.** A skip raised by the plugin (writes refused, no SMART) is
   reported at the test's own line, as pytest reports a skip mark, not inside the plugin.
 
@@ -30,7 +34,7 @@ import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.plugin.common import PROP_ROWS
-from pytest_ssdqual.report.summary import SummaryRow
+from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow
 
 #: The option that lets a run whose write tests were skipped exit 0.
 ALLOW_SKIPPED_WRITES = "--allow-skipped-writes"
@@ -99,6 +103,7 @@ class OutcomeHooks:
     def __init__(self, *, allow_skipped_writes: bool) -> None:
         self.allow_skipped_writes = allow_skipped_writes
         self.refused: dict[str, str] = {}  # nodeid -> drive, write tests skipped by a refusal
+        self.unread: dict[str, str] = {}  # drive -> why its health could not be read
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_runtest_makereport(
@@ -122,23 +127,25 @@ class OutcomeHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count write tests skipped because the drive refused writes (their ``SKIPPED`` rows;
-        on the xdist controller too, where the workers' reports arrive)."""
-        if not report.skipped or hasattr(report, "wasxfail"):
-            return
+        on the xdist controller too, where the workers' reports arrive), and drives whose
+        health could not be read (their ``NOT READ`` rows, on a test of any outcome)."""
         for key, value in report.user_properties:
             if key != PROP_ROWS:
                 continue
             for row in cast(Any, value):
-                if row.get("verdict") == "SKIPPED":
+                if row.get("verdict") == HEALTH_NOT_READ:
+                    self.unread[str(row.get("drive", "-"))] = str(row.get("source", ""))
+                elif (row.get("verdict") == "SKIPPED" and report.skipped
+                      and not hasattr(report, "wasxfail")):
                     self.refused[report.nodeid] = str(row.get("drive", "-"))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Exit 1 instead of 0 when write tests were skipped, unless allowed (before the
-        results store records the exit status)."""
+        """Exit 1 instead of 0 when write tests were skipped (unless allowed) or a drive's
+        health could not be read (before the results store records the exit status)."""
         if hasattr(session.config, "workerinput"):
             return
-        if (self.refused and not self.allow_skipped_writes
+        if ((self.unread or (self.refused and not self.allow_skipped_writes))
                 and int(session.exitstatus) == int(pytest.ExitCode.OK)):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -155,9 +162,15 @@ class OutcomeHooks:
                 "exits 1; add "
                 f"{ALLOW_SKIPPED_WRITES} to accept a read-only run")
 
+    def unread_lines(self) -> list[str]:
+        """One ``INCOMPLETE:`` line per drive whose health could not be read."""
+        return [f"INCOMPLETE: {drive}: its SMART / health could not be read, so the drive is not "
+                f"qualified and the run exits 1 ({reason})"
+                for drive, reason in sorted(self.unread.items())]
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
-        line = self.incomplete_line()
-        if line:
-            terminalreporter.write_line(line, yellow=True, bold=True)
+        for line in [self.incomplete_line(), *self.unread_lines()]:
+            if line:
+                terminalreporter.write_line(line, yellow=True, bold=True)
