@@ -27,9 +27,11 @@ from typing import NoReturn
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
 from pytest_ssdqual.cli import emu as emu_commands
 from pytest_ssdqual.cli import report as report_commands
+from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.health_checks import health_lines
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.drive.inventory import Inventory, resolve_assignment
+from pytest_ssdqual.drive.smartctl_device import check_device_type
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
@@ -63,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "the error messages' fixes use this spelling")
     p_id.add_argument("--inventory", help="lab inventory YAML")
     p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
+    p_id.add_argument("--smartctl-device-type", metavar="TYPE",
+                      help="smartctl -d type (a USB bridge smartctl does not know: sntjmicron)")
 
     p_th = sub.add_parser("thresholds", help="check or show threshold files")
     th_sub = p_th.add_subparsers(dest="action", required=True)
@@ -116,8 +120,12 @@ def _identify(args: argparse.Namespace) -> int:
     if spec.kind == "file" and not Path(spec.path).exists():
         print(f"{spec.path} does not exist yet (a file target is created by the run)")
         return EXIT_OK
-    target = DriveTarget.open(spec, confirmed_serials=args.confirm_destroy, file_size_bytes=0)
     inventory = Inventory.load(args.inventory) if args.inventory else None
+    given = args.smartctl_device_type
+    types = DeviceTypes(((("", check_device_type(given, key="--smartctl-device-type")),)
+                         if given else ()), inventory)
+    target = DriveTarget.open(spec, confirmed_serials=args.confirm_destroy, file_size_bytes=0,
+                              smartctl_types=types)
     assignment = resolve_assignment(target.identity, inventory)
     ident = target.identity
     for key, value in (
@@ -136,7 +144,8 @@ def _identify(args: argparse.Namespace) -> int:
     else:
         print(f"{'writes':15} allowed")
     try:
-        health = query_health(target.device, kind=ident.kind, transport=ident.transport)
+        health = query_health(target.device, kind=ident.kind, transport=ident.transport,
+                              smartctl_device_type=ident.smartctl_device_type or None)
     except HealthUnavailable as exc:
         print(f"{'health':15} not read: {exc}")
     else:

@@ -17,6 +17,7 @@ from pytest_ssdqual.drive.health import (
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
+from pytest_ssdqual.drive.smartctl_device import run_smartctl
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
 from pytest_ssdqual.errors import DeviceError, SsdQualError
@@ -44,8 +45,8 @@ class HealthUnavailable(SsdQualError):
         self.applicable = applicable
 
 
-def query_health(path: str, *, kind: str, transport: str, run: Runner | None = None
-                 ) -> DriveHealth:
+def query_health(path: str, *, kind: str, transport: str, run: Runner | None = None,
+                 smartctl_device_type: str | None = None) -> DriveHealth:
     """Read the drive's health: ``smartctl -j -a PATH`` (smartmontools >= 7.0), else for NVMe
     ``nvme smart-log -o json PATH``; for NVMe also ``nvme id-ctrl -o json PATH`` for the warning
     composite temperature (``WCTEMP``, Kelvin) and ``nvme ocp smart-add-log -o json PATH`` for
@@ -57,6 +58,9 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
         transport: ``DriveIdentity.transport`` (``'NVMe'`` adds the nvme-cli queries).
         run: ``argv -> (returncode, stdout)`` as for ``identify`` (default: a subprocess with
             ``LC_ALL=C`` and a 30 s timeout).
+        smartctl_device_type: smartctl ``-d`` type (``DriveIdentity.smartctl_device_type``);
+            ``None``: smartctl's choice, then the USB bridge types when it asks for one
+            (``smartctl_device.run_smartctl``).
 
     Returns:
         The ``DriveHealth`` (``exit_status``, ``findings`` and ``messages`` from smartctl).
@@ -70,12 +74,12 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
     run = run or default_run
     notes: list[str] = []
     health: DriveHealth | None = None
-    doc = run_tool(run, ["smartctl", "-j", "-a", path], "smartctl", notes)
-    if doc is not None:
+    answer = run_smartctl(run, ["-a"], path, notes, device_type=smartctl_device_type)
+    if answer.doc is not None:
         try:
-            health = health_from_smartctl(doc)
+            health = health_from_smartctl(answer.doc)
         except DeviceError as exc:
-            notes.append(str(exc))
+            notes.append(str(exc) + (f"; {answer.failure(path)}" if answer.failure(path) else ""))
     if transport != "NVMe":
         if health is None:
             raise HealthUnavailable(f"{path}: no health data: {'; '.join(notes)}")

@@ -33,7 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_ssdqual.drive.dio_align import dio_alignment
 from pytest_ssdqual.drive.nvme_identity import identity_from_nvme_id_ctrl
+from pytest_ssdqual.drive.smartctl_device import run_smartctl
 from pytest_ssdqual.drive.smartctl_identity import identity_from_smartctl, smartctl_note
 from pytest_ssdqual.drive.sysfs_identity import block_dir, identity_from_sysfs, read_sysfs
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
@@ -85,6 +87,9 @@ class DriveIdentity:
             ``'emu'`` (emulated drive).
         sources: where the fields came from, in order, with notes on skipped tools, e.g.
             ``('sysfs', 'smartctl 7.3', 'nvme-cli (not installed)')``.
+        smartctl_device_type: the smartctl ``-d`` type that read the drive (given, or found
+            behind a USB bridge smartctl does not know: ``'sntjmicron'``); every smartctl call
+            for the drive passes it. ``''``: smartctl's own choice.
     """
 
     model: str
@@ -98,6 +103,7 @@ class DriveIdentity:
     vendor: str = ""
     kind: str = "block"
     sources: tuple[str, ...] = ()
+    smartctl_device_type: str = ""
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -148,26 +154,27 @@ def _virtual_block(name: str, kind: str, sysfs: Path) -> DriveIdentity:
     )
 
 
-def _file_identity(path: str) -> DriveIdentity:
+def _file_identity(path: str, sysfs: Path) -> DriveIdentity:
     target = Path(path).resolve()
     try:
         st = target.stat()
+        if not target.is_file():
+            raise DeviceError(f"scratch file {target} is not a regular file")
+        align, align_source = dio_alignment(str(target), sysfs=sysfs)
     except OSError as exc:
         raise DeviceError(f"scratch file {target}: {exc.strerror or exc}") from exc
-    if not target.is_file():
-        raise DeviceError(f"scratch file {target} is not a regular file")
     return DriveIdentity(
         model=FILE_MODEL,
         serial=str(target),
         firmware=_kernel_release(),
         capacity_bytes=st.st_size,
-        logical_sector_bytes=512,
-        physical_sector_bytes=st.st_blksize or 4096,
+        logical_sector_bytes=align,
+        physical_sector_bytes=max(st.st_blksize or 4096, align),
         transport="virtual",
         rotational=False,
         vendor="",
         kind="file",
-        sources=("os.stat",),
+        sources=("os.stat", align_source),
     )
 
 
@@ -177,6 +184,8 @@ def identify(
     kind: str,
     run: Runner | None = None,
     sysfs: Path = Path("/sys"),
+    smartctl_device_type: str | None = None,
+    smartctl_device_type_from: str = "",
 ) -> DriveIdentity:
     """Identify a drive target.
 
@@ -188,12 +197,19 @@ def identify(
     addresses); tools only fill gaps. Rotational and transport: smartctl wins over sysfs (USB
     bridges often claim rotational media), except that a drive behind USB stays ``'USB'``. A
     ``/dev/loopN`` or ``/dev/zramN`` given as ``'block'`` is identified as ``'loop'``/``'zram'``.
+    smartctl runs with ``-d smartctl_device_type`` when one is given; otherwise, when it
+    answers that it needs a device type (a USB bridge it does not know), the bridge types are
+    tried (``smartctl_device.run_smartctl``) and the one that read the drive is kept in
+    ``smartctl_device_type`` and named in ``sources``.
 
     ``kind='loop'``: model ``'Linux loop device'``, serial = backing file path (from
     ``/sys/block/loopN/loop/backing_file``, so confirming destruction names the file).
     ``kind='zram'``: model ``'Linux zram device'``, serial = device name (``'zram0'``; capacity 0
     until ``disksize`` is set). ``kind='file'``: model ``'Scratch file'``, serial = absolute path,
-    capacity = file size, sectors 512 / ``st_blksize``. Virtual targets: firmware = kernel
+    capacity = file size, logical sector = the file's direct-I/O unit
+    (:func:`~pytest_ssdqual.drive.dio_align.dio_alignment`: statx ``STATX_DIOALIGN``, else the
+    backing device's logical block size, else 512; 4096 on a file system over a 4Kn device),
+    physical = ``st_blksize`` (at least the logical). Virtual targets: firmware = kernel
     release, transport ``'virtual'``, not rotational.
 
     Args:
@@ -201,6 +217,10 @@ def identify(
         kind: one of ``KINDS``.
         run: ``argv -> (returncode, stdout)``, raising ``FileNotFoundError`` for a missing tool.
         sysfs: sysfs mount point.
+        smartctl_device_type: smartctl ``-d`` type for a block device (``None``: smartctl's
+            choice, then the bridge types when it asks for one).
+        smartctl_device_type_from: where the given type came from, for ``sources``
+            (``'--smartctl-device-type'``, ``'inventory.yaml:3'``).
 
     Returns:
         The ``DriveIdentity``.
@@ -212,7 +232,7 @@ def identify(
     if kind not in KINDS or kind == "emu":
         raise DeviceError(f"unknown drive kind {kind!r}: expected one of {', '.join(KINDS)}")
     if kind == "file":
-        return _file_identity(path)
+        return _file_identity(path, sysfs)
     name = Path(os.path.realpath(path)).name if path.startswith("/") else path
     if kind in ("loop", "zram"):
         if not name.startswith(kind):
@@ -227,14 +247,16 @@ def identify(
     sources = [str(merged.pop("source"))]
     transport = str(merged.get("transport", "unknown"))
 
-    smart = run_tool(run, ["smartctl", "-j", "-i", path], "smartctl", sources)
+    answer = run_smartctl(run, ["-i"], path, sources, device_type=smartctl_device_type)
+    smart = answer.doc
     if smart is not None:
         try:
             found = identity_from_smartctl(smart)
         except DeviceError as exc:
-            sources.append(smartctl_note(smart, exc))
+            failure = answer.failure(path)
+            sources.append(smartctl_note(smart, exc) + (f"; {failure}" if failure else ""))
         else:
-            sources.append(str(found.pop("source")))
+            sources.append(answer.note(str(found.pop("source")), smartctl_device_type_from))
             _merge(merged, found)
             if "transport" in found and transport != "USB":  # a USB bridge stays USB
                 transport = str(found["transport"])
@@ -270,6 +292,7 @@ def identify(
         vendor=str(merged.get("vendor", "")),
         kind="block",
         sources=tuple(sources),
+        smartctl_device_type=answer.device_type or "",
     )
 
 

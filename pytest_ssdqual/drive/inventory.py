@@ -12,6 +12,8 @@ over its life. A lab keeps a YAML file (see ``inventory.example.yaml``)::
       - match: {serial: "S3Z9NB0K123456"}        # exact serial: beats any model glob
         controller: PS5012-E12
         nand: BiCS3
+      - match: {model: "HDS721050DLE630"}         # behind a USB bridge smartctl does not know
+        smartctl_device_type: sntjmicron          # every smartctl call passes -d sntjmicron
 
 Precedence (:func:`resolve_assignment`), per field: ``--controller`` / ``--nand`` options > a lab
 entry matching the serial > the first lab entry whose model glob matches (file order) > built-in
@@ -75,8 +77,9 @@ class Entry:
     Attributes:
         model: fnmatch glob on the drive model (case-insensitive), or None.
         serial: exact serial number, or None. An entry with both needs both to hold.
-        controller / nand: what the entry assigns (either may be None, not both).
+        controller / nand: what the entry assigns (either may be None).
         note: free text.
+        smartctl_device_type: smartctl ``-d`` type for the drive (``sntjmicron``), or None.
         where: provenance prefix, ``'inventory.yaml:12'`` or ``'built-in'``.
     """
 
@@ -86,6 +89,7 @@ class Entry:
     nand: str | None
     note: str = ""
     where: str = "built-in"
+    smartctl_device_type: str | None = None
 
     def matches(self, identity: DriveIdentity) -> bool:
         """All given keys hold: serial equal (surrounding spaces ignored), model glob matches."""
@@ -114,7 +118,7 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
-_FIELDS = ("match", "controller", "nand", "note")
+_FIELDS = ("match", "controller", "nand", "note", "smartctl_device_type")
 _MATCH_KEYS = ("model", "serial")
 _TOP_KEYS = ("version", "drives")
 
@@ -181,13 +185,16 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
             message = "match has neither 'model' nor 'serial'"
             fix = 'add model: "GLOB*" or serial: "SERIAL"'
         elif error.validator == "anyOf":
-            message = "entry assigns neither 'controller' nor 'nand'"
-            fix = "add controller: and/or nand:, or remove the entry"
+            message = "entry assigns neither 'controller', 'nand' nor 'smartctl_device_type'"
+            fix = "add controller: and/or nand: (or smartctl_device_type:), or remove the entry"
         elif error.validator == "required":
             missing = next(
                 (k for k in ("match", "version", "drives") if f"'{k}'" in error.message), None
             )
             fix = _REQUIRED_FIX.get(missing or "", None)
+        elif error.validator == "pattern" and parent == "smartctl_device_type":
+            message = f"{error.instance!r} is not a smartctl device type"
+            fix = "give one of smartctl -h's -d types, e.g. sat, sntjmicron, sntasmedia"
         elif error.validator == "const" and path == ["version"]:
             message = f"unsupported version {error.instance!r}"
             fix = "set version: 1"
@@ -220,6 +227,7 @@ def _entries(data: dict[str, Any], lines: dict[str, int], file: str) -> list[Ent
                 nand=item.get("nand"),
                 note=item.get("note", ""),
                 where=f"{file}:{line}" if line else file,
+                smartctl_device_type=item.get("smartctl_device_type"),
             )
         )
     return entries
@@ -309,11 +317,22 @@ class Inventory:
         )
 
     def find(self, identity: DriveIdentity) -> Entry | None:
-        """The entry for ``identity``: a serial entry first, else the first matching model glob."""
+        """The entry assigning a controller or NAND to ``identity``: a serial entry first, else
+        the first matching model glob (an entry giving only a ``smartctl_device_type`` is not
+        one)."""
         serial_entries = [e for e in self.entries if e.serial is not None]
         for entry in [*serial_entries, *(e for e in self.entries if e.serial is None)]:
-            if entry.matches(identity):
+            if (entry.controller or entry.nand) and entry.matches(identity):
                 return entry
+        return None
+
+    def smartctl_device_type(self, identity: DriveIdentity) -> tuple[str, str] | None:
+        """``(type, 'inventory.yaml:12')`` of the first entry for ``identity`` that gives a
+        ``smartctl_device_type`` (serial entries first, then model globs in file order)."""
+        ordered = sorted(self.entries, key=lambda e: e.serial is None)
+        for entry in ordered:
+            if entry.smartctl_device_type and entry.matches(identity):
+                return entry.smartctl_device_type, entry.where
         return None
 
     def lookup(self, identity: DriveIdentity) -> Assignment | None:

@@ -44,6 +44,7 @@ from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
 
 if TYPE_CHECKING:
+    from pytest_ssdqual.drive.device_types import DeviceTypes
     from pytest_ssdqual.drive.identity import DriveIdentity
     from pytest_ssdqual.drive.inventory import Entry
 
@@ -52,12 +53,19 @@ __all__ = ["DriveTarget", "IdentityFn", "identity_kind"]
 #: ``identity_fn(path, kind=..., sysfs=...) -> DriveIdentity``; defaults to ``identity.identify``.
 IdentityFn = Callable[..., "DriveIdentity"]
 
-def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys")) -> DriveIdentity:
+def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys"),
+                         **smartctl: str) -> DriveIdentity:
     from pytest_ssdqual.drive.identity import (
         identify,  # lazy: identity may shell out to smartctl / nvme
     )
 
-    return identify(path, kind=kind, sysfs=sysfs)
+    return identify(path, kind=kind, sysfs=sysfs, **smartctl)  # type: ignore[arg-type]
+
+
+def _smartctl_kw(device_type: str | None, origin: str = "") -> dict[str, str]:
+    """identity_fn's smartctl keywords: none without a type (fakes need not take them)."""
+    return {"smartctl_device_type": device_type, "smartctl_device_type_from": origin} \
+        if device_type else {}
 
 
 def identity_kind(name: str) -> str:
@@ -148,6 +156,7 @@ class DriveTarget:
         swaps: Path = Path("/proc/swaps"),
         root_dev: tuple[int, int] | None = None,
         ata_security_fn: Callable[[str], AtaSecurity | None] | None = None,
+        smartctl_types: DeviceTypes | None = None,
     ) -> DriveTarget:
         """Open the drive ``spec`` names: inspect it, identify it, decide on writes.
 
@@ -178,6 +187,9 @@ class DriveTarget:
             sysfs, mountinfo, swaps, root_dev: see :func:`inspect_block_device`.
             ata_security_fn: ``path -> AtaSecurity | None`` for a SATA/USB drive; default
                 :func:`~pytest_ssdqual.drive.ata_security.read_ata_security`.
+            smartctl_types: smartctl ``-d`` types (``device_types.DeviceTypes``): a block
+                device is identified with the option's type for it, else -- identified again
+                -- with its inventory entry's (``smartctl_device_type``), if any.
 
         Raises:
             ConfigError: a partition, a file target that is a symlink or no longer a
@@ -200,7 +212,14 @@ class DriveTarget:
             state = inspect_block_device(
                 spec.path, sysfs=sysfs, mountinfo=mountinfo, swaps=swaps, root_dev=root_dev
             )
-            identity = fn(spec.path, kind=identity_kind(state.name), sysfs=sysfs)
+            kind = identity_kind(state.name)
+            given = smartctl_types.given_for(spec) if smartctl_types is not None else None
+            identity = fn(spec.path, kind=kind, sysfs=sysfs,
+                          **_smartctl_kw(given, "--smartctl-device-type"))
+            listed = (smartctl_types.from_inventory(identity)
+                      if smartctl_types is not None and given is None else None)
+            if listed is not None and listed[0] != identity.smartctl_device_type:
+                identity = fn(spec.path, kind=kind, sysfs=sysfs, **_smartctl_kw(*listed))
             if identity.transport in ATA_TRANSPORTS:
                 security = (ata_security_fn or read_ata_security)(spec.path)
                 if security is not None and security.locked:
@@ -385,7 +404,9 @@ class DriveTarget:
             self._recheck_file()
         kind = "file" if self.spec.kind == "file" else identity_kind(self._name)
         try:
-            identity = self._identity_fn(self.spec.path, kind=kind, sysfs=self._sysfs)
+            identity = self._identity_fn(
+                self.spec.path, kind=kind, sysfs=self._sysfs,
+                **_smartctl_kw(getattr(self.identity, "smartctl_device_type", "")))
         except Exception as exc:
             self._refuse(f"{self.device} could not be identified again ({exc}): refusing writes")
             raise

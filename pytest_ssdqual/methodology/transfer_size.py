@@ -3,7 +3,8 @@ sequential write, at each transfer size from 512 B to 8 MiB (powers of two) at Q
 default queue depth), each moving the profile's *total length* (ATTO's term) from offset 0.
 
 Sizes below the drive's logical sector size (``DriveIdentity.logical_sector_bytes``, e.g. 4096
-on a 4Kn drive) are skipped -- direct I/O cannot move less than a sector -- and named in the
+on a 4Kn drive; for a file target its file system's direct-I/O unit, 4096 over a 4Kn device)
+are skipped -- direct I/O cannot move less than a sector -- and named in the
 notes. Total length: smoke 32 MiB, quick 256 MiB (ATTO's default), full 1 GiB, at most the
 profile's span; each point is size based and capped at the profile's point time (smoke 1 s,
 quick 10 s, full 60 s; see ``sweep``), so the smallest transfers stop on time on a slow drive
@@ -55,8 +56,10 @@ def run(mr: MethodRun) -> MethodologyResult:
     curves: list[Curve] = []
     notes: list[str] = []
     if skipped:
+        unit = (f"the file system's {sector}-byte direct-I/O unit"
+                if mr.ctx.identity.kind == "file" else f"the drive's {sector}-byte logical sector")
         notes.append(f"skipped {', '.join(size_label(s) for s in skipped)} B transfers: below "
-                     f"the drive's {sector}-byte logical sector")
+                     f"{unit}")
     for direction in ("read", "write"):
         steps: list[tuple[int, Step]] = []
         for size in sizes:

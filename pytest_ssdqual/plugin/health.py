@@ -16,6 +16,10 @@
   (``@pytest.mark.ssdqual_last``, moved to the end of the run), the session end and the change
   over the session, through the ``drive_health`` fixture. On targets without SMART (loop, zram,
   file) these tests skip with the reason.
+* A block device whose health could not be read (smartctl failing, a USB bridge it cannot
+  read) has never been checked: the first test on it (``note_unread``) puts a ``NOT READ`` row
+  with the reason in the verdict table and stores a ``skipped`` health record (the drive is
+  not passed in the results store), and the run ends INCOMPLETE (``plugin.outcomes``).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_not_applicable, label_test
-from pytest_ssdqual.report.summary import rows_from_verdicts
+from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow, rows_from_verdicts
 from pytest_ssdqual.results.journal import clean_node_id
 from pytest_ssdqual.results.record import (
     LISTED_ALWAYS,
@@ -90,7 +94,8 @@ class HealthTracker:
         """Read the health now (raises ``HealthUnavailable``)."""
         target = self.ctx.target
         ident = self.ctx.identity
-        return query_health(target.device, kind=ident.kind, transport=ident.transport)
+        return query_health(target.device, kind=ident.kind, transport=ident.transport,
+                            smartctl_device_type=ident.smartctl_device_type or None)
 
     def begin(self) -> None:
         """Read and judge the start reading, once; a target without health is remembered."""
@@ -178,6 +183,25 @@ def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgemen
     return folder
 
 
+_UNREAD = "health not read"
+
+
+def note_unread(node: pytest.Item, tracker_: HealthTracker) -> None:
+    """Once per drive and process, for a block device whose health could not be read: a
+    ``NOT READ`` verdict-table row with the reason, and a ``skipped`` health record in the
+    results store (so the drive is not passed there). Nothing for a target without health."""
+    if tracker_.unavailable is None or not tracker_.applicable or _UNREAD in tracker_.reported:
+        return
+    tracker_.reported.add(_UNREAD)
+    drive = tracker_.ctx.target.spec.raw
+    reason = f"SMART / health never checked: {tracker_.unavailable}"
+    row = SummaryRow(drive, HEALTH_WORKLOAD_ID, "-", None, "-", HEALTH_NOT_READ, None, reason)
+    node.user_properties.append((PROP_ROWS, [row.as_dict()]))
+    node.config.stash[GATE_KEY].store_health(
+        tracker_.ctx, HealthJudgement(_UNREAD, {}, [], ()), listed=LISTED_ALWAYS,
+        test=clean_node_id(node.nodeid), strict=tracker_.strict, unread=reason)
+
+
 def _lines(judgement: HealthJudgement) -> list[str]:
     return [f"  HEALTH ({judgement.label}): {v.line()}" for v in judgement.failed]
 
@@ -189,6 +213,7 @@ def health_failures(node: pytest.Item, tracker_: HealthTracker, *, workload_id: 
     health read now and its change since the previous reading."""
     drive = tracker_.ctx.target.spec.raw
     judgement = tracker_.start_judgement
+    note_unread(node, tracker_)
     if judgement is None or tracker_.start is None:
         return []
     lines = _lines(judgement)
@@ -231,6 +256,7 @@ class DriveHealthTest:
                    **allure_labels(self.node, self.session))
         found = tracker(self.node.config, self.session, self.ctx)
         if found.unavailable is not None:
+            note_unread(self.node, found)
             if not found.applicable:
                 mark_not_applicable(self.node, found.unavailable)
             pytest.skip(f"no drive health: {found.unavailable}")

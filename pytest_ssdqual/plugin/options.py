@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
+from pytest_ssdqual.drive.device_types import DeviceTypes, parse_device_type_options
 from pytest_ssdqual.drive.inventory import Inventory
 from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError
@@ -159,6 +160,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="firmware label of the drive(s), overriding what the drive reports (dev builds); "
         "used for threshold matching, reports and the results store. Default: as reported.",
     )
+    group.addoption(
+        "--smartctl-device-type", action="append", default=[], metavar="[DRIVE=]TYPE",
+        help="smartctl -d type for a drive (repeatable; without DRIVE= for every drive), e.g. "
+        "--smartctl-device-type=/dev/sdx=sntjmicron for a USB bridge smartctl does not know. "
+        "Default: the inventory's smartctl_device_type, else smartctl's choice, then the USB "
+        "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
+    )
     parser.addini("ssdqual_results_dir", "default --results-dir", default="")
     add_outcome_options(group)  # --allow-skipped-writes
 
@@ -267,6 +275,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
         cgroup=Path(cgroup) if cgroup else None,
         firmware=config.getoption("firmware") or None,
         budgeted_drive=budgeted,
+        smartctl_types=DeviceTypes(parse_device_type_options(
+            config.getoption("smartctl_device_type") or (), specs), inventory),
     )
 
 
@@ -313,7 +323,7 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max")
+                "repeat_max", "smartctl_device_type")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification

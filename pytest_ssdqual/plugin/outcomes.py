@@ -18,6 +18,10 @@
   ``--repeat-max``) and nothing else failed is skipped with the ``UNDECIDED:`` reason (not a
   product failure); the run exits 1 with an ``INCOMPLETE:`` line naming the runs per side
   that would decide it. ``--allow-skipped-writes`` does not change that.
+* **Unread health is not a pass.** A block device whose SMART / NVMe health could not be read
+  (a ``NOT READ`` row, ``plugin.health.note_unread``) was never checked: the run exits 1 with
+  an ``INCOMPLETE:`` line naming the drive and the reason, whatever ``--allow-skipped-writes``
+  says (it accepts skipped writes only).
 * **Skips where the test is.** A skip raised by the plugin (writes refused, no SMART) is
   reported at the test's own line, as pytest reports a skip mark, not inside the plugin.
 
@@ -35,7 +39,7 @@ import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.plugin.common import PROP_GATE, PROP_ROWS
-from pytest_ssdqual.report.summary import SummaryRow
+from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow
 from pytest_ssdqual.results.regression_stats import UNDECIDED
 
 #: The option that lets a run whose write tests were skipped exit 0.
@@ -106,6 +110,7 @@ class OutcomeHooks:
         self.allow_skipped_writes = allow_skipped_writes
         self.refused: dict[str, str] = {}  # nodeid -> drive, write tests skipped by a refusal
         self.undecided: dict[str, int] = {}  # nodeid -> runs per side needed (0: unknown)
+        self.unread: dict[str, str] = {}  # drive -> why its health could not be read
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_runtest_makereport(
@@ -129,9 +134,8 @@ class OutcomeHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count write tests skipped because the drive refused writes (their ``SKIPPED`` rows;
-        on the xdist controller too, where the workers' reports arrive)."""
-        if not report.skipped or hasattr(report, "wasxfail"):
-            return
+        on the xdist controller too, where the workers' reports arrive), and drives whose
+        health could not be read (their ``NOT READ`` rows, on a test of any outcome)."""
         for key, value in report.user_properties:
             if key == PROP_GATE:
                 needed = [int(row.get("runs_needed") or 0) for row in cast(Any, value)
@@ -141,17 +145,22 @@ class OutcomeHooks:
             if key != PROP_ROWS:
                 continue
             for row in cast(Any, value):
-                if row.get("verdict") == "SKIPPED":
+                if row.get("verdict") == HEALTH_NOT_READ:
+                    self.unread[str(row.get("drive", "-"))] = str(row.get("source", ""))
+                elif (row.get("verdict") == "SKIPPED" and report.skipped
+                      and not hasattr(report, "wasxfail")):
                     self.refused[report.nodeid] = str(row.get("drive", "-"))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Exit 1 instead of 0 when write tests were skipped, unless allowed, or the gate left
-        a test undecided (before the results store records the exit status)."""
+        """Exit 1 instead of 0 when write tests were skipped (unless allowed), the gate left a
+        test undecided, or a drive's health could not be read (before the results store records
+        the exit status)."""
         if hasattr(session.config, "workerinput"):
             return
-        if ((self.refused and not self.allow_skipped_writes) or self.undecided) and int(
-                session.exitstatus) == int(pytest.ExitCode.OK):
+        incomplete = (self.refused and not self.allow_skipped_writes) or self.undecided \
+            or self.unread
+        if incomplete and int(session.exitstatus) == int(pytest.ExitCode.OK):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def incomplete_line(self) -> str | None:
@@ -179,9 +188,15 @@ class OutcomeHooks:
                 f"reasons in the gate summary): neither passed nor failed, so the run exits 1; "
                 f"{fix}")
 
+    def unread_lines(self) -> list[str]:
+        """One ``INCOMPLETE:`` line per drive whose health could not be read."""
+        return [f"INCOMPLETE: {drive}: its SMART / health could not be read, so the drive is not "
+                f"qualified and the run exits 1 ({reason})"
+                for drive, reason in sorted(self.unread.items())]
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
-        for line in (self.incomplete_line(), self.undecided_line()):
+        for line in [self.incomplete_line(), self.undecided_line(), *self.unread_lines()]:
             if line:
                 terminalreporter.write_line(line, yellow=True, bold=True)

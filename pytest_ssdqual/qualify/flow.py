@@ -147,11 +147,20 @@ def run_test(
         test: the test's id (pytest node id), kept in its stored record.
 
     Raises:
-        Skipped: the test writes and the drive refuses writes (the exact reasons).
+        Skipped: the test writes and the drive refuses writes (the exact reasons); or (not
+            applicable) a plain workload's transfer size is no multiple of the drive's logical
+            sector (a 512-byte pattern on a 4Kn drive or a file over one).
         FioError, DeviceError: from ``measure`` (the test is broken, not failed).
         BaselineError, StoreError: from ``ResultsGate.check`` (the test is broken).
     """
     host.started(ctx, workload)
+    unit = ctx.identity.logical_sector_bytes
+    if not workload.is_methodology and unit > 0 and workload.bs_bytes % unit:
+        raise Skipped(
+            f"{workload.id}: {workload.bs_bytes}-byte transfers are no whole number of "
+            f"{ctx.target.spec.raw}'s {unit}-byte logical sectors (direct I/O moves whole "
+            f"sectors; fio would fail with EINVAL): use a transfer size that is a multiple "
+            f"of {unit}", applicable=False)
     refusal = session.refusal(ctx) if writes else None
     if refusal is not None:
         host.rows([SummaryRow.refused(ctx.target.spec.raw, workload.id, refusal.reasons)])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
+from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
@@ -40,7 +41,8 @@ class SessionOptions:
         confirmed_serials: ``--confirm-destroy`` values.
         profile: the run profile (``--ssd-profile``).
         thresholds: the loaded, validated threshold files.
-        inventory: the lab inventory (``--inventory``), or None.
+        inventory: the lab inventory (``--inventory``), or None. smartctl_types: smartctl
+            ``-d`` types (``--smartctl-device-type``, the inventory's).
         controller, nand: ``--controller`` / ``--nand`` overrides. fio_bin: fio executable.
         strict: ``--strict-thresholds``.
         file_size_bytes: size of a file target the plugin creates. cgroup: blkio cgroup
@@ -64,6 +66,7 @@ class SessionOptions:
     firmware: str | None = None  # every drive's label over what it reports (a lab's dev build)
     budgeted_drive: str | None = None
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
+    smartctl_types: DeviceTypes = DeviceTypes()
 
     def write_budget_for(self, drive: str) -> int | None:
         """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""
@@ -109,9 +112,8 @@ class DriveContext:
             "nand": self.assignment.nand or "unknown",
             "assignment_source": self.assignment.source,
             "writes": "allowed" if not self.target.write_refusals else "refused",
-            "threshold_profiles": "; ".join(
-                f"{p.name} ({Path(p.file).name})" for p in self.limits.profiles
-            ) or "none",
+            "threshold_profiles": "; ".join(f"{p.name} ({Path(p.file).name})"
+                                            for p in self.limits.profiles) or "none",
             "pattern_limits": "; ".join(self.limits.pattern_keys()),
             **dict(self.target.report_facts),
         }
@@ -205,8 +207,8 @@ class QualSession:
             target: DriveTarget = open_emulated_target(spec, file_size_bytes=size)
         else:
             target = DriveTarget.open(
-                spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size
-            )
+                spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size,
+                smartctl_types=self.options.smartctl_types)
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)

@@ -70,6 +70,11 @@ class SummaryRow:
         return cls(drive, workload, "-", None, "-", "SKIPPED", None, "; ".join(reasons))
 
 
+#: ``SummaryRow.verdict`` of a block device whose SMART / NVMe health could not be read: the
+#: drive cannot be qualified on such a run (INCOMPLETE).
+HEALTH_NOT_READ = "NOT READ"
+
+
 def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
     """Verdicts of one workload as rows (``not judged`` metrics included), each with the drive
     state of its figure (``figure_state.figure_states``)."""
@@ -119,6 +124,8 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
             lines.append(f"skipped {r.drive} {r.workload}: {r.source}")
         elif r.verdict == "BROKEN":
             lines.append(f"broken {r.drive} {r.workload}: {r.source}")
+        elif r.verdict == HEALTH_NOT_READ:
+            lines.append(f"health not read {r.drive}: {r.source}")
     return lines + count_lines(rows)
 
 

@@ -280,7 +280,8 @@ class ResultsGate:
         }
 
     def store_health(self, ctx: DriveContext, judgement: HealthJudgement, *, listed: str,
-                     test: str = "", strict: bool = False, replace: Path | None = None) -> Path:
+                     test: str = "", strict: bool = False, replace: Path | None = None,
+                     unread: str = "") -> Path:
         """Store one drive-health judgement of the drive (``health_checks.HealthJudgement``: one
         reading, or the change between two) as a ``health`` record, so ``ssdqual rejudge``
         judges it again -- its metrics are all a reading's values, or the interval's deltas:
@@ -291,9 +292,9 @@ class ResultsGate:
             test: the pytest node id of the test that made the judgement.
             strict: ``--strict-thresholds`` (a reported metric without a limit fails).
             replace: a record folder this judgement takes over (``ResultsStore.rewrite_record``).
+            unread: why the drive's health could not be read: the record is then ``skipped``.
 
-        Returns:
-            the record's folder (``RUN/DRIVE_SLUG/health``, ``health~2``, ...).
+        Returns the record's folder (``RUN/DRIVE_SLUG/health``, ``health~2``, ...).
 
         Raises:
             StoreError: the record cannot be stored.
@@ -304,8 +305,9 @@ class ResultsGate:
             dict.fromkeys(judgement.metrics, judgement.label), metrics=dict(judgement.metrics),
             title=workload.title, family=workload.family, strict=strict, test=test,
             listed=listed, **self._drive_fields(ctx))
-        if record.failed:
-            record = dataclasses.replace(record, reason="; ".join(str(v) for v in record.failed))
+        if record.failed or unread:  # unread: the health could not be read (not passed)
+            record = dataclasses.replace(record, status="skipped" if unread else record.status,
+                                         reason=unread or "; ".join(map(str, record.failed)))
         if replace is not None:
             return self.store.rewrite_record(replace, record.to_json())
         return self.store.write_workload(self.options.run_id, record.to_json())

@@ -244,7 +244,8 @@ def test_entry_assigning_nothing_and_empty_value(tmp_path: Path) -> None:
         Inventory.load(path)
     got = [(e.line, e.key, e.message) for e in info.value.errors]
     assert got == [
-        (3, "drives[0]", "entry assigns neither 'controller' nor 'nand'"),
+        (3, "drives[0]", "entry assigns neither 'controller', 'nand' nor "
+             "'smartctl_device_type'"),
         (6, "drives[1].nand", "no value given"),
     ]
 
