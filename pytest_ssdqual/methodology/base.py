@@ -1,9 +1,9 @@
 """What every methodology test shares: the run (drive, folders, clock, observer), its steps
-and its result. A methodology test (sustained write, steady state, consistency and recovery) is a sequence of
-steps -- purge, fio jobs, idle periods -- on one drive. ``MethodRun`` runs each step through
-``QualSession.run_job`` (so every write goes through the drive's safety checks), keeps each
-fio job in its own folder with its per-second logs, tells the observer the phase, round and ETA,
-and records the drive state each figure was taken in (FOB, preconditioned, steady state, ...);
+and its result. A methodology test (sustained write, steady state, consistency, recovery) is
+a sequence of steps -- purge, fio jobs, idle periods -- on one drive. ``MethodRun`` runs each
+step through ``QualSession.run_job`` (every write passes the drive's safety checks), keeps each
+fio job in its own folder with its per-second logs, tells the observer the phase, round and
+ETA, and records the state each figure was taken in (FOB, preconditioned, steady state, ...);
 ``MethodologyResult`` is what the plugin judges and reports.
 """
 
