@@ -12,6 +12,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from pytest_ssdqual import installed_version
 from pytest_ssdqual.errors import DeviceError
 
 __all__ = ["DriveLock"]
@@ -82,9 +83,9 @@ class DriveLock:
                         f"drive {self.label} is in use by another worker of this same pytest "
                         f"session (pid {holder or 'unknown'}): the drive's tests were handed to "
                         "more than one pytest-xdist worker, so pytest-ssdqual's per-drive "
-                        "scheduling did not take effect (pytest "
-                        f"{_version('pytest')}, pytest-xdist {_version('pytest-xdist')}); "
-                        "run this drive without -n meanwhile, and report the versions"
+                        f"scheduling did not take effect (pytest {installed_version('pytest')}, "
+                        f"pytest-xdist {installed_version('pytest-xdist')}); run this drive "
+                        "without -n meanwhile, and report the versions"
                     ) from None
                 raise DeviceError(
                     f"drive {self.label} is in use by another pytest-ssdqual run "
@@ -124,12 +125,3 @@ def _read_holder(fd: int) -> tuple[str, str]:
     session = lines[1].strip() if len(lines) > 1 else ""
     return (pid if pid.isdigit() else ""), session
 
-
-def _version(distribution: str) -> str:
-    """An installed distribution's version, ``"?"`` when it is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "?"

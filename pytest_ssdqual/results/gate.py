@@ -28,11 +28,10 @@ from __future__ import annotations
 import dataclasses
 import platform
 from collections.abc import Callable, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_ssdqual import __version__
+from pytest_ssdqual import __version__, installed_version
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import CATALOG, Workload
 from pytest_ssdqual.methodology.figure_state import figure_states
@@ -372,7 +371,7 @@ class ResultsGate:
             "tools": {
                 "fio": fio_version(),
                 "pytest_ssdqual": __version__,
-                "pytest": _version("pytest"),
+                "pytest": installed_version("pytest"),
                 "python": platform.python_version(),
             },
             "options": {
@@ -414,9 +413,3 @@ def _requirements(outcome: Judged) -> list[dict[str, Any]]:
         for lim in getattr(result, "requirements", None) or []
     ]
 
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "unknown"
