@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
+from pytest_ssdqual.errors import DeviceError
 
 __all__ = [
     "ATA_PASSWORD",
@@ -31,6 +32,7 @@ __all__ = [
     "ata_security_from_smartctl",
     "locked_reason",
     "read_ata_security",
+    "refuse_if_locked",
 ]
 
 #: The password pytest-ssdqual sets for an ATA SECURITY ERASE UNIT (cleared by the erase).
@@ -109,11 +111,14 @@ def read_ata_security(
     run: Runner | None = None,
     which: Callable[[str], str | None] | None = None,
     is_device: Callable[[str], bool] | None = None,
+    device_type: str = "",
 ) -> AtaSecurity | None:
     """The ATA security state of the drive at ``path``: ``smartctl -j -i``, else ``hdparm -I``.
     Both only read (IDENTIFY DEVICE).
 
     Args:
+        device_type: smartctl's ``-d`` type for the drive (a USB bridge's, as identification
+            found it; ``""``: smartctl's own choice).
         run: ``argv -> (returncode, stdout)`` (tests pass a recording stand-in).
         which: finds hdparm (``shutil.which``). is_device: whether ``path`` is a block device
             node (default: ``os.stat``); nothing is run for anything else.
@@ -126,7 +131,8 @@ def read_ata_security(
         return None
     run = run or default_run
     notes: list[str] = []
-    doc = run_tool(run, ["smartctl", "-j", "-i", path], "smartctl", notes)
+    typed = ["-d", device_type] if device_type else []
+    doc = run_tool(run, ["smartctl", "-j", *typed, "-i", path], "smartctl", notes)
     found = ata_security_from_smartctl(doc) if doc is not None else None
     if found is not None:
         return found
@@ -138,6 +144,26 @@ def read_ata_security(
     except (OSError, subprocess.TimeoutExpired):
         return None
     return ata_security_from_hdparm(out) if code == 0 else None
+
+
+def refuse_if_locked(path: str, transport: str, device_type: str = "",
+                     read: Callable[[str], AtaSecurity | None] | None = None) -> None:
+    """Refuse a SATA/USB drive that ATA security has locked, before any I/O (every read and
+    write would fail); other transports are not asked.
+
+    Args:
+        read: ``path -> AtaSecurity | None`` (default :func:`read_ata_security` with
+            ``device_type``; tests pass a stand-in).
+
+    Raises:
+        DeviceError: the drive is locked (:func:`locked_reason`).
+    """
+    if transport not in ATA_TRANSPORTS:
+        return
+    security = (read(path) if read is not None
+                else read_ata_security(path, device_type=device_type))
+    if security is not None and security.locked:
+        raise DeviceError(locked_reason(path, security))
 
 
 def locked_reason(dev: str, security: AtaSecurity) -> str:

@@ -7,8 +7,10 @@ for one: ``smartctl_device.run_smartctl``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Inventory
@@ -16,7 +18,7 @@ from pytest_ssdqual.drive.smartctl_device import check_device_type
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import ConfigError
 
-__all__ = ["OPTION", "DeviceTypes", "parse_device_type_options"]
+__all__ = ["OPTION", "DeviceTypes", "parse_device_type_options", "smartctl_keywords"]
 
 #: The command-line option.
 OPTION = "--smartctl-device-type"
@@ -46,6 +48,26 @@ class DeviceTypes:
     def from_inventory(self, identity: DriveIdentity) -> tuple[str, str] | None:
         """``(type, where)`` from the inventory entry of ``identity``, or None."""
         return None if self.inventory is None else self.inventory.smartctl_device_type(identity)
+
+    def identify(self, identity_fn: Callable[..., DriveIdentity], spec: DriveSpec, *,
+                 kind: str, sysfs: Path) -> DriveIdentity:
+        """``spec``'s identity read with its smartctl type: the option's for it; else, when
+        its inventory entry (found by the first identity) names another type, identified
+        again with that one. ``identity_fn`` is ``DriveTarget.open``'s."""
+        given = self.given_for(spec)
+        identity = identity_fn(spec.path, kind=kind, sysfs=sysfs,
+                               **smartctl_keywords(given, OPTION))
+        listed = self.from_inventory(identity) if given is None else None
+        if listed is not None and listed[0] != identity.smartctl_device_type:
+            identity = identity_fn(spec.path, kind=kind, sysfs=sysfs, **smartctl_keywords(*listed))
+        return identity
+
+
+def smartctl_keywords(device_type: str | None, origin: str = "") -> dict[str, Any]:
+    """An identity function's smartctl keywords (``smartctl_device_type``, and where the type
+    came from): none without a type, so stand-in identity functions need not take them."""
+    return {"smartctl_device_type": device_type, "smartctl_device_type_from": origin} \
+        if device_type else {}
 
 
 def parse_device_type_options(values: Iterable[str], specs: Iterable[DriveSpec]

@@ -23,13 +23,9 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ssdqual.drive.ata_security import (
-    ATA_TRANSPORTS,
-    AtaSecurity,
-    locked_reason,
-    read_ata_security,
-)
+from pytest_ssdqual.drive.ata_security import AtaSecurity, refuse_if_locked
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, disk_size_bytes, inspect_block_device
+from pytest_ssdqual.drive.device_types import smartctl_keywords
 from pytest_ssdqual.drive.file_target import ensure_file, remove_file
 from pytest_ssdqual.drive.safety import (
     absolute_refusals,
@@ -60,12 +56,6 @@ def _default_identity_fn(path: str, *, kind: str, sysfs: Path = Path("/sys"),
     )
 
     return identify(path, kind=kind, sysfs=sysfs, **smartctl)  # type: ignore[arg-type]
-
-
-def _smartctl_kw(device_type: str | None, origin: str = "") -> dict[str, str]:
-    """identity_fn's smartctl keywords: none without a type (fakes need not take them)."""
-    return {"smartctl_device_type": device_type, "smartctl_device_type_from": origin} \
-        if device_type else {}
 
 
 def identity_kind(name: str) -> str:
@@ -185,8 +175,8 @@ class DriveTarget:
             identity_fn: ``(path, *, kind, sysfs) -> DriveIdentity``; default
                 ``identity.identify``.
             sysfs, mountinfo, swaps, root_dev: see :func:`inspect_block_device`.
-            ata_security_fn: ``path -> AtaSecurity | None`` for a SATA/USB drive; default
-                :func:`~pytest_ssdqual.drive.ata_security.read_ata_security`.
+            ata_security_fn: reads a SATA/USB drive's ATA security (``ata_security.
+                refuse_if_locked``'s ``read``); default ``read_ata_security``.
             smartctl_types: smartctl ``-d`` types (``device_types.DeviceTypes``): a block
                 device is identified with the option's type for it, else -- identified again
                 -- with its inventory entry's (``smartctl_device_type``), if any.
@@ -213,17 +203,10 @@ class DriveTarget:
                 spec.path, sysfs=sysfs, mountinfo=mountinfo, swaps=swaps, root_dev=root_dev
             )
             kind = identity_kind(state.name)
-            given = smartctl_types.given_for(spec) if smartctl_types is not None else None
-            identity = fn(spec.path, kind=kind, sysfs=sysfs,
-                          **_smartctl_kw(given, "--smartctl-device-type"))
-            listed = (smartctl_types.from_inventory(identity)
-                      if smartctl_types is not None and given is None else None)
-            if listed is not None and listed[0] != identity.smartctl_device_type:
-                identity = fn(spec.path, kind=kind, sysfs=sysfs, **_smartctl_kw(*listed))
-            if identity.transport in ATA_TRANSPORTS:
-                security = (ata_security_fn or read_ata_security)(spec.path)
-                if security is not None and security.locked:
-                    raise DeviceError(locked_reason(spec.path, security))
+            identity = (fn(spec.path, kind=kind, sysfs=sysfs) if smartctl_types is None
+                        else smartctl_types.identify(fn, spec, kind=kind, sysfs=sysfs))
+            refuse_if_locked(spec.path, identity.transport,
+                             getattr(identity, "smartctl_device_type", ""), ata_security_fn)
             fio_filename = os.path.realpath(spec.path)
             target = cls(
                 identity=identity,
@@ -406,7 +389,7 @@ class DriveTarget:
         try:
             identity = self._identity_fn(
                 self.spec.path, kind=kind, sysfs=self._sysfs,
-                **_smartctl_kw(getattr(self.identity, "smartctl_device_type", "")))
+                **smartctl_keywords(getattr(self.identity, "smartctl_device_type", "")))
         except Exception as exc:
             self._refuse(f"{self.device} could not be identified again ({exc}): refusing writes")
             raise

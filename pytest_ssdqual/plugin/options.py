@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
-from pytest_ssdqual.drive.device_types import DeviceTypes, parse_device_type_options
+from pytest_ssdqual.drive.device_types import parse_device_type_options
 from pytest_ssdqual.drive.inventory import Inventory
 from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError
@@ -275,8 +275,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
         cgroup=Path(cgroup) if cgroup else None,
         firmware=config.getoption("firmware") or None,
         budgeted_drive=budgeted,
-        smartctl_types=DeviceTypes(parse_device_type_options(
-            config.getoption("smartctl_device_type") or (), specs), inventory),
+        smartctl_device_types=parse_device_type_options(
+            config.getoption("smartctl_device_type") or (), specs),
     )
 
 

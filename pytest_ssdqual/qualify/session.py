@@ -41,8 +41,8 @@ class SessionOptions:
         confirmed_serials: ``--confirm-destroy`` values.
         profile: the run profile (``--ssd-profile``).
         thresholds: the loaded, validated threshold files.
-        inventory: the lab inventory (``--inventory``), or None. smartctl_types: smartctl
-            ``-d`` types (``--smartctl-device-type``, the inventory's).
+        inventory: the lab inventory (``--inventory``), or None. smartctl_device_types:
+            ``(drive, type)`` from ``--smartctl-device-type`` (``device_types.DeviceTypes``).
         controller, nand: ``--controller`` / ``--nand`` overrides. fio_bin: fio executable.
         strict: ``--strict-thresholds``.
         file_size_bytes: size of a file target the plugin creates. cgroup: blkio cgroup
@@ -66,7 +66,7 @@ class SessionOptions:
     firmware: str | None = None  # every drive's label over what it reports (a lab's dev build)
     budgeted_drive: str | None = None
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
-    smartctl_types: DeviceTypes = DeviceTypes()
+    smartctl_device_types: tuple[tuple[str, str], ...] = ()
 
     def write_budget_for(self, drive: str) -> int | None:
         """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""
@@ -208,7 +208,8 @@ class QualSession:
         else:
             target = DriveTarget.open(
                 spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size,
-                smartctl_types=self.options.smartctl_types)
+                smartctl_types=DeviceTypes(self.options.smartctl_device_types,
+                                           self.options.inventory))
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)
@@ -216,12 +217,8 @@ class QualSession:
         try:
             lock.acquire()
             assignment = resolve_assignment(
-                target.identity,
-                self.options.inventory,
-                controller=self.options.controller,
-                nand=self.options.nand,
-                extra_builtin=target.assignment_entries,
-            )
+                target.identity, self.options.inventory, controller=self.options.controller,
+                nand=self.options.nand, extra_builtin=target.assignment_entries)
             facts = drive_facts(target.identity, assignment)
             limits = self.options.thresholds.resolve(facts)
             self._keys = self._keys or DriveKeys(self.options.specs)
