@@ -1,8 +1,8 @@
 """``ssdqual rejudge RUN --thresholds DIR``: judge a stored run against new limits, with no I/O.
 
 Every workload record of the run keeps the drive's facts (controller, NAND, firmware, model,
-capacity, ...), the measured figures (medians of the repetitions) and every repetition's
-figures, a methodology test's implicit requirements, and -- when the run was gated -- the
+capacity, ...), the measured figures (one per metric from the repetitions:
+``results.repeats``) and every repetition's figures, a methodology test's implicit requirements, and -- when the run was gated -- the
 baseline's figures and repetitions. Re-judging resolves the new threshold files for those facts
 and judges the figures the way the run did: a methodology workload through
 ``methodology.judge_result`` with its implicit requirements (steady state reached, purge done:
