@@ -9,9 +9,10 @@ Behaviour:
   * ``--version`` prints ``$FAKEFIO_VERSION`` (default ``fio-3.33``).
   * a run writes a fio-3.x JSON document to ``--output`` (or stdout) whose figures come from
     ``$FAKEFIO_BW_MBPS`` (default 500), ``$FAKEFIO_IOPS`` (default 50000) and
-    ``$FAKEFIO_P99_US`` (default 200) for every direction the job's ``rw`` does;
-    ``FAKEFIO_BW_MBPS=500,300,520`` (and ``FAKEFIO_IOPS``) gives the n-th job run (counted in
-    ``$FAKEFIO_LOG``) the n-th figure, cycling (run-to-run noise for ``--repeat``).
+    ``$FAKEFIO_P99_US`` (default 200; the maximum latency is 4x it) for every direction the
+    job's ``rw`` does; ``FAKEFIO_BW_MBPS=500,300,520`` (and ``FAKEFIO_IOPS``,
+    ``FAKEFIO_P99_US``) gives the n-th job run (counted in ``$FAKEFIO_LOG``) the n-th figure,
+    cycling (run-to-run noise for ``--repeat``).
   * a job with ``write_bw_log=`` gets per-second bw/iops/lat logs like fio 3.33's
     (``$FAKEFIO_BW_SERIES=100,100,62.5,25``: each second's MB/s, e.g. an SLC-cache cliff).
   * ``$FAKEFIO_BW_SCALE=1,0.5,1.1`` multiplies the n-th job run's bandwidth, IOPS and
@@ -227,7 +228,7 @@ def main(argv: list[str]) -> int:
         scale = _nth_job_value(os.environ.get("FAKEFIO_BW_SCALE", "1"), log)
         bw = _nth_job_value(os.environ.get("FAKEFIO_BW_MBPS", "500"), log) * scale
         iops = _nth_job_value(os.environ.get("FAKEFIO_IOPS", "50000"), log) * scale
-        p99 = float(os.environ.get("FAKEFIO_P99_US", "200"))
+        p99 = _nth_job_value(os.environ.get("FAKEFIO_P99_US", "200"), log)
         jobs = []
         groups = _groups(job_text, opts)
         for groupid, (name, own_opts, sections) in enumerate(groups):

@@ -11,12 +11,20 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   from it on; a candidate needs ``S < CLIFF_FRACTION * B``, and each window is then classed as
   burst speed (``>= S / CLIFF_FRACTION``) or not. The cliff is the candidate with the fewest
   windows on the wrong side (burst speed after it, below burst speed before it); on a tie the
-  later one. The write must not end back at the burst level: the median of the last 3
-  (non-stall) windows must be below burst speed or below ``CLIFF_FRACTION`` x ``B`` (a write
-  that ends at its burst level has not left the cache; one refill burst among the last windows,
-  or a drive climbing part of the way back while it folds its cache, does not hide the cliff).
-  At most ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log that
-  merely wanders between two levels has no cliff). Medians and the count make it robust to what
+  later one. The write must not end back at the burst level: a window is *back at the burst
+  level* when it is at burst speed and at ``CLIFF_FRACTION`` x ``B`` or more, and the write
+  ends there when its trailing stretch of such windows (stalls skipped) both lasts as long as
+  a burst must (``MIN_BURST_WINDOWS`` / ``MIN_BURST_S`` / ``MIN_BURST_SHARE``, below: a shorter
+  return is a transient, as a start-up spike is) and makes up ``MAX_MISPLACED_SHARE`` or more
+  of it and the windows below burst speed after the candidate together (the drive is back at
+  its burst level for a good part of the time after the fall, so which level it holds is not
+  known: 10 s at 2,000 MB/s, 12 s at 500, 6 s at 2,000 has no cliff; with 13 s at 500 it has
+  one). A short refill burst at the end of a long post-cache phase (10 s at 2,000 MB/s, 48 s
+  at 500, 2 s back at 2,000: a drive folding its cache) therefore keeps its cliff and is
+  reported as a refill burst; so does a drive climbing part of the way back at the end (not
+  to the burst level, so not a refill burst either: post-cache speed). At most
+  ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log that merely
+  wanders between two levels has no cliff). Medians and the count make it robust to what
   fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the burst
   level), a two-tier cache (a second, slower cache tier is still far above the post-cache
   speed, so the cliff is where the write falls to that speed), refill bursts after the cliff (a
@@ -43,8 +51,18 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   2 s at 100 MB/s). One window is a single sample and never a burst level: a cliff after the
   first window is not reported.
 * ``burst_bw_mbps``: the median bandwidth of the windows before the cliff (stalls left out).
-* ``sustained_bw_mbps``: the mean bandwidth after the cliff (bytes / time, the transition
-  window excluded; stalls and refill bursts count, as they are what the drive delivers).
+* ``sustained_bw_mbps``: the post-cache level: the mean bandwidth after the cliff (bytes /
+  time, the transition window excluded) of the windows that are not *refill bursts*. A refill
+  burst is a stretch of windows after the cliff back at the burst level (at burst speed and at
+  ``CLIFF_FRACTION`` x the burst level or more): the drive has folded part of its cache and
+  writes to SLC again for a while (mid-write, or at the end of the write). Reviewers' sustained
+  write charts (AnandTech's and Tom's Hardware's whole-drive fills, TechPowerUp's pSLC pages)
+  quote the level the drive holds after its cache, with such recoveries named apart, not
+  averaged into it; so the bursts are listed in the report (``refill_bursts``: when, how long,
+  how fast) and left out of the level. Stalls (no I/O completed) and a climb part of the way
+  back count: they are what the drive delivers in its post-cache state.
+  ``post_cache_mean_bw_mbps`` is the mean of every window after the cliff, refill bursts
+  included (the report line gives it when there were any).
 * ``slc_cache_bytes``: bytes written before the cliff. The two windows around the transition
   are interpolated: a window whose mean bandwidth is ``b`` spent the share ``(b - S) / (B - S)``
   of its time at the burst level ``B`` (here the median of the last 5 windows before it, so a
@@ -98,6 +116,29 @@ MIN_BURST_WINDOWS = 2
 
 
 @dataclass(frozen=True)
+class RefillBurst:
+    """A stretch of consecutive windows after the cliff back at the burst level (module
+    docstring): the drive wrote to its SLC cache again for a while.
+
+    Attributes:
+        start_s: seconds into the write when it began (a window boundary).
+        duration_s: its length, seconds (whole windows).
+        bw_mbps: its mean bandwidth, decimal MB/s.
+        at_end: it lasted to the end of the write (stall windows after it aside).
+    """
+
+    start_s: float
+    duration_s: float
+    bw_mbps: float
+    at_end: bool = False
+
+    def describe(self) -> str:
+        """``2.0 s from 58.0 s at 2,000.0 MB/s``."""
+        return (f"{self.duration_s:.1f} s from {self.start_s:.1f} s at "
+                f"{self.bw_mbps:,.1f} MB/s")
+
+
+@dataclass(frozen=True)
 class SlcCacheReport:
     """What the sustained write showed.
 
@@ -108,8 +149,8 @@ class SlcCacheReport:
         cliff_t_s: seconds into the write when the burst ended (interpolated), or ``None``.
         burst_bw_mbps: median bandwidth of the windows before the cliff (of the whole write
             without one), stalls left out, decimal MB/s.
-        sustained_bw_mbps: mean bandwidth after the cliff (bytes / seconds, stalls
-            included), decimal MB/s; ``None`` without a
+        sustained_bw_mbps: the post-cache level: mean bandwidth after the cliff (bytes /
+            seconds, stalls included, refill bursts left out), decimal MB/s; ``None`` without a
             cliff (the post-cache speed was not seen), except on a virtual target (no SLC
             cache: the whole write's mean).
         written_bytes: bytes written during the whole log.
@@ -118,6 +159,12 @@ class SlcCacheReport:
         fraction: the cliff fraction used.
         end_bw_mbps: mean bandwidth over the second half of the write (for the report).
         virtual: the target has no SLC cache (loop, zram, file).
+        refill_bursts: the stretches after the cliff back at the burst level (module
+            docstring), in order; empty without a cliff or without any.
+        post_cache_mean_bw_mbps: mean bandwidth of every window after the cliff (refill
+            bursts and stalls included), decimal MB/s; ``None`` without a cliff.
+        refill_bw_mbps: the level a window must reach to be part of a refill burst (at
+            burst speed and ``fraction`` x the burst level or more); ``None`` without a cliff.
     """
 
     cliff_found: bool
@@ -130,6 +177,9 @@ class SlcCacheReport:
     fraction: float = CLIFF_FRACTION
     end_bw_mbps: float | None = None
     virtual: bool = False
+    refill_bursts: tuple[RefillBurst, ...] = ()
+    post_cache_mean_bw_mbps: float | None = None
+    refill_bw_mbps: float | None = None
 
     @property
     def cache_not_exhausted_after_bytes(self) -> int | None:
@@ -152,7 +202,7 @@ class SlcCacheReport:
                     "span or multiple) to find it")
         assert self.slc_cache_bytes is not None and self.cliff_t_s is not None
         assert self.sustained_bw_mbps is not None
-        return (
+        line = (
             f"SLC cache {self.slc_cache_bytes / 1e6:,.0f} MB "
             f"({self.slc_cache_bytes / 2**20:,.0f} MiB): burst {self.burst_bw_mbps:,.1f} MB/s "
             f"for {self.cliff_t_s:.1f} s, then {self.sustained_bw_mbps:,.1f} MB/s sustained "
@@ -160,6 +210,19 @@ class SlcCacheReport:
             f"{self.threshold_bw_mbps:,.1f} MB/s; post-cache level below {self.fraction:.0%} "
             "of the burst level)"
         )
+        if not self.refill_bursts:
+            return line
+        assert self.refill_bw_mbps is not None and self.post_cache_mean_bw_mbps is not None
+        count = len(self.refill_bursts)
+        bursts = ", ".join(b.describe() for b in self.refill_bursts[:5])
+        more = f" and {count - 5} more" if count > 5 else ""
+        last = self.refill_bursts[-1]
+        at_end = " (the last at the end of the write)" if last.at_end else ""
+        return (f"{line}; {count} refill burst{'s' if count != 1 else ''} after the cliff, "
+                f"back at the burst level (>= {self.refill_bw_mbps:,.1f} MB/s) while the "
+                f"drive folds its cache: {bursts}{more}{at_end}; not part of the sustained "
+                f"level (with them the post-cache mean is "
+                f"{self.post_cache_mean_bw_mbps:,.1f} MB/s)")
 
     def metrics(self) -> dict[str, float]:
         """``burst_bw_mbps``; with a cliff ``sustained_bw_mbps`` and ``slc_cache_bytes``;
@@ -238,10 +301,42 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
         cache_bytes += max(0.0, per_interval[i] - (1 - share) * sustained_level * 1e6
                            * durations[i])
         cliff_t += share * durations[i]
+    burst_level = statistics.median(before)
+    refill_level = max(threshold, fraction * burst_level)
+    tail = range(cliff + 1, n)
     tail_bytes, tail_s = sum(per_interval[cliff + 1:]), sum(durations[cliff + 1:])
-    sustained = tail_bytes / 1e6 / tail_s if tail_s > 0 else raw[cliff]
-    return SlcCacheReport(True, int(round(cache_bytes)), cliff_t, statistics.median(before),
-                          sustained, written, threshold, fraction)
+    post_mean = tail_bytes / 1e6 / tail_s if tail_s > 0 else raw[cliff]
+    level_windows = [i for i in tail if raw[i] < refill_level]
+    level_s = sum(durations[i] for i in level_windows)
+    sustained = (sum(per_interval[i] for i in level_windows) / 1e6 / level_s if level_s > 0
+                 else post_mean)
+    refills = _refill_bursts(raw, durations, per_interval, cliff + 1, refill_level)
+    return SlcCacheReport(True, int(round(cache_bytes)), cliff_t, burst_level,
+                          sustained, written, threshold, fraction, refill_bursts=refills,
+                          post_cache_mean_bw_mbps=post_mean, refill_bw_mbps=refill_level)
+
+
+def _refill_bursts(raw: list[float], durations: tuple[float, ...],
+                   per_interval: tuple[float, ...], start: int,
+                   level: float) -> tuple[RefillBurst, ...]:
+    """The runs of consecutive windows from index ``start`` on at ``level`` MB/s or more (a
+    stall ends a run)."""
+    out: list[RefillBurst] = []
+    last_active = max(i for i, v in enumerate(raw) if v > 0)
+    i, n = start, len(raw)
+    while i < n:
+        if raw[i] < level:
+            i += 1
+            continue
+        j = i
+        while j < n and raw[j] >= level:
+            j += 1
+        run_s = sum(durations[i:j])
+        out.append(RefillBurst(sum(durations[:i]), run_s,
+                               sum(per_interval[i:j]) / 1e6 / run_s if run_s > 0 else raw[i],
+                               at_end=j > last_active))
+        i = j
+    return tuple(out)
 
 
 def _find_cliff(raw: list[float], fraction: float,
@@ -255,16 +350,22 @@ def _find_cliff(raw: list[float], fraction: float,
     windows (a stall is logged as 0)."""
     n = len(raw)
     active = [v for v in raw if v > 0]
-    end_level = statistics.median(active[-3:])
+    # trailing_min[k - 1]: the slowest of the last k non-stall windows (non-increasing in k),
+    # so the trailing stretch at or above x holds the k with trailing_min[k - 1] >= x
+    trailing_min_neg: list[float] = []  # negated: non-decreasing, for bisect
+    for v in reversed(active):
+        trailing_min_neg.append(max(-v, trailing_min_neg[-1]) if trailing_min_neg else -v)
     min_windows = max(MIN_BURST_WINDOWS, min(math.ceil(MIN_BURST_S / window_s - 1e-9),
                                              math.ceil(MIN_BURST_SHARE * len(active) - 1e-9)))
     # right to left: sustained level S(c), threshold T(c) and windows at burst speed from c on
     suffix: list[float] = []
     thresholds: list[float | None] = [None] * n
     errors_after = [0] * n
+    len_after = [0] * n  # non-stall windows from c on
     for c in range(n - 1, 0, -1):
         if raw[c] > 0:
             bisect.insort(suffix, raw[c])
+        len_after[c] = len(suffix)
         if suffix:
             t = _median_sorted(suffix) / fraction
             thresholds[c] = t
@@ -281,7 +382,13 @@ def _find_cliff(raw: list[float], fraction: float,
         burst_c = _median_sorted(prefix)
         if threshold_c >= burst_c:  # no real drop: S = fraction * T must be < fraction * B
             continue
-        if end_level >= max(threshold_c, fraction * burst_c):  # ends back at the burst level
+        # ends back at the burst level: a trailing return as long as a burst, and a third or
+        # more of it and the slow windows after c together (a shorter one is a refill burst
+        # and keeps the cliff)
+        trailing = min(len_after[c], bisect.bisect_right(
+            trailing_min_neg, -max(threshold_c, fraction * burst_c)))
+        slow_after = len_after[c] - errors_after[c]
+        if trailing >= min_windows and trailing >= MAX_MISPLACED_SHARE * (trailing + slow_after):
             continue
         slow_before = bisect.bisect_left(prefix, threshold_c)
         if len(prefix) - slow_before < min_windows:  # too short a burst: a start-up spike

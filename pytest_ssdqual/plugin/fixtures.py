@@ -60,7 +60,8 @@ def qualify(request: pytest.FixtureRequest, ssd_session: QualSession, ssd_drive:
     The test fails (one line per violated limit) when a limit is violated; fio or device errors
     propagate as the project's exceptions (the test is broken, not failed). A workload that
     writes is skipped with the exact reason when the drive refuses writes. With ``--repeat N``
-    it runs N times and is judged once, on the medians; every workload is stored in the results
+    it runs N times and is judged once, on one figure per metric from the runs
+    (``results.repeats``); every workload is stored in the results
     store, and with ``--baseline`` a metric still regressed or inconclusive after the reruns
     (up to ``--repeat-max`` runs; a missing figure: at once) fails the test with a message
     starting ``REGRESSION:``; a baseline of another model/controller/NAND breaks it.
@@ -96,8 +97,8 @@ def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
     and judge it. Must be marked ``destructive``; skipped with the reason when the drive refuses
     writes, failed (violated limits, then the test's notes) or broken as ``qualify``. With
     ``--repeat N`` the whole test runs N times (and while the comparison with the baseline is
-    inconclusive or regressed, up to ``--repeat-max``) and is judged on the medians, like
-    ``qualify``."""
+    inconclusive or regressed, up to ``--repeat-max``) and is judged on one figure per metric
+    from the runs (``results.repeats``), like ``qualify``."""
     host = PytestHost(request, ssd_session, ssd_drive)
 
     def run(workload_id: str) -> MethodologyOutcome:

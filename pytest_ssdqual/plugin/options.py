@@ -144,7 +144,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--repeat", default=1, type=_repeat, metavar="N",
-        help="run each workload N times; limits judge the median, the regression gate judges "
+        help="run each workload N times; limits judge one figure per metric from the runs (a "
+        "maximum the largest, a latency percentile the worst run, throughput the median run), "
+        "the regression gate judges "
         "the change on every run of both builds (90 %% confidence interval, Welch t on log "
         "values; --repeat 3 on the baseline and this build is the usual choice). Default: 1.",
     )

@@ -5,7 +5,9 @@ Plain Python (no pytest). A fio workload (a catalog id or one built from paramet
 ``params.FioParams``) and a methodology test (its steps, ``methodology.registry``, with its
 implicit requirements) alike run ``--repeat`` times (plus reruns while the comparison with the
 baseline is inconclusive or a regression to confirm, up to ``--repeat-max``: ``run_repeated``)
-and are judged once, on the medians.
+and are judged once, on one figure per metric from the runs (``results.repeats``: the maximum
+of a maximum, the worst run's latency percentile, the median run's throughput; the failure
+message and the record say which).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from pytest_ssdqual.results.regression import (
     nonfinite_repetitions,
     repetition_samples,
 )
-from pytest_ssdqual.thresholds.verdict import judge
+from pytest_ssdqual.results.repeats import describe_aggregation
+from pytest_ssdqual.thresholds.verdict import NOT_JUDGED, Verdict, judge
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
@@ -88,9 +91,10 @@ def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir
 def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
                      workload: Workload, workdir: Path) -> Measured:
     """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive
-    or regressed, up to ``--repeat-max``: ``run_repeated``), then judge it once on the medians
-    (a single run: on its figures; a figure NaN in any run is not measured, the limit's line
-    names the run).
+    or regressed, up to ``--repeat-max``: ``run_repeated``), then judge it once on the runs'
+    figures (``repeats.aggregate_repeats``; a single run: on its figures; a figure NaN in any
+    run is not measured, the limit's line names the run); with several runs the failure
+    message says how the judged figures were taken (``repeats.describe_aggregation``).
 
     Raises:
         FioError: fio failed (``exc.drive`` names the drive and workload; the host has been
@@ -117,7 +121,14 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
             workload, metrics, ctx.limits, strict=session.options.strict,
             unreached=unmeasured))
-    return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread)
+    how = describe_aggregation(judged_metrics(outcome.verdicts), len(repetitions))
+    return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
+                    details=[f"  {how}"] if how else [])
+
+
+def judged_metrics(verdicts: Sequence[Verdict]) -> list[str]:
+    """The metrics of ``verdicts`` that have a limit (not ``not judged``), in order, once."""
+    return list(dict.fromkeys(v.metric for v in verdicts if v.status != NOT_JUDGED))
 
 
 def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
@@ -125,7 +136,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
     """Run the methodology test ``workload`` (its steps in ``workdir/<id>``, ``.../repN`` with
     ``--repeat N``; progress through the host) ``--repeat`` times and while its comparison with
     the baseline is inconclusive or regressed, up to ``--repeat-max`` (``run_repeated``, as
-    ``measure_workload``), then judge it once, on the medians (``repeated_result``) with its
+    ``measure_workload``), then judge it once, on the runs' figures (``repeated_result``) with its
     implicit requirements; each run's notes go to the terminal, the last run's after the
     violated limits. The record stores every run's figures and files (``rep1/``, ...); the
     drive states, steps, curves and Allure attachments are the last run's.
@@ -159,9 +170,11 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
     result = repeated_result(results)
     outcome = judge_result(result, ctx.limits, strict=session.options.strict,
                            unmeasured=unmeasured_reasons(repetitions))
-    label = (f"notes of run {len(results)} of {len(results)} (the figures judged are the "
-             "medians of every run):" if len(results) > 1 else None)
-    details = ([f"  {label}"] if label else []) + ["  " + note for note in result.notes]
+    how = describe_aggregation(judged_metrics(outcome.verdicts), len(results))
+    label = (f"notes of run {len(results)} of {len(results)} (the figures judged come from "
+             "every run, see above):" if len(results) > 1 else None)
+    details = ([f"  {how}"] if how else []) + ([f"  {label}"] if label else []) \
+        + ["  " + note for note in result.notes]
     return Measured(outcome, rows_from_verdicts(drive, workload.id, outcome.verdicts,
                                                 result.states),
                     repetitions=repetitions, spread_pct=spread,
@@ -172,11 +185,12 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
 
 def repeated_result(results: Sequence[MethodologyResult]) -> MethodologyResult:
     """One methodology result from its runs (``--repeat``): the last run's with every metric
-    the median of the runs (``aggregate_repeats``; NaN when a run has no finite figure, left
-    out when a run lacks it). An implicit requirement (purge done, steady state reached) must
-    hold in every run: its metric is the worst run's (the lowest for a ``min``, else the
-    highest), and every run's requirements apply. A metric left out has the reason of a run
-    that never reached it (``unreached``). One run: that run's result unchanged.
+    the runs' figure by its rule (``aggregate_repeats``: the median run's for most; NaN when a
+    run has no finite figure, left out when a run lacks it). An implicit requirement (purge
+    done, steady state reached) must hold in every run: its metric is the worst run's (the
+    lowest for a ``min``, else the highest), and every run's requirements apply. A metric
+    left out has the reason of a run that never reached it (``unreached``). One run: that
+    run's result unchanged.
 
     Raises:
         ValueError: no run.

@@ -46,6 +46,7 @@ from pytest_ssdqual.results.regression import (
     compare_workload,
     repetition_samples,
 )
+from pytest_ssdqual.results.repeats import aggregation_labels
 from pytest_ssdqual.results.run_folder import StoredRun, drive_slug, utc_now
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.verdict import Verdict
@@ -245,6 +246,7 @@ class ResultsGate:
             repeat=len(repetitions),
             metrics=outcome.metrics,
             spread_pct=dict(spread_pct),
+            aggregation=aggregation_labels(list(outcome.metrics), len(repetitions)),
             repetitions=tuple(
                 {"folder": f"rep{i}", "metrics": o.metrics, **_run_facts(o)}
                 for i, o in enumerate(repetitions, start=1)

@@ -237,7 +237,9 @@ class TestRecord:
             reports; assignment: controller/NAND and their source; threshold_profiles:
             ``name (file)`` of each profile that judged it; strict: ``--strict-thresholds``.
         repeat: runs of the workload; repetitions: each run's figures and facts; spread_pct:
-            run-to-run spread per metric. requirements: a methodology test's implicit limits
+            run-to-run spread per metric; aggregation: metric -> how its figure came from the
+            runs (``repeats.aggregation_labels``: ``max of 3 runs``), empty for one run.
+            requirements: a methodology test's implicit limits
             (None: not recorded, a record of an older version);
             unreached: metric -> why the drive never got there; regression: the baseline
             comparison block (None when not gated). written_utc: when it was recorded.
@@ -271,6 +273,7 @@ class TestRecord:
     repeat: int = 1
     repetitions: tuple[Mapping[str, Any], ...] = ()
     spread_pct: Mapping[str, float] = field(default_factory=dict)
+    aggregation: Mapping[str, str] = field(default_factory=dict)
     requirements: tuple[Mapping[str, Any], ...] | None = None
     unreached: Mapping[str, str] = field(default_factory=dict)
     regression: Mapping[str, Any] | None = None

@@ -38,7 +38,6 @@ regression: the run is incomplete), with the runs per side that would decide it.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -58,6 +57,7 @@ from pytest_ssdqual.results.gated_metrics import (
     regression_limit,
 )
 from pytest_ssdqual.results.regression_stats import IMPROVED, judge_samples
+from pytest_ssdqual.results.repeats import aggregate_repeats
 
 if TYPE_CHECKING:
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
@@ -75,43 +75,6 @@ class BaselineError(SsdQualError):
     """The baseline cannot be used for this drive (other model/controller/NAND or profile, no
     passing run of the firmware asked for, unreadable run folder). Raised inside a test, the test
     is broken with this reason; at session start it is a usage error."""
-
-
-def aggregate_repeats(
-    samples: Sequence[Mapping[str, float]],
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Median and spread of N repetitions of one workload.
-
-    Args:
-        samples: one ``{metric: value}`` per repetition.
-
-    Returns:
-        ``(median, spread_pct)``: per metric measured in every repetition, the median
-        (``statistics.median``: the mean of the middle two for even N) and the spread
-        ``(max - min) / |median| * 100`` (shown in the store's index; the gate's noise figure
-        is the RSD, ``regression_stats.rsd_pct``); ``spread_pct`` is empty for a single
-        repetition. A metric missing from some repetition is left out of both (never
-        half-measured); one that is NaN or infinite in any repetition has the median NaN
-        (not measured: a limit on it fails, and so does the gate, naming the repetition --
-        ``nonfinite_repetitions``) and no spread. The median of ``[nan, 1000, 1000]`` would
-        be 1000: a repetition without a figure is never hidden by the others.
-    """
-    if not samples:
-        raise ValueError("no repetitions to aggregate")
-    common = set(samples[0]).intersection(*samples[1:])
-    median: dict[str, float] = {}
-    spread: dict[str, float] = {}
-    for name in sorted(common, key=list(samples[0]).index):
-        values = [float(s[name]) for s in samples]
-        if not all(math.isfinite(v) for v in values):
-            median[name] = math.nan
-            continue
-        mid = statistics.median(values)
-        median[name] = mid
-        if len(values) > 1:
-            width = max(values) - min(values)
-            spread[name] = 0.0 if width == 0 else (width / abs(mid) * 100 if mid else math.inf)
-    return median, spread
 
 
 def nonfinite_repetitions(samples: Mapping[str, Sequence[float]], side: str = "this run"

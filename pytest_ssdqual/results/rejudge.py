@@ -1,10 +1,11 @@
 """``ssdqual rejudge RUN --thresholds DIR``: judge a stored run against new limits, with no I/O.
 
 Every workload record of the run keeps the drive's facts (controller, NAND, firmware, model,
-capacity, ...), the measured figures (medians of the repetitions) and every repetition's
-figures, a methodology test's implicit requirements, and -- when the run was gated -- the
-baseline's figures and repetitions. Re-judging resolves the new threshold files for those facts
-and judges the figures the way the run did: a methodology workload through
+capacity, ...), the measured figures (one per metric from the repetitions:
+``results.repeats``) and every repetition's figures, a methodology test's implicit
+requirements, and -- when the run was gated -- the baseline's figures and repetitions.
+Re-judging resolves the new threshold files for those facts and judges the figures the way the
+run did: a methodology workload through
 ``methodology.judge_result`` with its implicit requirements (steady state reached, purge done:
 ``MethodologyResult.requirements``; a profile's own limit on the metric replaces one), a plain
 workload with ``thresholds.verdict.judge``; then it re-runs the regression comparison on the

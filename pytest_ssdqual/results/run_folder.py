@@ -11,7 +11,7 @@ Layout (``--results-dir``, default ``ssdqual-results/`` in the rootdir)::
         run.json                       written last, at session end: the run is complete
         dev_loop0/                     one folder per drive (slug of --drive)
           seq_write_128k_qd32/         one folder per workload
-            record.json                identity, metrics (median), spread, verdicts, regression
+            record.json                identity, metrics (repeats), spread, verdicts, regression
             rep1/                      per repetition: job.fio, fio-output.json,
                                        fio-stderr.txt, log_bw.1.log, log_iops.1.log, ...
 

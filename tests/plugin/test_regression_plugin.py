@@ -167,8 +167,12 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     both = gate.run("400", "--firmware=D", "--baseline=firmware:A")
     both.assert_outcomes(failed=1)
     out = both.stdout.str()
+    # (run twice: the regression was confirmed by a rerun, so the message says how the
+    # judged figures of the 2 runs were taken)
     assert re.search(r"seq_write_128k_qd32: 1 limit\(s\) violated\n  write\.bw_mbps 400 < min "
-                     r"450.*\nREGRESSION: file:\S+ seq_write_128k_qd32: 1 metric\(s\) regressed",
+                     r"450.*\n  figures of 2 runs: write\.lat_p99_us the worst run; the others "
+                     r"the median run \(even N: the worse of the two middle runs\)"
+                     r"\nREGRESSION: file:\S+ seq_write_128k_qd32: 1 metric\(s\) regressed",
                      out), out
 
 
@@ -523,3 +527,35 @@ def test_results_default_to_ssdqual_results_dir_env(gate: Gate,
     gate.monkeypatch.delenv("SSDQUAL_RESULTS_DIR")
     gate.pytester.runpytest(*args).assert_outcomes(passed=1)
     assert len(ResultsStore(gate.pytester.path / "ssdqual-results").complete_runs()) == 1
+
+
+def test_repeat_takes_the_maximum_and_the_worst_percentile_and_records_how(gate: Gate) -> None:
+    """Three runs whose maximum latencies are 1,000, 50,000 and 2,000 us (the stand-in's p99
+    250, 12,500, 500 us; its maximum is 4x the p99): the record's figure is 50,000 (it was
+    the median, 2,000), the p99 the worst run's, 12,500 (was 500), the bandwidth the median
+    run's; each run's figure stays in the record for the gate, and the record says how each
+    figure was taken."""
+    gate.monkeypatch.setenv("FAKEFIO_P99_US", _in_run_order(gate, [250, 12500, 500]))
+    result = gate.run(_in_run_order(gate, [1000, 1100, 900]), "--firmware=A", "--repeat=3")
+    result.assert_outcomes(passed=1)
+    run = gate.runs()[-1]
+    record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
+    assert record["metrics"]["write.lat_max_us"] == 50000.0
+    assert record["metrics"]["write.lat_p99_us"] == 12500.0
+    assert record["metrics"]["write.bw_mbps"] == 1000.0
+    assert [r["metrics"]["write.lat_max_us"] for r in record["repetitions"]] == [
+        1000.0, 50000.0, 2000.0]
+    assert record["aggregation"]["write.lat_max_us"] == "max of 3 runs"
+    assert record["aggregation"]["write.lat_p99_us"] == "worst of 3 runs"
+    assert record["aggregation"]["write.bw_mbps"] == "median of 3 runs"
+    # the limit on p99 (<= 100,000 us) passes; one at 10,000 us fails on the worst run, and
+    # the failure says how the judged figures were taken
+    write_suite(gate.pytester.path, SUITE, limits_yaml(
+        {"seq_write_128k_qd32": {"bw_mbps": {"min": 100}, "lat_p99_us": {"max": 10000}}}))
+    gate.monkeypatch.setenv("FAKEFIO_P99_US", _in_run_order(gate, [250, 12500, 500]))
+    failed = gate.run("1000", "--firmware=A", "--repeat=3")
+    failed.assert_outcomes(failed=1)
+    out = failed.stdout.str()
+    assert "  write.lat_p99_us 12500 > max 10000 (margin -25.0 %)" in out, out
+    assert ("figures of 3 runs: write.lat_p99_us the worst run; the others the median run"
+            in out), out
