@@ -27,7 +27,15 @@ from typing import Any
 
 import pytest
 
-from ..conftest import FAKE_FIO, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import (
+    FAKE_FIO,
+    FakeFio,
+    limits_yaml,
+    popen_interruptible,
+    qual_args,
+    sigint_ignored,
+    write_suite,
+)
 
 SUITE = """
 import pytest
@@ -213,14 +221,14 @@ def test_an_interrupted_test_is_broken_never_passed(
         tmp_path, th, str(FAKE_FIO), "--scratch-size=16M", f"--alluredir={alluredir}",
         f"--results-dir={tmp_path / 'store'}", *(["-n", str(workers)] if workers else []),
         drives=tuple(drives))]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    with sigint_ignored():  # as a CI runner's background job starts it
+        proc = popen_interruptible(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while _hanging_jobs(log) < len(drives):  # every drive's test 2 is in its fio
             assert proc.poll() is None and time.monotonic() < deadline, proc.stdout
             time.sleep(0.1)
-        time.sleep(0.5)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
