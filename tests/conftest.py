@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -91,6 +92,22 @@ def sigint_ignored() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def allure_categories(categories: list[dict[str, Any]], status: str, message: str
+                      ) -> list[str]:
+    """The categories Allure 2 puts a result of ``status`` with ``message`` in: every category
+    whose ``matchedStatuses`` (empty: any) holds the status and whose ``messageRegex`` (none:
+    any) matches the *whole* message, dot matching newlines (Java
+    ``Pattern.compile(regex, DOTALL).matcher(message).matches()``); none matching: *Product
+    defects* (failed) or *Test defects* (broken), as Allure's ``CategoriesPlugin`` does."""
+    found = [str(c["name"]) for c in categories
+             if (not c.get("matchedStatuses") or status in c["matchedStatuses"])
+             and (c.get("messageRegex") is None
+                  or re.fullmatch(c["messageRegex"], message, re.DOTALL))]
+    if not found:
+        found = {"failed": ["Product defects"], "broken": ["Test defects"]}.get(status, [])
+    return found
 
 
 def limits_yaml(limits: dict[str, dict[str, dict[str, float]]], *,

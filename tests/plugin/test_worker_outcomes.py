@@ -30,6 +30,7 @@ import pytest
 from ..conftest import (
     FAKE_FIO,
     FakeFio,
+    allure_categories,
     limits_yaml,
     popen_interruptible,
     qual_args,
@@ -127,6 +128,9 @@ def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
                         ("b.img", "seq_read_128k_qd32"): "passed"}
     crash = results["a.img", "seq_read_128k_qd32"]
     assert "crashed while running" in crash["statusDetails"]["message"]
+    categories = json.loads((alluredir / "categories.json").read_text())
+    assert allure_categories(categories, "broken", crash["statusDetails"]["message"]) == [
+        "Worker crashed"]
     # on the right drive, in the test's own history (before: no drive, md5(nodeid))
     assert crash["historyId"] == normal["a.img", "seq_read_128k_qd32"]["historyId"]
     assert _label(crash, "parentSuite") == _label(normal["a.img", "seq_read_128k_qd32"],
@@ -243,6 +247,9 @@ def test_an_interrupted_test_is_broken_never_passed(
         stopped = results[drive, "test_2_interrupted"]  # before: "passed", or no result (-n 2)
         assert stopped["status"] == "broken", stopped
         assert stopped["statusDetails"]["message"].startswith("INTERRUPTED: "), stopped
+        assert allure_categories(json.loads((alluredir / "categories.json").read_text()),
+                                 "broken", stopped["statusDetails"]["message"]) == [
+            "Interrupted (SIGINT/SIGTERM)"]
         assert _label(stopped, "parentSuite").endswith(f"S/N {tmp_path / drive})")
         page = _summary_page(alluredir, tmp_path / drive)
         assert "**Overall: INCOMPLETE**" in page
