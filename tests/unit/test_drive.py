@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1021,3 +1022,36 @@ def test_a_bad_ssdqual_command_line_is_a_usage_error_4(
         main(argv)
     assert exc.value.code == 4
     assert message in capsys.readouterr().err
+
+
+def _a_block_device_node() -> str:
+    """A real block device node (stat only, never opened): a loop device node, or /dev/ram0."""
+    for name in sorted(os.listdir("/dev")):
+        path = f"/dev/{name}"
+        with contextlib.suppress(OSError):
+            if (name.startswith("loop") or name.startswith("ram")) and \
+                    stat.S_ISBLK(os.stat(path).st_mode):
+                return path
+    pytest.skip("no block device node to stat here")
+
+
+@pytest.mark.parametrize(("kernel_name", "needle", "fix"), [
+    ("loop5", "has no image attached (size 0)", "losetup -f --show --direct-io=on"),
+    ("sdz", "has no medium (size 0)", "insert the medium"),
+])
+def test_a_block_device_of_size_0_is_a_usage_error(tmp_path: Path, kernel_name: str,
+                                                    needle: str, fix: str) -> None:
+    """Before: a loop device with nothing attached passed the option check, every test then
+    broke on it (ERROR, exit 1 "drive failed"), where a missing /dev/sdb is a usage error."""
+    node = _a_block_device_node()
+    rdev = os.stat(node).st_rdev
+    tree = FakeTree(tmp_path)
+    tree.disk(kernel_name, f"{os.major(rdev)}:{os.minor(rdev)}", sectors=0)
+    with pytest.raises(ConfigError) as info:
+        parse_drive_option(node, sysfs=tree.sysfs)
+    assert info.value.key == "--drive"
+    assert f"{node} {needle}" in str(info.value)
+    assert info.value.fix is not None and fix in info.value.fix
+    tree2 = FakeTree(tmp_path / "sized")  # the same node with an image attached: accepted
+    tree2.disk(kernel_name, f"{os.major(rdev)}:{os.minor(rdev)}", sectors=2048)
+    assert parse_drive_option(node, sysfs=tree2.sysfs) == DriveSpec(node, "block", node)
