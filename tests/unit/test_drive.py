@@ -391,6 +391,27 @@ def test_wrong_serial_names_both(tree: FakeTree) -> None:
     )
 
 
+def test_a_loop_device_says_its_serial_is_the_backing_file(tmp_path: Path) -> None:
+    """Before: ``--confirm-destroy=/dev/loop0`` was told to check ``lsblk ... SERIAL`` (empty
+    for a loop device) and that a /dev name moves between boots; the serial to give, the
+    backing file's path, was called "this drive's serial" without saying what it is."""
+    fake = FakeTree(tmp_path)
+    fake.disk("loop0", "7:0")
+    backing = str(tmp_path / "drive.img")
+    fake.loop_backing("loop0", backing)
+    state = fake.inspect("loop0")  # its device: /dev/loop0
+    give = (f"a loop device is confirmed by the absolute path of its backing file, not by its "
+            f"/dev name (loop numbers are reused): --confirm-destroy={backing} (losetup -l lists "
+            "each loop device with its backing file)")
+    assert reasons_for(state, "/dev/loop0", serial=backing) == [
+        f"--confirm-destroy values /dev/loop0 do not confirm /dev/loop0, the loop device over "
+        f"{backing}: {give}"]
+    assert reasons_for(state, serial=backing) == [
+        f"/dev/loop0 (loop device over {backing}) is not confirmed for destruction: {give}"]
+    assert reasons_for(state, backing, serial=backing) == []
+    assert "losetup -f --show IMAGE" in reasons_for(state, backing, serial="")[0]
+
+
 def test_a_device_path_given_for_the_serial_is_named_as_such(tree: FakeTree) -> None:
     """``--confirm-destroy=/dev/sdb``: the refusal said only that the values do not match."""
     [reason] = reasons_for(tree.inspect("sdb"), "/dev/sdb")
