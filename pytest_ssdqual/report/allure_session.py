@@ -73,7 +73,8 @@ CATEGORIES: list[dict[str, Any]] = [
      "messageRegex": r"^INTERRUPTED:[\s\S]*"},
     {"name": "Worker crashed", "matchedStatuses": ["broken"],
      "messageRegex": r"^worker '[^']*' crashed[\s\S]*"},
-    {"name": "Device or fio error", "matchedStatuses": ["broken"]},
+    {"name": "Device or fio error", "matchedStatuses": ["broken"],  # every other broken one
+     "messageRegex": r"^(?!INTERRUPTED:|worker '[^']*' crashed)[\s\S]*"},
     {"name": "Refused for safety", "matchedStatuses": ["skipped"],
      "messageRegex": r"^[\s\S]*refused[\s\S]*"},
 ]
