@@ -10,7 +10,9 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +67,51 @@ def test_read(qualify):
 def test_write(qualify):
     qualify("seq_write_128k_qd32")
 """
+
+
+def _sigint_default() -> None:
+    """``preexec_fn`` of ``popen_interruptible``: SIGINT back to its default in the child."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def popen_interruptible(argv: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(argv, **kwargs)`` (text mode) whose child starts with SIGINT's
+    default disposition, so Python in it turns SIGINT into ``KeyboardInterrupt``.
+
+    What a test that sends SIGINT starts its pytest with: a process started from a background
+    job of a non-interactive shell (a CI runner, a lab script: ``cmd &`` with job control off)
+    inherits SIGINT *ignored*, exec keeps it ignored and Python then installs no handler, so the
+    signal would do nothing. Only the test restores it: the plugin leaves a caller's choice
+    alone."""
+    return subprocess.Popen(argv, preexec_fn=_sigint_default, text=True, **kwargs)
+
+
+@contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process for the block, as in a background job of a
+    non-interactive shell: a test that sends SIGINT starts its pytest inside this block, so it
+    proves ``popen_interruptible`` works where SIGINT is inherited ignored, on any host."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def allure_categories(categories: list[dict[str, Any]], status: str, message: str
+                      ) -> list[str]:
+    """The categories Allure 2 puts a result of ``status`` with ``message`` in: every category
+    whose ``matchedStatuses`` (empty: any) holds the status and whose ``messageRegex`` (none:
+    any) matches the *whole* message, dot matching newlines (Java
+    ``Pattern.compile(regex, DOTALL).matcher(message).matches()``); none matching: *Product
+    defects* (failed) or *Test defects* (broken), as Allure's ``CategoriesPlugin`` does."""
+    found = [str(c["name"]) for c in categories
+             if (not c.get("matchedStatuses") or status in c["matchedStatuses"])
+             and (c.get("messageRegex") is None
+                  or re.fullmatch(c["messageRegex"], message, re.DOTALL))]
+    if not found:
+        found = {"failed": ["Product defects"], "broken": ["Test defects"]}.get(status, [])
+    return found
 
 
 def limits_yaml(limits: dict[str, dict[str, dict[str, float]]], *,

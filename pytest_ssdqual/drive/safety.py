@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Collection
 from pathlib import Path
@@ -155,6 +156,8 @@ def confirmation_reasons(
 ) -> list[str]:
     serial = (serial or "").strip()
     given = [c.strip() for c in confirmed if c and c.strip()]
+    if re.fullmatch(r"/dev/loop\d+", dev):
+        return _loop_confirmation(dev, serial, given)
     if not serial:
         return [
             f"{dev} reports no serial number, so it cannot be confirmed for destruction "
@@ -177,6 +180,24 @@ def confirmation_reasons(
             + also
         ]
     return []
+
+
+def _loop_confirmation(dev: str, backing: str, given: list[str]) -> list[str]:
+    """``confirmation_reasons`` for a loop device, whose serial is the absolute path of its
+    backing file (``losetup -l``): loop numbers are handed out again after a detach, so the
+    device path is no confirmation, and ``lsblk`` shows no serial for it."""
+    where = "(losetup -l lists each loop device with its backing file)"
+    if not backing:
+        return [f"{dev} names no backing file, so it cannot be confirmed for destruction: "
+                f"attach the image again (losetup -d {dev}; losetup -f --show IMAGE) {where}"]
+    if backing.casefold() in {c.casefold() for c in given}:
+        return []
+    give = (f"a loop device is confirmed by the absolute path of its backing file, not by its "
+            f"/dev name (loop numbers are reused): --confirm-destroy={backing} {where}")
+    if not given:
+        return [f"{dev} (loop device over {backing}) is not confirmed for destruction: {give}"]
+    return [f"--confirm-destroy values {', '.join(given)} do not confirm {dev}, the loop device "
+            f"over {backing}: {give}"]
 
 
 def busy_reason(path: str) -> str | None:

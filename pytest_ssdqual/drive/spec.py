@@ -131,6 +131,7 @@ def parse_drive_option(
 
     if stat.S_ISBLK(st.st_mode):
         _reject_partition(path, st, sysfs)
+        _reject_empty(path, st, sysfs)
         return DriveSpec(raw=raw, kind="block", path=path)
     if stat.S_ISCHR(st.st_mode):
         raise _bad(
@@ -199,6 +200,29 @@ def _reject_partition(path: str, st: os.stat_result, sysfs: Path) -> None:
     node = index.by_dev.get((os.major(st.st_rdev), os.minor(st.st_rdev)))
     if node is not None and node.is_partition:
         raise partition_error(path, node)
+
+
+def _reject_empty(path: str, st: os.stat_result, sysfs: Path) -> None:
+    """A block device of size 0 (sysfs ``size``, 512-byte sectors) has nothing to test: a loop
+    device with no image attached, a card reader or hot-plug bay with no medium. A usage error
+    naming the fix, not a drive that fails every test."""
+    try:
+        node = SysfsIndex(sysfs).by_dev.get((os.major(st.st_rdev), os.minor(st.st_rdev)))
+        if node is None or int((node.path / "size").read_text()) != 0:
+            return
+    except (DeviceError, OSError, ValueError):
+        return  # unknown: DriveTarget.open reports what it finds
+    if re.fullmatch(r"loop\d+", node.name):
+        raise _bad(
+            f"{path} has no image attached (size 0): there is nothing to test",
+            f"attach an image first: truncate -s 1G drive.img && losetup -f --show --direct-io=on "
+            f"drive.img (it prints the device to give, e.g. {path}; losetup -l lists those in use)",
+        )
+    raise _bad(
+        f"{path} has no medium (size 0): there is nothing to test",
+        "insert the medium or plug the drive in, then check its size with lsblk -d "
+        f"{path}",
+    )
 
 
 def _char_device_fix(path: str, sysfs: Path) -> str:

@@ -20,8 +20,8 @@ States (one per metric):
 Policy: a read limit that passes on media as found is worded ``PASS (as found)`` everywhere a
 verdict is shown (terminal table, per-drive summary, Allure verdict table), and the drive's
 overall verdict is ``INCOMPLETE``, never ``PASS``: such a figure may come from never-written
-blocks. Confirming the drive for writes (``--confirm-destroy``) makes the session prefill the
-span before reading. Plain Python (no pytest).
+blocks. A drive whose writes are allowed (confirmed, not mounted ...) gets its span prefilled
+before reading. Plain Python (no pytest).
 """
 
 from __future__ import annotations
@@ -38,11 +38,13 @@ STATE_WRITES_AS_FOUND = "as found (not purged, not preconditioned)"
 PASS_AS_FOUND = "PASS (as found)"
 
 #: The footnote every report prints under a ``PASS (as found)``.
+#: It names no remedy itself (it is printed whatever refused the writes, a mounted drive with
+#: --confirm-destroy given too): each refusal says its own, with the skipped write tests.
 AS_FOUND_NOTE = (
     "PASS (as found): read on the drive as found -- its writes were refused, so the span was "
     "not prefilled and never-written blocks may have been answered without touching the NAND; "
-    "not a qualification figure (confirm the drive with --confirm-destroy to prefill before "
-    "reading)"
+    "not a qualification figure (clear what refused the writes, as the skipped write tests "
+    "say, to have the session prefill before reading)"
 )
 
 

@@ -18,6 +18,8 @@ GATE_KEY = pytest.StashKey[ResultsGate]()
 SCRATCH_KEY = pytest.StashKey[DriveSpec]()
 #: True when the plugin acts from the start (``options.in_play``); else it stays inert.
 IN_PLAY_KEY = pytest.StashKey[bool]()
+#: The results-store run id, chosen at configure time (the controller's, for xdist workers).
+RUN_ID_KEY = pytest.StashKey[str]()
 
 #: user_properties keys: verdict rows, drive facts, regression-gate rows, and what fio wrote
 #: since the previous report (drive -> ``WriteTally.to_json()``, on the report of any phase).

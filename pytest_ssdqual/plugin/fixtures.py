@@ -18,9 +18,10 @@ from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.errors import DriveUnusable, SsdQualError
 from pytest_ssdqual.methodology.base import MethodologyOutcome
 from pytest_ssdqual.plugin import workers as plugin_workers
-from pytest_ssdqual.plugin.common import GATE_KEY, IN_PLAY_KEY, OPTIONS_KEY, SESSION_KEY
+from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SESSION_KEY
 from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
+from pytest_ssdqual.plugin.options import plugin_options, session_run_id
 from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
 from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
 from pytest_ssdqual.qualify.patterns import pattern_workload
@@ -31,11 +32,11 @@ from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOu
 def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[QualSession]:
     """The process's ``QualSession`` (drives, limits, fio runner)."""
-    options = request.config.stash[OPTIONS_KEY]
+    options = plugin_options(request.config)  # built now when the run was not in play
     if not request.config.stash.get(IN_PLAY_KEY, False):  # inert until now: SIGTERM as Ctrl-C
         request.config.add_cleanup(install_sigterm_handler())
     session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"),
-                                 session_tag=request.config.stash[GATE_KEY].options.run_id)
+                                 session_tag=session_run_id(request.config))
     request.config.stash[SESSION_KEY] = session
     yield session
     session.close()

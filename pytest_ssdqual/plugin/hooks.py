@@ -7,19 +7,21 @@ is delegated to ``qualify``, ``drive``, ``thresholds`` and ``fio``. This module 
 hooks and fixtures of the others so pytest finds them through the one entry point.
 
 Inert when unused: unless ``options.in_play`` (a ``--drive``, an ssdqual option, a suite
-conftest), no SIGTERM handler, no per-drive xdist scheduling and no report header
-(``fio --version``) at start; a test that asks for ``ssd_session`` turns the SIGTERM handler
-on then.
+conftest), no option is read into ``SessionOptions`` (so no file of the project: thresholds,
+inventory), no SIGTERM handler, no per-drive xdist scheduling and no report header
+(``fio --version``) at start; a collected test that asks for one of the plugin's fixtures
+builds the options then (``options.plugin_options``; a bad one ends collection as a usage
+error, exit 4), and the SIGTERM handler is turned on when it runs.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_ssdqual.errors import ConfigError, FioError
+from pytest_ssdqual.errors import FioError
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.plugin import workers as plugin_workers
-from pytest_ssdqual.plugin.common import GATE_KEY, IN_PLAY_KEY, OPTIONS_KEY, SCRATCH_KEY
+from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
     fio_workload,
@@ -35,10 +37,11 @@ from pytest_ssdqual.plugin.health import (
 )
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import (
-    build_gate,
-    build_options,
     in_play,
+    plugin_gate,
+    plugin_options,
     pytest_addoption,  # noqa: F401  (hook)
+    session_run_id,
 )
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
@@ -51,24 +54,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "destructive: the test writes to the drive (runs only on a confirmed drive)"
     )
     config.addinivalue_line("markers", "ssdqual_family(name): methodology family for reports")
-    try:
-        options = build_options(config)
-        config.stash[GATE_KEY] = build_gate(config, options)
-    except ConfigError as exc:
-        raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
-    config.stash[OPTIONS_KEY] = options
     config.stash[IN_PLAY_KEY] = in_play(config)
+    run_id = session_run_id(config)  # chosen now: the controller hands it to xdist workers
     if config.stash[IN_PLAY_KEY]:
+        plugin_options(config)  # bad input: a usage error before any I/O
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
-    config.pluginmanager.register(SsdQualReporter(config, options), "ssdqual-reporter")
+    config.pluginmanager.register(SsdQualReporter(config), "ssdqual-reporter")
     plugin_workers.register(config)  # crashed workers, interrupted tests, worker journals
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(HealthHooks(), "ssdqual-health")
     scratch = config.stash.get(SCRATCH_KEY, None)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
-        run_id = config.stash[GATE_KEY].options.run_id
         config.pluginmanager.register(
             XdistHooks(scratch.path if scratch else None, run_id), "ssdqual-xdist"
         )
@@ -82,9 +80,17 @@ def _schedule_per_drive(config: pytest.Config) -> None:
         return
     if getattr(config.option, "dist", "no") == "no":
         return
-    specs = config.stash[OPTIONS_KEY].specs
+    specs = plugin_options(config).specs
     config.pluginmanager.register(DriveSchedulerHooks(drive_test_ids(specs)),
                                   "ssdqual-scheduling")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config) -> None:
+    """A bad option found when the first drive test was collected: a usage error (exit 4)."""
+    error = config.stash.get(_LATE_ERROR_KEY, None)
+    if error is not None:
+        raise error
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -106,9 +112,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 def header_lines(config: pytest.Config) -> list[str]:
     """Active profile, fio version, thresholds, drives and results store (``fio --version``
     runs here)."""
-    options = config.stash.get(OPTIONS_KEY, None)
-    if options is None:
-        return []
+    options = plugin_options(config)
     try:
         fio = FioRunner(options.fio_bin).version()
     except FioError as exc:
@@ -124,7 +128,7 @@ def header_lines(config: pytest.Config) -> list[str]:
             f"; the plugin's scratch file ({(options.file_size_bytes or 0) >> 20} MiB): every "
             f"fio run writes at most {budget >> 20} MiB, or one pass over an area it fills"
             if budget is not None else ""))
-    gate = config.stash[GATE_KEY].options
+    gate = plugin_gate(config).options
     lines.append(
         f"ssdqual: results: {gate.results_dir}/{gate.run_id}; repeat {gate.repeat}; baseline: "
         + (gate.baseline.describe() if gate.baseline else "none")
@@ -133,10 +137,22 @@ def header_lines(config: pytest.Config) -> list[str]:
     return lines
 
 
+#: A bad option met while collecting (``pytest_generate_tests`` cannot end the run as a usage
+#: error itself: pytest reports it as that module's collection error, exit 2).
+_LATE_ERROR_KEY = pytest.StashKey[pytest.UsageError]()
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ssd_drive" not in metafunc.fixturenames:
         return
-    options = metafunc.config.stash[OPTIONS_KEY]
+    config = metafunc.config
+    if _LATE_ERROR_KEY in config.stash:
+        return
+    try:
+        options = plugin_options(config)  # the first drive test of a run not in play yet
+    except pytest.UsageError as exc:
+        config.stash[_LATE_ERROR_KEY] = exc  # ends collection: pytest_collection_modifyitems
+        return
     params = [
         pytest.param(spec, id=test_id, marks=pytest.mark.xdist_group(test_id))
         for spec, test_id in zip(options.specs, drive_test_ids(options.specs), strict=True)

@@ -2,9 +2,14 @@
 ``ResultsGate`` at configure time (bad input -> ``ConfigError``, turned into ``pytest.UsageError``
 by ``hooks.pytest_configure`` before any I/O).
 
-``in_play(config)`` says whether this run uses the plugin at all (``--drive``, an ssdqual option
-or ini value, or a conftest declaring ``ssdqual_suite = True``): only then does the plugin act
-before collection (SIGTERM handler, ``--dist`` change, report header with ``fio --version``).
+``in_play(config)`` says whether this run uses the plugin from the start (``--drive``, an
+ssdqual option or ini value, or a conftest declaring ``ssdqual_suite = True``): only then does
+the plugin act before collection (options read, SIGTERM handler, ``--dist`` change, report
+header with ``fio --version``). Otherwise ``plugin_options`` builds the options on first use,
+when a collected test asks for one of the plugin's fixtures (every one of them needs
+``ssd_session``); a run that never does reads no file of the project (no ``thresholds/``, no
+``inventory.yaml``) and makes no scratch folder. Markers alone (``destructive`` is a common
+name) do not put the plugin in play.
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from pytest_ssdqual.drive.device_types import parse_device_type_options
 from pytest_ssdqual.drive.inventory import Inventory
 from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.plugin.common import RUN_ID_INPUT, SCRATCH_INPUT, SCRATCH_KEY
+from pytest_ssdqual.plugin.common import (
+    GATE_KEY,
+    OPTIONS_KEY,
+    RUN_ID_INPUT,
+    RUN_ID_KEY,
+    SCRATCH_INPUT,
+    SCRATCH_KEY,
+)
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.results.gate import ResultsGate
@@ -173,17 +185,56 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_outcome_options(group)  # --allow-skipped-writes
 
 
+def session_run_id(config: pytest.Config) -> str:
+    """This run's results-store id, chosen once per session: the controller's (xdist workers
+    get it through ``workerinput``), else a new one (``new_run_id``)."""
+    found = config.stash.get(RUN_ID_KEY, None)
+    if found is None:
+        workerinput = getattr(config, "workerinput", None) or {}
+        found = config.stash[RUN_ID_KEY] = workerinput.get(RUN_ID_INPUT) or new_run_id()
+    return found
+
+
+def options_built(config: pytest.Config) -> bool:
+    """True once ``plugin_options`` built this session's options."""
+    return OPTIONS_KEY in config.stash
+
+
+def plugin_options(config: pytest.Config) -> SessionOptions:
+    """This session's ``SessionOptions``, built on first use (``build_options`` and
+    ``build_gate``, kept in ``config.stash``): at configure time when the plugin is in play,
+    else when a test first asks for one of its fixtures.
+
+    Raises:
+        pytest.UsageError: an option, ini value or file it names is bad (the ``ConfigError``'s
+            text, prefixed ``pytest-ssdqual:``).
+    """
+    options = config.stash.get(OPTIONS_KEY, None)
+    if options is None:
+        try:
+            options = build_options(config)
+            config.stash[GATE_KEY] = build_gate(config, options)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"pytest-ssdqual: {exc}") from None
+        config.stash[OPTIONS_KEY] = options
+    return options
+
+
+def plugin_gate(config: pytest.Config) -> ResultsGate:
+    """This session's ``ResultsGate`` (built with the options, see ``plugin_options``)."""
+    plugin_options(config)
+    return config.stash[GATE_KEY]
+
+
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
-    """The results store and regression gate; the run id is the controller's (xdist workers
-    get it through ``workerinput``)."""
-    workerinput = getattr(config, "workerinput", None) or {}
+    """The results store and regression gate; the run id is ``session_run_id(config)``."""
     option, ini = config.getoption("results_dir"), config.getini("ssdqual_results_dir")
     env = os.environ.get("SSDQUAL_RESULTS_DIR", "")
     results_dir = (Path(config.invocation_params.dir) / option if option
                    else Path(config.rootpath) / (env or ini or "ssdqual-results"))
     return ResultsGate(build_gate_options(
         results_dir=results_dir,
-        run_id=workerinput.get(RUN_ID_INPUT) or new_run_id(),
+        run_id=session_run_id(config),
         repeat=config.getoption("repeat"),
         repeat_max=config.getoption("repeat_max"),
         baseline=config.getoption("baseline"),

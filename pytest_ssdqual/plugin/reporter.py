@@ -21,7 +21,6 @@ from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.fio.written import WriteTally
 from pytest_ssdqual.plugin.common import (
-    GATE_KEY,
     IN_PLAY_KEY,
     PROP_DRIVE,
     PROP_GATE,
@@ -32,6 +31,7 @@ from pytest_ssdqual.plugin.common import (
     SESSION_KEY,
 )
 from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
+from pytest_ssdqual.plugin.options import options_built, plugin_gate, plugin_options
 from pytest_ssdqual.qualify.host_facts import host_facts
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.session_report import finish_session
@@ -65,9 +65,8 @@ class SsdQualReporter:
     ``user_properties`` travel with the report) and writes the session-wide outputs once, on the
     controller: the terminal verdict table and the Allure ``environment.properties``."""
 
-    def __init__(self, config: pytest.Config, options: SessionOptions) -> None:
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.options = options
         self.rows: list[SummaryRow] = []
         self.drives: dict[str, dict[str, str]] = {}
         self.gate_rows: list[dict[str, Any]] = []
@@ -78,6 +77,16 @@ class SsdQualReporter:
         self.failed_tests: set[str] = set()  # failed or broken in any phase (rejudge checks)
         self.written: dict[str, WriteTally] = {}  # controller: every process's fio writes
         self._reported: dict[str, WriteTally] = {}  # this process: written, as last reported
+
+    @property
+    def options(self) -> SessionOptions:
+        """The session's options (built on first use: ``options.plugin_options``)."""
+        return plugin_options(self.config)
+
+    def used(self) -> bool:
+        """The plugin was in play in this run: its options were built here, or a worker
+        reported a drive, a verdict or fio writes."""
+        return options_built(self.config) or bool(self.rows or self.drives or self.written)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
@@ -120,6 +129,8 @@ class SsdQualReporter:
                 self.gate_rows.extend(value)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.used():
+            return
         if not self.rows and not self.drives:
             for line in self.written_lines():
                 terminalreporter.write_line(line)
@@ -135,7 +146,7 @@ class SsdQualReporter:
             terminalreporter.write_line(line)
         for line in self.written_lines():
             terminalreporter.write_line(line)
-        gate = self.config.stash[GATE_KEY]
+        gate = plugin_gate(self.config)
         if self.gate_rows or gate.options.baseline:
             terminalreporter.write_sep("=", "ssdqual regression gate")
         for line in format_gate_summary(self.gate_rows, self.run_dir):
@@ -164,13 +175,13 @@ class SsdQualReporter:
 
     @pytest.hookimpl(trylast=True)  # after pytest-xdist stopped its workers
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput"):
-            return
+        if hasattr(self.config, "workerinput") or not self.used():
+            return  # inert: nothing of the project read, nothing stored
         crashes = self.config.pluginmanager.get_plugin("ssdqual-worker-crashes")
         if crashes is not None:  # tests a SIGTERM-ed run's workers were stopped in
             crashes.finish_workers(int(session.exitstatus))
         try:  # run.json + index: completes the stored run (a failure fails the session)
-            self.run_dir = self.config.stash[GATE_KEY].finish(
+            self.run_dir = plugin_gate(self.config).finish(
                 exitstatus=int(session.exitstatus),
                 session_options=self.options,
                 argv=[str(a) for a in self.config.invocation_params.args],

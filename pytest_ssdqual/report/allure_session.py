@@ -56,11 +56,15 @@ def _escape(text: str) -> str:
 
 
 #: Allure categories (``categories.json``; the same list goes into the Allure 3 report config).
-#: First match wins. Regexes must match the whole message in Allure 2 (Java ``matches``) and
-#: are searched in Allure 3 (JavaScript ``test``), so they are anchored and use ``[\s\S]*``.
+#: A result goes in every category that matches (none: Allure's own *Product defects* /
+#: *Test defects*), so the patterns are disjoint. Regexes must match the whole message in
+#: Allure 2 (Java ``Pattern.compile(regex, DOTALL).matcher(message).matches()``) and are
+#: searched in Allure 3 (JavaScript ``test``), so they are anchored and use ``[\s\S]*``. The
+#: message is the one allure-pytest stores: a test failed with ``pytest.fail`` reads
+#: ``Failed: <text>``.
 CATEGORIES: list[dict[str, Any]] = [
     {"name": "Regression vs baseline", "matchedStatuses": ["failed"],
-     "messageRegex": r"^REGRESSION:[\s\S]*"},
+     "messageRegex": r"^(?:Failed: )?REGRESSION:[\s\S]*"},
     {"name": "Drive health failing", "matchedStatuses": ["failed"],
      "messageRegex": r"^[^\n]*drive health fails[\s\S]*"},
     {"name": "Limit violated", "matchedStatuses": ["failed"],
@@ -69,7 +73,8 @@ CATEGORIES: list[dict[str, Any]] = [
      "messageRegex": r"^INTERRUPTED:[\s\S]*"},
     {"name": "Worker crashed", "matchedStatuses": ["broken"],
      "messageRegex": r"^worker '[^']*' crashed[\s\S]*"},
-    {"name": "Device or fio error", "matchedStatuses": ["broken"]},
+    {"name": "Device or fio error", "matchedStatuses": ["broken"],  # every other broken one
+     "messageRegex": r"^(?!INTERRUPTED:|worker '[^']*' crashed)[\s\S]*"},
     {"name": "Refused for safety", "matchedStatuses": ["skipped"],
      "messageRegex": r"^[\s\S]*refused[\s\S]*"},
 ]

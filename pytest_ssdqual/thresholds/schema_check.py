@@ -68,16 +68,13 @@ class FileChecker:
         self.errors: list[ConfigError] = []
 
     def error(self, parts: KeyPath, message: str, fix: str | None) -> None:
-        """Record one problem at key path ``parts`` (its YAML line looked up) with its fix."""
-        self.errors.append(
-            ConfigError(
-                message,
-                file=self.file,
-                line=line_of(self.lines, parts),
-                key=json_path(parts) or None,
-                fix=fix,
-            )
-        )
+        """Record one problem at key path ``parts`` (its YAML line looked up) with its fix,
+        once: jsonschema reports e.g. each missing required key in an error of its own, each
+        naming the whole list."""
+        error = ConfigError(message, file=self.file, line=line_of(self.lines, parts),
+                            key=json_path(parts) or None, fix=fix)
+        if str(error) not in {str(e) for e in self.errors}:
+            self.errors.append(error)
 
     # -- schema --------------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from pytest_ssdqual.fio.logs import bandwidth_series
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
-from ..conftest import REPO
+from ..conftest import REPO, popen_interruptible, sigint_ignored
 
 pytestmark = pytest.mark.e2e
 
@@ -291,10 +291,11 @@ def _outcome(out: str, test_id_part: str) -> str | None:
 
 def _start_session(tmp_path: Path, emu_dir: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "SSDQUAL_EMU_DIR": str(emu_dir)}
-    return subprocess.Popen(
-        _pytest_argv(tmp_path, "--drive=emu:jmf667h-l85c-128g", "-k", "seq_write"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
-    )
+    with sigint_ignored():  # as a CI runner's background job starts it
+        return popen_interruptible(
+            _pytest_argv(tmp_path, "--drive=emu:jmf667h-l85c-128g", "-k", "seq_write"),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+        )
 
 
 def _wait_for_fio_in_cgroup(emu_dir: Path, timeout_s: float = 30) -> Footprint:

@@ -18,7 +18,7 @@ import pytest
 from pytest_ssdqual.drive import identity as identity_module
 from pytest_ssdqual.drive.identity import DriveIdentity
 
-from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import REPO, FakeFio, allure_categories, limits_yaml, qual_args, write_suite
 
 SUITE = """
 import allure
@@ -227,6 +227,8 @@ def test_a_refused_write_is_skipped_with_the_reason(
     [skipped] = [r for r in _results(alluredir) if r["status"] == "skipped"]
     message = skipped["statusDetails"]["message"]
     assert "refused" in message and "--confirm-destroy=" in message
+    categories = json.loads((alluredir / "categories.json").read_text())
+    assert allure_categories(categories, "skipped", message) == ["Refused for safety"]
     assert _labels(skipped, "story") == ["seq_write_128k_qd32"]
     summary = next((alluredir / "summary").glob("*.md")).read_text()
     assert "**Overall: INCOMPLETE**" in summary and "| seq_write_128k_qd32 | SKIPPED |" in summary
@@ -318,3 +320,50 @@ def test_methodology_tests_get_their_phase_steps_and_charts(
             assert _attachment(alluredir, r, chart).read_bytes()[:4] == b"\x89PNG"
         assert r["steps"], story  # the phases (purge, precondition, rounds...) as steps
         assert all(s["stop"] >= s["start"] for s in r["steps"])
+
+
+def _messages(alluredir: Path) -> list[tuple[str, str]]:
+    """(status, statusDetails.message) of every result in ``alluredir`` that is not passed."""
+    return [(r["status"], r["statusDetails"]["message"]) for r in _results(alluredir)
+            if r["status"] != "passed"]
+
+
+def test_each_category_holds_the_message_the_plugin_writes(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The messages come from real runs (fake fio), read from the ``*-result.json`` files the
+    way Allure reads them, and are put in categories as Allure 2 does (``allure_categories``:
+    whole-message match). Before: a failed gate (``Failed: REGRESSION: ...``) fell into
+    *Product defects*, as ``^REGRESSION:`` never matched. The other categories are checked
+    where their messages are made: drive health (test_health_plugin), interrupted and crashed
+    workers (test_worker_outcomes), refused writes (below)."""
+    suite = "import pytest\n\n@pytest.mark.destructive\ndef test_write(qualify):\n" \
+            "    qualify('seq_write_128k_qd32')\n"
+    limits = limits_yaml({"seq_write_128k_qd32": {"bw_mbps": {"min": 100}}}, max_drop_pct=5)
+    th = write_suite(pytester.path, suite, limits)
+    store = pytester.path / "store"
+
+    def run(name: str, *extra: str) -> list[tuple[str, str]]:
+        alluredir = pytester.path / name
+        pytester.runpytest(*qual_args(pytester.path, th, fake_fio.path, f"--alluredir={alluredir}",
+                                      f"--results-dir={store}", *extra))
+        return _messages(alluredir)
+
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    assert run("baseline", "--firmware=A") == []
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", "400")  # 20 % slower than A: the gate fails it
+    regression = run("regression", "--firmware=B", "--baseline=firmware:A")
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", "50")  # below the 100 MB/s floor, no baseline
+    limit = run("limit", "--firmware=C")
+    monkeypatch.delenv("FAKEFIO_BW_MBPS")
+    monkeypatch.setenv("FAKEFIO_MODE", "error5")
+    broken = run("broken", "--firmware=D")
+
+    categories = json.loads((pytester.path / "regression" / "categories.json").read_text())
+    placed = {name: [allure_categories(categories, status, message) for status, message in got]
+              for name, got in [("regression", regression), ("limit", limit),
+                                ("broken", broken)]}
+    assert regression and regression[0][1].startswith("Failed: REGRESSION: "), regression
+    assert placed == {"regression": [["Regression vs baseline"]],
+                      "limit": [["Limit violated"]],
+                      "broken": [["Device or fio error"]]}, (regression, limit, broken)

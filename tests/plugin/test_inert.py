@@ -1,6 +1,7 @@
-"""The plugin is inert in a pytest run that does not use it (issue 11 item 4): with no
-``--drive``, no ssdqual option and no test asking for a drive, it installs no SIGTERM handler,
-never runs ``fio --version``, leaves ``--dist`` as given and prints nothing -- as pytest-xdist
+"""The plugin is inert in a pytest run that does not use it: with no ``--drive``, no ssdqual
+option or ini value, no suite conftest and no test asking for one of its fixtures, it reads no
+file of the project (``thresholds/``, ``inventory.yaml``), installs no SIGTERM handler, never
+runs ``fio --version``, leaves ``--dist`` as given and prints nothing -- as pytest-xdist
 registers its ``DSession`` only when distributing.
 
 fio is the recording stand-in ``tests/fakefio.py``, put on ``PATH`` as ``fio`` (``--fio-bin``
@@ -10,11 +11,12 @@ would itself put the plugin in play).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from ..conftest import FakeFio
+from ..conftest import FakeFio, cases_dir
 
 PLAIN_TESTS = """
 import signal
@@ -67,3 +69,37 @@ def test_a_drive_test_without_options_still_gets_the_header(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only")
     assert "ssdqual: profile smoke" in result.stdout.str()
     assert [c["argv"] for c in fio_on_path.calls()] == [["--version"]]
+
+
+FOREIGN = cases_dir() / "found" / "t3" / "foreign-thresholds-folder"
+
+
+def test_another_projects_thresholds_folder_is_never_read(pytester: pytest.Pytester,
+                                                          fio_on_path: FakeFio) -> None:
+    """found/t3: a plain test beside a ``thresholds/`` folder of another project (a CPU limit
+    file) ran into exit 4 with the plugin installed; not in play, the plugin reads none of it."""
+    shutil.copytree(FOREIGN, pytester.path, dirs_exist_ok=True)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_x.py")
+    assert result.ret == 0, result.stderr.str()
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str().replace("plugins: ssdqual-", "plugins: ") + result.stderr.str()
+    assert "ssdqual" not in out
+    assert fio_on_path.calls() == []
+    assert not (pytester.path / "ssdqual-results").exists()
+
+
+def test_a_drive_test_beside_a_bad_thresholds_folder_is_a_usage_error(
+        pytester: pytest.Pytester, fio_on_path: FakeFio) -> None:
+    """The same folder with a test that asks for the drive: the plugin is in play once that
+    test is collected, reads ``thresholds/`` then, and ends the run as a usage error (exit 4)
+    naming the file, each problem once -- not a collection error per module."""
+    shutil.copytree(FOREIGN, pytester.path, dirs_exist_ok=True)
+    pytester.makepyfile(test_drive="def test_drive(ssd_drive):\n    assert ssd_drive\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_x.py",
+                                           "test_drive.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "pytest-ssdqual: 3 errors:" in err
+    assert err.count("missing required key 'version'") == 1
+    assert f"{pytester.path / 'thresholds' / 'limits.yaml'}:1" in err
+    assert "ERROR collecting" not in result.stdout.str()

@@ -27,7 +27,16 @@ from typing import Any
 
 import pytest
 
-from ..conftest import FAKE_FIO, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import (
+    FAKE_FIO,
+    FakeFio,
+    allure_categories,
+    limits_yaml,
+    popen_interruptible,
+    qual_args,
+    sigint_ignored,
+    write_suite,
+)
 
 SUITE = """
 import pytest
@@ -119,6 +128,9 @@ def test_crashed_worker_one_broken_result_on_its_drive_not_rerun_nothing_lost(
                         ("b.img", "seq_read_128k_qd32"): "passed"}
     crash = results["a.img", "seq_read_128k_qd32"]
     assert "crashed while running" in crash["statusDetails"]["message"]
+    categories = json.loads((alluredir / "categories.json").read_text())
+    assert allure_categories(categories, "broken", crash["statusDetails"]["message"]) == [
+        "Worker crashed"]
     # on the right drive, in the test's own history (before: no drive, md5(nodeid))
     assert crash["historyId"] == normal["a.img", "seq_read_128k_qd32"]["historyId"]
     assert _label(crash, "parentSuite") == _label(normal["a.img", "seq_read_128k_qd32"],
@@ -213,14 +225,14 @@ def test_an_interrupted_test_is_broken_never_passed(
         tmp_path, th, str(FAKE_FIO), "--scratch-size=16M", f"--alluredir={alluredir}",
         f"--results-dir={tmp_path / 'store'}", *(["-n", str(workers)] if workers else []),
         drives=tuple(drives))]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    with sigint_ignored():  # as a CI runner's background job starts it
+        proc = popen_interruptible(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while _hanging_jobs(log) < len(drives):  # every drive's test 2 is in its fio
             assert proc.poll() is None and time.monotonic() < deadline, proc.stdout
             time.sleep(0.1)
-        time.sleep(0.5)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -235,6 +247,9 @@ def test_an_interrupted_test_is_broken_never_passed(
         stopped = results[drive, "test_2_interrupted"]  # before: "passed", or no result (-n 2)
         assert stopped["status"] == "broken", stopped
         assert stopped["statusDetails"]["message"].startswith("INTERRUPTED: "), stopped
+        assert allure_categories(json.loads((alluredir / "categories.json").read_text()),
+                                 "broken", stopped["statusDetails"]["message"]) == [
+            "Interrupted (SIGINT/SIGTERM)"]
         assert _label(stopped, "parentSuite").endswith(f"S/N {tmp_path / drive})")
         page = _summary_page(alluredir, tmp_path / drive)
         assert "**Overall: INCOMPLETE**" in page

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -388,6 +389,27 @@ def test_wrong_serial_names_both(tree: FakeTree) -> None:
     assert reason.startswith(
         f"--confirm-destroy values WRONG1, WRONG2 do not match this drive's serial {SERIAL}"
     )
+
+
+def test_a_loop_device_says_its_serial_is_the_backing_file(tmp_path: Path) -> None:
+    """Before: ``--confirm-destroy=/dev/loop0`` was told to check ``lsblk ... SERIAL`` (empty
+    for a loop device) and that a /dev name moves between boots; the serial to give, the
+    backing file's path, was called "this drive's serial" without saying what it is."""
+    fake = FakeTree(tmp_path)
+    fake.disk("loop0", "7:0")
+    backing = str(tmp_path / "drive.img")
+    fake.loop_backing("loop0", backing)
+    state = fake.inspect("loop0")  # its device: /dev/loop0
+    give = (f"a loop device is confirmed by the absolute path of its backing file, not by its "
+            f"/dev name (loop numbers are reused): --confirm-destroy={backing} (losetup -l lists "
+            "each loop device with its backing file)")
+    assert reasons_for(state, "/dev/loop0", serial=backing) == [
+        f"--confirm-destroy values /dev/loop0 do not confirm /dev/loop0, the loop device over "
+        f"{backing}: {give}"]
+    assert reasons_for(state, serial=backing) == [
+        f"/dev/loop0 (loop device over {backing}) is not confirmed for destruction: {give}"]
+    assert reasons_for(state, backing, serial=backing) == []
+    assert "losetup -f --show IMAGE" in reasons_for(state, backing, serial="")[0]
 
 
 def test_a_device_path_given_for_the_serial_is_named_as_such(tree: FakeTree) -> None:
@@ -1040,3 +1062,36 @@ def test_a_bad_ssdqual_command_line_is_a_usage_error_4(
         main(argv)
     assert exc.value.code == 4
     assert message in capsys.readouterr().err
+
+
+def _a_block_device_node() -> str:
+    """A real block device node (stat only, never opened): a loop device node, or /dev/ram0."""
+    for name in sorted(os.listdir("/dev")):
+        path = f"/dev/{name}"
+        with contextlib.suppress(OSError):
+            if (name.startswith("loop") or name.startswith("ram")) and \
+                    stat.S_ISBLK(os.stat(path).st_mode):
+                return path
+    pytest.skip("no block device node to stat here")
+
+
+@pytest.mark.parametrize(("kernel_name", "needle", "fix"), [
+    ("loop5", "has no image attached (size 0)", "losetup -f --show --direct-io=on"),
+    ("sdz", "has no medium (size 0)", "insert the medium"),
+])
+def test_a_block_device_of_size_0_is_a_usage_error(tmp_path: Path, kernel_name: str,
+                                                    needle: str, fix: str) -> None:
+    """Before: a loop device with nothing attached passed the option check, every test then
+    broke on it (ERROR, exit 1 "drive failed"), where a missing /dev/sdb is a usage error."""
+    node = _a_block_device_node()
+    rdev = os.stat(node).st_rdev
+    tree = FakeTree(tmp_path)
+    tree.disk(kernel_name, f"{os.major(rdev)}:{os.minor(rdev)}", sectors=0)
+    with pytest.raises(ConfigError) as info:
+        parse_drive_option(node, sysfs=tree.sysfs)
+    assert info.value.key == "--drive"
+    assert f"{node} {needle}" in str(info.value)
+    assert info.value.fix is not None and fix in info.value.fix
+    tree2 = FakeTree(tmp_path / "sized")  # the same node with an image attached: accepted
+    tree2.disk(kernel_name, f"{os.major(rdev)}:{os.minor(rdev)}", sectors=2048)
+    assert parse_drive_option(node, sysfs=tree2.sysfs) == DriveSpec(node, "block", node)

@@ -126,9 +126,10 @@ def test_loop_not_confirmed_then_confirmed(loop: tuple[str, Path]) -> None:
     assert (target.state.partitions, target.state.holders, target.state.mounts) == ((), (), ())
     assert not target.state.is_system_disk and not target.state.read_only
     assert list(target.write_refusals) == [
-        f"/dev/{name} (serial {image}) is not confirmed for destruction: add "
-        f"--confirm-destroy={image} (the drive's serial, not its path: /dev/sdX names move "
-        "between boots)"
+        f"/dev/{name} (loop device over {image}) is not confirmed for destruction: a loop "
+        "device is confirmed by the absolute path of its backing file, not by its /dev name "
+        f"(loop numbers are reused): --confirm-destroy={image} (losetup -l lists each loop "
+        "device with its backing file)"
     ]
     with pytest.raises(SafetyRefusal):
         target.assert_write_allowed()
@@ -139,7 +140,9 @@ def test_loop_not_confirmed_then_confirmed(loop: tuple[str, Path]) -> None:
     confirmed.recheck_identity()
 
     wrong = open_target(device, "/tmp/some-other.img")
-    assert "do not match this drive's serial" in wrong.write_refusals[0]
+    assert wrong.write_refusals[0].startswith(
+        f"--confirm-destroy values /tmp/some-other.img do not confirm /dev/{name}, the loop "
+        f"device over {image}: ")
 
 
 def test_mounted_loop_is_refused_and_left_intact(loop: tuple[str, Path], tmp_path: Path) -> None:

@@ -66,3 +66,14 @@ def test_table_lists_judged_rows_counts_the_rest_and_explains_skips() -> None:
     assert "skipped /dev/sdc rand_write_4k_qd1: /dev/sdc is mounted at /mnt" in lines
     assert lines[-1] == ("0 limits passed, 1 failed, 0 missing; "
                          "1 measured metrics had no limit (not judged)")
+
+
+def test_the_as_found_note_suggests_nothing_the_user_may_have_given() -> None:
+    """The note is printed whatever refused the writes: on a mounted drive confirmed with
+    ``--confirm-destroy`` it told the user to add that very option; the refusal (``unmount
+    it first``) is what says the remedy."""
+    from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE
+
+    assert "--confirm-destroy" not in AS_FOUND_NOTE
+    assert AS_FOUND_NOTE.endswith("(clear what refused the writes, as the skipped write tests "
+                                  "say, to have the session prefill before reading)")
