@@ -236,8 +236,10 @@ def test_wrong_confirmation_serial_never_writes(
         result = _run(pytester, fake_fio, device, confirm=str(tmp_path / "other.img"))
     result.assert_outcomes(passed=1, skipped=1)
     out = result.stdout.str()
-    assert f"--confirm-destroy values {tmp_path / 'other.img'} do not match this drive's " \
-        f"serial {image} ({device})" in out
+    assert (f"--confirm-destroy values {tmp_path / 'other.img'} do not confirm {device}, the "
+            f"loop device over {image}: a loop device is confirmed by the absolute path of its "
+            f"backing file, not by its /dev name") in out
+    assert f"--confirm-destroy={image} (losetup -l lists" in out
     assert fake_fio.job_rws() == ["read"]
     assert all("--readonly" in c["argv"] for c in fake_fio.calls() if c["job"])
 
