@@ -134,10 +134,12 @@ class OutcomeHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count write tests skipped because the drive refused writes (their ``SKIPPED`` rows;
-        on the xdist controller too, where the workers' reports arrive), and drives whose
-        health could not be read (their ``NOT READ`` rows, on a test of any outcome)."""
+        on the xdist controller too, where the workers' reports arrive), tests skipped as
+        UNDECIDED by the gate (a failed test that also has undecided metrics is a failure, not
+        an undecided test), and drives whose health could not be read (their ``NOT READ`` rows,
+        on a test of any outcome)."""
         for key, value in report.user_properties:
-            if key == PROP_GATE:
+            if key == PROP_GATE and report.skipped:
                 needed = [int(row.get("runs_needed") or 0) for row in cast(Any, value)
                           if row.get("status") == UNDECIDED]
                 if needed:

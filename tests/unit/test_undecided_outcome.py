@@ -12,10 +12,10 @@ from pytest_ssdqual.plugin.common import PROP_GATE
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 
 
-def _report(status: str, runs_needed: int | None) -> SimpleNamespace:
+def _report(status: str, runs_needed: int | None, *, skipped: bool = True) -> SimpleNamespace:
     row = {"drive": "/dev/sdb", "workload": "w", "metric": "write.bw_mbps", "status": status,
            "runs_needed": runs_needed}
-    return SimpleNamespace(skipped=True, nodeid=f"t::{status}", user_properties=[
+    return SimpleNamespace(skipped=skipped, nodeid=f"t::{status}", user_properties=[
         (PROP_GATE, [row])])
 
 
@@ -40,3 +40,11 @@ def test_a_skip_without_an_undecided_gate_row_leaves_the_exit_status() -> None:
     session = SimpleNamespace(config=SimpleNamespace(), exitstatus=pytest.ExitCode.OK)
     hooks.pytest_sessionfinish(session)  # type: ignore[arg-type]
     assert session.exitstatus == pytest.ExitCode.OK and hooks.undecided_line() is None
+
+
+def test_a_failed_test_with_undecided_metrics_is_a_failure_not_an_undecided_test() -> None:
+    """Review: a test that regressed on one metric and was undecided on another failed, yet
+    the run also said "1 test(s) UNDECIDED ... neither passed nor failed"."""
+    hooks = OutcomeHooks(allow_skipped_writes=False)
+    hooks.pytest_runtest_logreport(_report("undecided", 9, skipped=False))  # type: ignore[arg-type]
+    assert hooks.undecided == {} and hooks.undecided_line() is None
