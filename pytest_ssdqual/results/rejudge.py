@@ -60,7 +60,7 @@ from pytest_ssdqual.report.drive_summary import (
 )
 from pytest_ssdqual.report.summary import count_lines, rows_from_records
 from pytest_ssdqual.results.compare import load_run
-from pytest_ssdqual.results.comparison import Comparison
+from pytest_ssdqual.results.comparison import UNDECIDED, Comparison
 from pytest_ssdqual.results.record import TestRecord, listed_in_table, record_name
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun
@@ -212,6 +212,12 @@ def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:
     return out
 
 
+def _gate_undecided(record: dict[str, Any]) -> bool:
+    """True when a stored record has a gated metric the gate left undecided."""
+    regression = record.get("regression") or {}
+    return any(c.get("status") == UNDECIDED for c in regression.get("comparisons") or [])
+
+
 def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]:
     """Why ``run`` cannot pass this re-judgement: a drive whose per-drive summary would not
     say PASS without failing (``drive_verdicts``: a read limit passed only on media as found --
@@ -238,17 +244,18 @@ def incomplete_reasons(run: StoredRun, results: Sequence[Rejudged]) -> list[str]
         elif any(n.startswith("the stored run refused its baseline") for n in r.notes):
             reasons.append(f"{r.drive} {r.workload}: the test was broken: "
                            f"{'; '.join(r.notes)}")
-    # a test's records share its node id (a workload and the health judgements it made);
-    # records of an older version have none: one test each
         undecided = [c for c in r.comparisons if c.undecided]
         if undecided:
             reasons.append(f"{r.drive} {r.workload}: {len(undecided)} gated metric(s) UNDECIDED: "
                            + "; ".join(f"{c.metric}: {c.reason}" for c in undecided))
+    # a test's records share its node id (a workload and the health judgements it made);
+    # records of an older version have none: one test each
     failed_records = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
                           if rec.get("status") not in ("passed", "skipped")})
-    # a test the gate left undecided was skipped in the session but stored its figures
+    # a test the gate left undecided was skipped in the session but stored its figures (a
+    # skipped record of unread health belongs to a test that may have passed: not counted)
     undecided_tests = len({rec.get("test") or f"#{i}" for i, rec in enumerate(run.records)
-                           if rec.get("status") == "skipped"})
+                           if rec.get("status") == "skipped" and _gate_undecided(rec)})
     stored_tests = info.get("tests")
     tests: dict[str, Any] = stored_tests if isinstance(stored_tests, dict) else {}
     if isinstance(tests.get("failed"), int):
