@@ -97,8 +97,8 @@ def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
     ``steady_state_rand_write_4k``, ``recovery_after_idle``) on the drive, printing its progress,
     and judge it. Must be marked ``destructive``; skipped with the reason when the drive refuses
     writes, failed (violated limits, then the test's notes) or broken as ``qualify``. With
-    ``--repeat N`` the whole test runs N times (and while the comparison with the baseline is
-    inconclusive or regressed, up to ``--repeat-max``) and is judged on one figure per metric
+    ``--repeat N`` the whole test runs N times (and while the comparison with the baseline
+    may still change, up to ``--repeat-max``) and is judged on one figure per metric
     from the runs (``results.repeats``), like ``qualify``."""
     host = PytestHost(request, ssd_session, ssd_drive)
 

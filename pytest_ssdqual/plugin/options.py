@@ -164,10 +164,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--repeat-max", default=None, type=_repeat, metavar="N",
-        help="with --baseline: rerun a workload whose comparison is inconclusive or regressed "
-        "until it is decided or it ran N times (a regression fails only when confirmed on "
-        "every run; no rerun when a figure is missing); still inconclusive then fails "
-        "(INCONCLUSIVE). Default: twice --repeat.",
+        help="with --baseline: rerun a workload whose comparison is inconclusive, regressed "
+        "or on too few runs for its noise until it is decided or it ran N times (a regression "
+        "fails only when confirmed on every run; no rerun when a figure is missing); still "
+        "inconclusive then fails (INCONCLUSIVE); too noisy to decide is skipped as UNDECIDED "
+        "and the run exits 1. Default: twice --repeat.",
     )
     group.addoption(
         "--firmware", default=None, metavar="NAME",

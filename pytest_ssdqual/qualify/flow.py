@@ -177,11 +177,10 @@ def run_test(
     )
     host.gated(checked.rows())
     failure = failure_message(ctx, measured, checked.failure_message(), unhealthy)
-    if failure is None and checked.undecided:
+    if failure is None:
         return Concluded(outcome, None, checked.undecided_message())
-    if failure is not None and checked.undecided and not checked.regressed:
-        failure += "\n" + (checked.undecided_message() or "")
-    return Concluded(outcome, failure)
+    undecided = checked.undecided_message(also_failed=True)  # None once a metric regressed
+    return Concluded(outcome, failure + ("\n" + undecided if undecided else ""))
 
 
 def failure_message(ctx: DriveContext, measured: Measured, regression: str | None,

@@ -4,7 +4,7 @@ test: run it on the drive, judge its figures once, and give the flow a ``Measure
 Plain Python (no pytest). A fio workload (a catalog id or one built from parameters,
 ``params.FioParams``) and a methodology test (its steps, ``methodology.registry``, with its
 implicit requirements) alike run ``--repeat`` times (plus reruns while the comparison with the
-baseline is inconclusive or a regression to confirm, up to ``--repeat-max``: ``run_repeated``)
+baseline may still change, up to ``--repeat-max``: ``run_repeated``)
 and are judged once, on one figure per metric from the runs (``results.repeats``: the maximum
 of a maximum, the worst run's latency percentile, the median run's throughput; the failure
 message and the record say which).
@@ -62,7 +62,7 @@ def check_marked(workload: Workload, *, methodology: bool, destructive: bool, te
 def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir: Path,
                  once: Callable[[Path], Mapping[str, float]]) -> list[Path]:
     """Run one test ``--repeat`` times, then one run at a time while its comparison with the
-    baseline is inconclusive or regressed (``ResultsGate.wants_more_runs``, up to
+    baseline may still change (``ResultsGate.wants_more_runs``, up to
     ``--repeat-max`` runs in all): what ``measure_workload`` and ``measure_methodology`` share.
 
     Args:
@@ -81,7 +81,7 @@ def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir
         metrics.append(once(folder))
         folders.append(folder)
 
-    for folder in gate.workdirs(workdir):  # --repeat N: judged on the median
+    for folder in gate.workdirs(workdir):  # --repeat N: judged once on all runs
         run(folder)
     while gate.wants_more_runs(ctx, workload_id, metrics):
         run(gate.workdir(workdir, len(folders) + 1))
@@ -135,7 +135,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
                         workload: Workload, workdir: Path) -> Measured:
     """Run the methodology test ``workload`` (its steps in ``workdir/<id>``, ``.../repN`` with
     ``--repeat N``; progress through the host) ``--repeat`` times and while its comparison with
-    the baseline is inconclusive or regressed, up to ``--repeat-max`` (``run_repeated``, as
+    the baseline may still change, up to ``--repeat-max`` (``run_repeated``, as
     ``measure_workload``), then judge it once, on the runs' figures (``repeated_result``) with its
     implicit requirements; each run's notes go to the terminal, the last run's after the
     violated limits. The record stores every run's figures and files (``rep1/``, ...); the

@@ -232,10 +232,9 @@ class Comparison:
             text = (f"{self.n} vs {self.baseline_n} runs, RSD {_rsd(self.rsd_pct)} vs "
                     f"{_rsd(self.baseline_rsd_pct)}")
             if self.underpowered and self.status != UNDECIDED:
-                text += (f"; too few runs for this noise (needs {self.runs_needed} per side): "
-                         "judged on what these runs alone settle" if self.runs_needed else
-                         "; too few runs for this noise: judged on what these runs alone "
-                         "settle")
+                needs = f" (needs {self.runs_needed} per side)" if self.runs_needed else ""
+                text += (f"; too few runs for this noise{needs}: judged on what these runs "
+                         "alone settle")
         if self.method == POOLED:
             side = "the baseline's" if self.baseline_n == 1 else "this run's"
             text += f"; {side} single run assumed as noisy as the other side"
@@ -263,12 +262,13 @@ class Comparison:
 
 
 def rerun_may_change(comparisons: Sequence[Comparison]) -> bool:
-    """True when another run of this build may change the gate's verdict on ``comparisons``
-    (one test's gated metrics): one is inconclusive, undecided or regressed
-    (``RERUN_MAY_CHANGE``) or judged on too few runs for its noise (``underpowered``: rerun
-    whatever it shows, so that the decision to go on depends on the noise, not on a lucky
-    look), and none fails for good (a figure missing on one side fails whatever more runs show,
-    so the drive is not kept busy). The rule ``ResultsGate.wants_more_runs`` reruns by."""
+    """True when another run of this build may change the gate's verdict on ``comparisons`` (one
+    test's gated metrics): one is inconclusive, undecided or regressed (``RERUN_MAY_CHANGE``) or
+    judged on too few runs for its noise (``underpowered``: rerun whatever it shows, so a lucky
+    first look does not end the reruns; a comparison with enough runs stops once it is within
+    the limit or improved), and none fails for good (a figure missing on one side fails whatever
+    more runs show, so the drive is not kept busy). The rule ``ResultsGate.wants_more_runs``
+    reruns by."""
     return (any(c.status in RERUN_MAY_CHANGE or c.underpowered for c in comparisons)
             and not any(c.failed and c.status not in RERUN_MAY_CHANGE for c in comparisons))
 
@@ -309,9 +309,10 @@ def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparis
 
 
 def undecided_message(drive: str, workload_id: str, comparisons: Sequence[Comparison],
-                      baseline_run: str) -> str:
+                      baseline_run: str, also_failed: bool = False) -> str:
     """The skip reason of a test whose gated metrics are within the limit or undecided (none
-    failed), starting with ``UNDECIDED_PREFIX``::
+    failed), starting with ``UNDECIDED_PREFIX``; with ``also_failed`` the lines appended to the
+    failure of a test that failed a limit or a health check (it is no skip then)::
 
         UNDECIDED: /dev/sdb seq_write_128k_qd32: 1 metric(s) the gate cannot decide vs
         baseline run RUN (neither a pass nor a regression: the run is incomplete)
@@ -319,8 +320,10 @@ def undecided_message(drive: str, workload_id: str, comparisons: Sequence[Compar
           high for a 5 % limit with 6 vs 3 runs; needs 9 runs per side (--repeat 9 ...)
     """
     undecided = [c for c in comparisons if c.undecided]
+    why = ("the test failed on the grounds above" if also_failed
+           else "neither a pass nor a regression: the run is incomplete")
     return (
         f"{UNDECIDED_PREFIX} {drive} {workload_id}: {len(undecided)} metric(s) the gate cannot "
-        f"decide vs baseline run {baseline_run} (neither a pass nor a regression: the run is "
-        "incomplete)\n" + "\n".join("  " + c.line() for c in undecided)
+        f"decide vs baseline run {baseline_run} ({why})\n"
+        + "\n".join("  " + c.line() for c in undecided)
     )

@@ -3,8 +3,8 @@
 (options: ``gate_options.build_gate_options``); the plugin calls
 
 * ``workdirs`` around each run of a fio workload or a methodology test (``--repeat N``: N runs,
-  judged once on the median; ``qualify.measure.run_repeated``), and ``wants_more_runs`` /
-  ``workdir`` for the reruns while another run may change the verdict (up to
+  judged once, one figure per metric by its kind; ``qualify.measure.run_repeated``), and
+  ``wants_more_runs`` / ``workdir`` for the reruns while another run may change the verdict (up to
   ``--repeat-max`` runs in all: ``comparison.rerun_may_change``);
 * ``check`` inside each test: compares with the baseline drive's figures
   (``baseline.BaselineFinder``: another model, controller or NAND raises ``BaselineError``, the

@@ -55,7 +55,7 @@ class GateOptions:
         run_id: this session's run id (the controller's, shared with xdist workers).
         repeat: ``--repeat``: runs per workload (>= 1).
         repeat_max: ``--repeat-max``: runs per workload at most, when the comparison with the
-            baseline is inconclusive or regressed after ``repeat`` runs (>= ``repeat``).
+            baseline may still change after ``repeat`` runs (>= ``repeat``).
         baseline: ``--baseline``, or None.
         profile: the run profile's name (a baseline must have used the same).
         started_utc: session start, UTC ISO 8601.

@@ -69,14 +69,14 @@ class GateResult:
         return failure_message(self.drive, self.workload, self.comparisons,
                                self.baseline_run or "?")
 
-    def undecided_message(self) -> str | None:
+    def undecided_message(self, also_failed: bool = False) -> str | None:
         """``UNDECIDED: ...`` text when no gated metric failed but some are undecided (the
-        test is then neither passed nor failed: the plugin skips it and the run exits 1), else
-        None."""
+        test is then neither passed nor failed: the plugin skips it and the run exits 1; with
+        ``also_failed``, lines for the failure of a test that failed otherwise), else None."""
         if self.regressed or not self.undecided:
             return None
         return undecided_message(self.drive, self.workload, self.comparisons,
-                                 self.baseline_run or "?")
+                                 self.baseline_run or "?", also_failed)
 
     def rows(self) -> list[dict[str, Any]]:
         """Plain dicts for the terminal summary (they travel from xdist workers)."""

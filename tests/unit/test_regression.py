@@ -331,6 +331,11 @@ def test_an_undecided_metric_has_its_own_row_and_count_and_is_no_failure(tmp_pat
         "UNDECIDED: /dev/sdb seq_write_128k_qd32: 1 metric(s) the gate cannot decide vs "
         "baseline run R0 (neither a pass nor a regression: the run is incomplete)\n  "
         "write.bw_mbps 986 vs 1000 on A")
+    # appended to the failure of a test that failed a limit: no "neither a pass" there (review)
+    also = result.undecided_message(also_failed=True)
+    assert also is not None and also.startswith(
+        "UNDECIDED: /dev/sdb seq_write_128k_qd32: 1 metric(s) the gate cannot decide vs "
+        "baseline run R0 (the test failed on the grounds above)\n  write.bw_mbps 986 vs 1000")
     rows = result.rows()
     assert (rows[0]["status"], rows[0]["runs_needed"]) == ("undecided", 44)
     lines = format_gate_summary(rows, None)
