@@ -257,10 +257,12 @@ class ResultsGate:
             unreached=dict(getattr(getattr(outcome, "result", None), "unreached", None) or {}),
             regression=regression,
         )
-        reasons = ([str(v) for v in record.failed] + list(record.health)
-                   + ["regression vs baseline"] * regressed)
+        reasons = [str(v) for v in record.failed] + list(record.health)
+        if regressed:
+            reasons.append("regression vs baseline")
         status = "failed" if reasons else "skipped"  # undecided alone: skipped, as the test is
-        reasons += [f"{undecided} gated metric(s) UNDECIDED vs baseline"] * bool(undecided)
+        if undecided:
+            reasons.append(f"{undecided} gated metric(s) UNDECIDED vs baseline")
         if reasons:
             record = dataclasses.replace(record, status=status, reason="; ".join(reasons))
         return record
