@@ -582,11 +582,11 @@ def _series(text: str, window_ms: float | None = 1000, **kw: Any) -> Any:
                      sources=["bw.1.log"], **kw)
 
 
-def test_found_bw_log_with_one_line_stamped_0_is_an_output_error() -> None:
-    # it made a window of no length: ZeroDivisionError in the SLC-cache analysis
-    with pytest.raises(FioError, match=r"bw\.1\.log:1: the stamp 0 ms ends a logging window of "
-                       "no length"):
-        _series("0, 1216, 1, 0, 0")
+def test_found_bw_log_with_one_line_stamped_0_is_a_window_of_1_ms() -> None:
+    # it made a window of no length: ZeroDivisionError in the SLC-cache analysis. Refusing it
+    # was wrong too: real fio 3.33 stamps a job done within 1 ms at 0 ("0, 5208, 1, 0, 0" in
+    # a 64 KiB write's lat log), and every methodology step reads its lat log (review)
+    assert _series("0, 1216, 1, 0, 0").durations_s == (0.001,)
     assert _series("1, 1216, 1, 0, 0").durations_s == (0.001,)  # 1 ms is a (partial) window
 
 
