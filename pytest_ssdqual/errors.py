@@ -136,6 +136,15 @@ class DeviceError(SsdQualError):
     """The drive cannot be used: gone, unreadable identity, busy (locked by another run)."""
 
 
+class DriveInUse(DeviceError):
+    """The drive's lock is held (``drive.lock.DriveLock``). ``sibling``: by another xdist
+    worker of this same pytest session, not by another run."""
+
+    def __init__(self, message: str, *, sibling: bool = False) -> None:
+        super().__init__(message)
+        self.sibling = sibling
+
+
 class DriveUnusable(DeviceError):
     """The drive could not be opened for the session (``--drive`` fixture set-up); every test
     on it is broken with this message."""

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_ssdqual import installed_version
-from pytest_ssdqual.errors import DeviceError
+from pytest_ssdqual.errors import DeviceError, DriveInUse
 
 __all__ = ["DriveLock"]
 
@@ -79,15 +79,15 @@ class DriveLock:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 if self.session and holder_session == self.session:
-                    raise DeviceError(
+                    raise DriveInUse(
                         f"drive {self.label} is in use by another worker of this same pytest "
                         f"session (pid {holder or 'unknown'}): the drive's tests were handed to "
                         "more than one pytest-xdist worker, so pytest-ssdqual's per-drive "
                         f"scheduling did not take effect (pytest {installed_version('pytest')}, "
                         f"pytest-xdist {installed_version('pytest-xdist')}); run this drive "
-                        "without -n meanwhile, and report the versions"
+                        "without -n meanwhile, and report the versions", sibling=True,
                     ) from None
-                raise DeviceError(
+                raise DriveInUse(
                     f"drive {self.label} is in use by another pytest-ssdqual run "
                     f"(pid {holder or 'unknown'}): wait for it or stop it (lock {self.path})"
                 ) from None

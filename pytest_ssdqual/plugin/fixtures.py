@@ -15,7 +15,7 @@ import pytest
 from pytest_ssdqual.catalog.parametric import workload_by_id
 from pytest_ssdqual.catalog.workloads import Workload, get_workload
 from pytest_ssdqual.drive.spec import DriveSpec
-from pytest_ssdqual.errors import DriveUnusable, SsdQualError
+from pytest_ssdqual.errors import DriveInUse, DriveUnusable, SsdQualError
 from pytest_ssdqual.methodology.base import MethodologyOutcome
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SESSION_KEY
@@ -48,6 +48,14 @@ def ssd_drive(request: pytest.FixtureRequest, ssd_session: QualSession) -> Drive
     spec: DriveSpec = request.param
     try:
         return ssd_session.drive(spec)
+    except DriveInUse as exc:
+        if exc.sibling and not request.config.stash.get(IN_PLAY_KEY, False):
+            raise DriveUnusable(  # never scheduled per drive: it was not in play at the start
+                f"{spec.raw}: in use by another pytest-xdist worker of this session: this run "
+                "gave no ssdqual option and loads no ssdqual suite, so the plugin did not keep "
+                "each drive's tests on one worker; add an ssdqual option (e.g. --drive or "
+                "--ssd-profile) or 'ssdqual_suite = True' in the tests' conftest.py") from None
+        raise DriveUnusable(f"{spec.raw}: {exc}") from None
     except SsdQualError as exc:
         raise DriveUnusable(f"{spec.raw}: {exc}") from None
 

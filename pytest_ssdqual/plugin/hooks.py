@@ -16,6 +16,8 @@ error, exit 4), and the SIGTERM handler is turned on when it runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from pytest_ssdqual.errors import FioError
@@ -41,6 +43,7 @@ from pytest_ssdqual.plugin.options import (
     plugin_gate,
     plugin_options,
     pytest_addoption,  # noqa: F401  (hook)
+    scratch_path,
     session_run_id,
 )
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
@@ -65,11 +68,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(HealthHooks(), "ssdqual-health")
-    scratch = config.stash.get(SCRATCH_KEY, None)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(
-            XdistHooks(scratch.path if scratch else None, run_id), "ssdqual-xdist"
-        )
+        config.pluginmanager.register(XdistHooks(_scratch_for_workers(config), run_id),
+                                      "ssdqual-xdist")
+
+
+def _scratch_for_workers(config: pytest.Config) -> str | Callable[[], str] | None:
+    """The scratch file every xdist worker is to name: the options' (built at start when in
+    play), else one picked when the first worker starts (a run not in play whose drive tests
+    build their options on the workers), or None when ``--drive`` names the drives."""
+    scratch = config.stash.get(SCRATCH_KEY, None)
+    if scratch is not None:
+        return scratch.path
+    if config.stash.get(IN_PLAY_KEY, False) or config.getoption("drive"):
+        return None
+    return lambda: str(scratch_path(config))
 
 
 def _schedule_per_drive(config: pytest.Config) -> None:

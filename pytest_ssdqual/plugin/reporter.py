@@ -10,7 +10,7 @@ process adds to the report of every test phase what its fio runs wrote since its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -41,13 +41,19 @@ from pytest_ssdqual.results.gate_summary import format_gate_summary
 
 class XdistHooks:
     """Registered only when pytest-xdist is active: hands the scratch path and the run id of
-    the results store to every worker."""
+    the results store to every worker.
 
-    def __init__(self, scratch: str | None, run_id: str = "") -> None:
+    ``scratch``: the scratch file's path, or a callable that picks one on first need (a run
+    not in play at start has built no options, yet its workers must all name the same file
+    should a drive test ask for one; ``None`` when ``--drive`` is given)."""
+
+    def __init__(self, scratch: str | Callable[[], str] | None, run_id: str = "") -> None:
         self.scratch = scratch
         self.run_id = run_id
 
     def pytest_configure_node(self, node: Any) -> None:
+        if callable(self.scratch):
+            self.scratch = self.scratch()  # once, for every worker
         if self.scratch:
             node.workerinput[SCRATCH_INPUT] = self.scratch
         node.workerinput[RUN_ID_INPUT] = self.run_id

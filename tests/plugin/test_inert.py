@@ -11,6 +11,7 @@ would itself put the plugin in play).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -69,6 +70,29 @@ def test_a_drive_test_without_options_still_gets_the_header(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only")
     assert "ssdqual: profile smoke" in result.stdout.str()
     assert [c["argv"] for c in fio_on_path.calls()] == [["--version"]]
+
+
+def test_drive_tests_without_options_under_xdist_name_one_scratch_file(
+        pytester: pytest.Pytester, fio_on_path: FakeFio) -> None:
+    """Review: with the options built only when a test asks, each xdist worker picked its own
+    scratch file (``scratch-<pid>.img``) and xdist stopped: "Different tests were collected
+    between gw0 and gw1". The controller now hands one path to every worker. Such a run is not
+    scheduled per drive (nothing said the plugin was in play at the start), so a worker that
+    meets the drive busy says how to put the plugin in play."""
+    pytester.makepyfile(test_drive="def test_a(ssd_drive):\n    assert ssd_drive\n\n"
+                                   "def test_b(ssd_drive):\n    assert ssd_drive\n")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "-rE")
+    out = result.stdout.str()
+    assert "Different tests were collected" not in out
+    ids = set(re.findall(r"test_[ab]\[(file-scratch-\d+\.img)\]", out))
+    assert len(ids) <= 1, ids
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("errors", 0) == 2, outcomes
+    if outcomes.get("errors"):  # the two tests went to two workers
+        assert "add an ssdqual option (e.g. --drive or --ssd-profile)" in out
+    both = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider",
+                                         "--ssd-profile=smoke")
+    both.assert_outcomes(passed=2)  # in play: one worker for the drive
 
 
 FOREIGN = cases_dir() / "found" / "t3" / "foreign-thresholds-folder"
