@@ -13,7 +13,6 @@ once" / ``xdist/newhooks.py``). Nothing here depends on node ids being rewritten
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.drive.spec import DriveSpec
+from pytest_ssdqual.results.journal import clean_node_id
 
 __all__ = ["DriveSchedulerHooks", "drive_scope", "drive_test_ids"]
 
@@ -72,9 +72,6 @@ def drive_test_ids(specs: Sequence[DriveSpec]) -> list[str]:
     return unique
 
 
-_GROUP_SUFFIX = re.compile(r"@[^\]]*$")
-
-
 def drive_scope(nodeid: str, drive_ids: Sequence[str]) -> str | None:
     """The drive a test runs on, from its node id, or ``None`` for a test of no drive.
 
@@ -87,11 +84,13 @@ def drive_scope(nodeid: str, drive_ids: Sequence[str]) -> str | None:
         nodeid: pytest node id as a worker reports it.
         drive_ids: :func:`drive_test_ids` of the session.
     """
-    nodeid = _GROUP_SUFFIX.sub("", nodeid) if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+    nodeid = clean_node_id(nodeid)
     if not nodeid.endswith("]") or "[" not in nodeid:
         return None
     params = "-" + nodeid[nodeid.index("[") + 1:-1] + "-"
-    found = [d for d in drive_ids if f"-{d}-" in params]
+    # pytest escapes non-ASCII in explicit ids (ascii_escaped: 'ü' -> '\\xfc')
+    found = [d for d in drive_ids
+             if f"-{d.encode('unicode_escape').decode('ascii')}-" in params or f"-{d}-" in params]
     return max(found, key=len) if found else None
 
 

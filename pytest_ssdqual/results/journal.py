@@ -61,8 +61,11 @@ def make_folder() -> Path:
 
 def clean_node_id(nodeid: str) -> str:
     """The node id without the ``@group`` suffix pytest-xdist's loadgroup adds
-    (``suites/t.py::test_x[sdb]@sdb`` -> ``suites/t.py::test_x[sdb]``)."""
-    return nodeid.split("@", 1)[0]
+    (``suites/t.py::test_x[sdb]@sdb`` -> ``suites/t.py::test_x[sdb]``): only an ``@`` after
+    the last ``]``, as xdist's own ``LoadGroupScheduling`` reads it, so an emulated drive's
+    speed inside the parameters (``test_x[emu-m@0.8-rand]``) stays."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
 
 
 @dataclass

@@ -54,3 +54,24 @@ def test_a_test_of_no_drive_has_no_drive_scope() -> None:
     ids = ["sdb"]
     assert drive_scope("tests/test_x.py::test_plain", ids) is None
     assert drive_scope("tests/test_x.py::test_param[sdbx]", ids) is None  # no '-'-bounded sdb
+
+
+def test_drive_scope_finds_a_drive_whose_id_pytest_escaped() -> None:
+    """Review: pytest escapes non-ASCII in explicit ids ('file-ü.img' -> 'file-\\xfc.img'), so
+    such a drive matched no test and its tests were spread over the workers."""
+    ids = drive_test_ids(_specs("file:/t/ü.img", "file:/t/b.img"))
+    assert ids == ["file-ü.img", "file-b.img"]
+    assert drive_scope("suites/test_random.py::test_random_read[file-\\xfc.img-rand_read_4k_qd1]",
+                       ids) == "file-ü.img"
+
+
+def test_an_emulated_drives_speed_is_part_of_its_test_name() -> None:
+    """Review: ``clean_node_id`` cut at the first '@', so every test of ``emu:m@0.8`` was
+    recorded as ``...[emu-m``; only loadgroup's suffix after the last ']' is taken off."""
+    from pytest_ssdqual.results.journal import clean_node_id
+
+    assert clean_node_id("s.py::test_r[emu-m@0.8-rand_read_4k_qd1]") == \
+        "s.py::test_r[emu-m@0.8-rand_read_4k_qd1]"
+    assert clean_node_id("s.py::test_r[sdb]@sdb") == "s.py::test_r[sdb]"
+    assert drive_scope("s.py::test_r[emu-m@0.8-rand_read_4k_qd1]", ["emu-m", "emu-m@0.8"]) == \
+        "emu-m@0.8"
