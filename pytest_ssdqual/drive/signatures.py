@@ -14,13 +14,14 @@ Plain facts; the policy (a signature means the drive is not blank) is
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from pytest_ssdqual.bounds import load_json
 
 __all__ = ["SIGNATURE_TOOLS", "Signature", "SignatureProbe", "probe_signatures"]
 
@@ -148,7 +149,7 @@ def probe_signatures(
         except OSError as exc:
             failures.append(f"{shown} could not run ({exc.strerror or exc})")
             continue
-        parsed = (_wipefs(code, out) if tool == "wipefs" else _blkid(code, out))
+        parsed = (_wipefs(code, out) if tool == "wipefs" else _blkid(code, out, err))
         if isinstance(parsed, str):
             detail = (err.strip().splitlines() or [parsed])[0]
             failures.append(f"{shown} failed: {detail}")
@@ -165,7 +166,7 @@ def _wipefs(code: int, out: str) -> tuple[Signature, ...] | str:
     if not out.strip():
         return ()
     try:
-        doc = json.loads(out)
+        doc = load_json(out)
         rows = doc["signatures"]
         found = []
         for row in rows:
@@ -179,12 +180,14 @@ def _wipefs(code: int, out: str) -> tuple[Signature, ...] | str:
         return "output is not wipefs's JSON"
 
 
-def _blkid(code: int, out: str) -> tuple[Signature, ...] | str:
+def _blkid(code: int, out: str, err: str = "") -> tuple[Signature, ...] | str:
     """``blkid -p -o export``'s ``KEY=value`` lines: ``PTTYPE`` (a partition table) and
-    ``TYPE`` (a file system, RAID/LVM member, swap ...). Exit status 2: nothing found; 8: more
-    than one signature (ambivalent), which is not blank either."""
+    ``TYPE`` (a file system, RAID/LVM member, swap ...). Exit status 2 with nothing on stderr:
+    nothing found -- with an error on stderr (``Permission denied``, an I/O error) it is the
+    same status, and the device was not read; 8: more than one signature (ambivalent), which
+    is not blank either."""
     if code == 2:
-        return ()
+        return () if not err.strip() else "exit status 2"
     if code == 8:
         return (Signature("several signatures (blkid: ambivalent result)"),)
     if code != 0:

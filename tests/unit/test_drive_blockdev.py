@@ -412,6 +412,10 @@ def test_tool_outputs_read_as_signatures_or_as_a_failure() -> None:
     assert signatures._wipefs(1, "") == "exit status 1"
     assert signatures._wipefs(0, "garbage") == "output is not wipefs's JSON"
     assert signatures._blkid(2, "") == ()
+    # review: blkid exits 2 also when it cannot open the device; that is no blank drive
+    assert signatures._blkid(2, "", "blkid: error: /dev/loop0: Permission denied\n") == \
+        "exit status 2"
+    assert signatures._wipefs(0, "[" * 100_000) == "output is not wipefs's JSON"  # no Recursion
     assert signatures._blkid(8, "") == (
         signatures.Signature("several signatures (blkid: ambivalent result)"),)
     assert signatures._blkid(0, "DEVNAME=/dev/sdb\nPTUUID=ab\nPTTYPE=dos\n") == (
