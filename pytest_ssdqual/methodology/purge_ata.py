@@ -142,8 +142,8 @@ def _ata_remove_password(hdparm: str, dev: str, run: CommandRunner, *,
     unlock = [hdparm, "--user-master", "u", "--security-unlock", ATA_PASSWORD, dev]
     disable = [hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev]
     try:
-        if locked:
-            run(unlock, 60)
+        if locked and run(unlock, 60)[0] != 0:
+            return False  # not our password: a disable with it would be a second wrong try
         code, _ = run(disable, 60)
         if code == 0:
             return True

@@ -146,6 +146,17 @@ def test_someone_elses_password_is_tried_once_left_alone_and_never_fob() -> None
         ("purged", 1.0)]
 
 
+def test_a_locked_drive_with_someone_elses_password_gets_one_wrong_attempt() -> None:
+    """Review: a drive found LOCKED with a password that is not ours got the unlock and then a
+    disable with the same wrong password: two of the drive's five attempts (ACS-3)."""
+    drive = AtaDrive(_found("B32_hdparm_I_security_enabled_not_locked.txt").read_text(),
+                     password="not-ours", locked=True)
+    purge(FakeTarget("/dev/sdz"), run=drive, which=which_all)  # type: ignore[arg-type]
+    wrong = [c for c in drive.calls if c[0] == HDPARM and c[1] != "-I"]
+    assert wrong == [_pw("--security-unlock")]
+    assert drive.password == "not-ours" and drive.locked
+
+
 def test_an_erase_that_fails_half_way_removes_the_password_it_set() -> None:
     info = _found("B32_hdparm_I_security_enabled_not_locked.txt").read_text()
     drive = AtaDrive(info, password=None, erase_code=5, erase_clears=False)
