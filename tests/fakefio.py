@@ -25,9 +25,9 @@ Behaviour:
     ``truncated`` (the JSON cut in the middle), ``empty`` (a 0-byte output file),
     ``text-before`` (a real fio warning line before the JSON), ``text-inside`` (a line of text
     in the middle of the JSON document), ``killed`` (SIGKILLs itself before writing anything),
-    ``orphan`` (writes its JSON, forks a "job process" that prints a line on stderr and sleeps
-    60 s in fio's process group, then SIGKILLs itself: fio's main process killed while a job
-    still runs),
+    ``orphan`` (writes its JSON, forks a "job process" that leaves fio's process group with
+    ``setsid`` as fio 3.33's jobs do, prints a line on stderr and sleeps 60 s, then SIGKILLs
+    itself: fio's main process killed while a job still runs),
     ``kill-parent`` (SIGKILLs its parent -- the pytest process or xdist worker that started it,
     as an OOM kill, a hung NVMe reset or ``os._exit`` would end it -- then exits 1 after a
     second; found cases B19/B21, whose ``fio_kill_parent.sh`` did this first).
@@ -287,6 +287,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         if os.fork() == 0:
+            os.setsid()  # as fio 3.33's job processes do: out of fio's process group
             print(f"fakefio: job process {os.getpid()} still running", file=sys.stderr,
                   flush=True)
             time.sleep(60)

@@ -132,6 +132,9 @@ def _ended_with_orphans(run: FioRun) -> str:
     count = len(run.orphans_killed)
     pids = ", ".join(map(str, run.orphans_killed))
     were = "was" if count == 1 else "were"
+    stuck = (f"; pid {', '.join(map(str, run.orphans_stuck))} still ran after SIGKILL (stuck "
+             "device I/O, or not ours to kill): stop it before testing on" if run.orphans_stuck
+             else "")
     return (f"{how}; {count} of its job processes (pid {pids}) {were} still running and "
-            f"{were} killed (SIGKILL) by pytest-ssdqual: what the run wrote is unknown and not "
-            "counted, and its figures are not used")
+            f"{were} killed (SIGKILL) by pytest-ssdqual{stuck}: what the run wrote is unknown "
+            "and not counted, and its figures are not used")

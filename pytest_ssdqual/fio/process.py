@@ -92,45 +92,30 @@ def cgroup_joiner(cgroup: Path | None) -> Callable[[], None] | None:
 def kill_process_group(proc: subprocess.Popen[str], grace_s: float = KILL_GRACE_S) -> str:
     """SIGTERM the process group of ``proc``, SIGKILL it after ``grace_s``; reap ``proc``.
 
-    Returns what ``proc`` had printed on stderr (when piped) and not yet been read, so a
-    killed fio's last words reach the report; ``''`` when nothing or not piped; a note when
-    ``proc`` outlived SIGKILL (stuck in D state): never raises ``TimeoutExpired``, so the
-    error that led here is not masked.
+    fio's job processes are not in that group (they ``setsid()``): :func:`kill_leftovers`
+    stops them. Returns ``''``, or a note when ``proc`` outlived SIGKILL (stuck in D state):
+    never raises ``TimeoutExpired``, so the error that led here is not masked.
     """
-    stuck = ""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
-            break
+            return ""
         try:
             proc.wait(timeout=grace_s)
-            # fio's children share the group: make sure none is left.
-            os.killpg(proc.pid, 0)
+            os.killpg(proc.pid, 0)  # fio gone: anything else of its group left? then SIGKILL
         except subprocess.TimeoutExpired:
             continue
         except ProcessLookupError:
-            break
-    else:
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            # fio stuck in uninterruptible sleep (D state, a dead device): it cannot be reaped
-            # now. Say so, and never let this hide the error that got us here.
-            stuck = (f"[pytest-ssdqual: fio (pid {proc.pid}) did not exit {grace_s:g} s after "
-                     "SIGKILL (uninterruptible sleep: stuck device I/O); left unreaped]")
-    stderr = ""
+            return ""
     try:
-        if not stuck:
-            _stdout, stderr = proc.communicate(timeout=grace_s)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        pass
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    if stuck:
-        return stuck
-    return stderr if isinstance(stderr, str) else ""
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        # fio stuck in uninterruptible sleep (D state, a dead device): it cannot be reaped
+        # now. Say so, and never let this hide the error that got us here.
+        return (f"[pytest-ssdqual: fio (pid {proc.pid}) did not exit {grace_s:g} s after "
+                "SIGKILL (uninterruptible sleep: stuck device I/O); left unreaped]")
+    return ""
 
 
 def wait_exit(proc: subprocess.Popen[str], timeout_s: float) -> None:
@@ -158,12 +143,15 @@ def wait_exit(proc: subprocess.Popen[str], timeout_s: float) -> None:
         time.sleep(delay_s)
 
 
-def leftover_processes(leader_pid: int, argv: Sequence[str]) -> list[int]:
+def leftover_processes(leader_pid: int, argv: Sequence[str], *,
+                       by_group: bool = True) -> list[int]:
     """pids of the running (not zombie) processes of a fio run other than its main process
-    ``leader_pid``: those in its process group, and those whose command line ends with
-    ``argv[1:]`` (fio's forked job processes, which moved to a session of their own; the tail
-    also matches through a wrapper script that ``exec``s fio). From ``/proc/PID/stat`` and
-    ``/proc/PID/cmdline``; processes that vanish while read are skipped."""
+    ``leader_pid``: with ``by_group``, those in its process group, and those whose command
+    line ends with ``argv[1:]`` (fio's forked job processes, which moved to a session of their
+    own; the tail also matches through a wrapper script that ``exec``s fio). From
+    ``/proc/PID/stat`` and ``/proc/PID/cmdline``; processes that vanish while read are
+    skipped. ``by_group=False`` once the leader is reaped: its pid, the group's id, may then
+    be reused by an unrelated process group."""
     tail = b"\0".join(a.encode() for a in argv[1:]) + b"\0"
     found = []
     for entry in os.listdir("/proc"):
@@ -173,7 +161,7 @@ def leftover_processes(leader_pid: int, argv: Sequence[str]) -> list[int]:
         if not fields or fields[0] == "Z":
             continue
         try:
-            if fields[2] != str(leader_pid) and not (
+            if not (by_group and fields[2] == str(leader_pid)) and not (
                     len(argv) > 1 and Path(f"/proc/{entry}/cmdline").read_bytes().endswith(tail)):
                 continue
         except OSError:  # gone while read
@@ -182,21 +170,22 @@ def leftover_processes(leader_pid: int, argv: Sequence[str]) -> list[int]:
     return sorted(found)
 
 
-def kill_leftovers(leader_pid: int, argv: Sequence[str],
-                   grace_s: float = LEFTOVER_GRACE_S) -> tuple[list[int], list[int]]:
-    """SIGKILL every process :func:`leftover_processes` finds for the run, and wait up to
-    ``grace_s`` seconds for them to be gone.
+def kill_leftovers(leader_pid: int, argv: Sequence[str], grace_s: float = LEFTOVER_GRACE_S,
+                   *, by_group: bool = True) -> tuple[list[int], list[int]]:
+    """SIGKILL every process :func:`leftover_processes` finds for the run (``by_group`` as
+    there), and wait up to ``grace_s`` seconds for them to be gone.
 
     Returns:
         ``(killed, survived)``: the pids found, and those still running after ``grace_s``
-        (uninterruptible sleep on a dead device); both empty when fio left nothing behind.
+        (uninterruptible sleep on a dead device, or not ours to kill: fio run through sudo);
+        both empty when fio left nothing behind.
     """
-    killed = leftover_processes(leader_pid, argv)
+    killed = leftover_processes(leader_pid, argv, by_group=by_group)
     for pid in killed:
         try:
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        except (ProcessLookupError, PermissionError):
+            pass  # gone already; or another user's: it stays among the survivors
     deadline = time.monotonic() + grace_s
     survived = killed
     while survived:

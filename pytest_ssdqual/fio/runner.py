@@ -53,6 +53,8 @@ class FioRun:
         orphans_killed: pids of fio's job processes still running when fio's main process
             had ended (it died by a signal and could not stop them), killed by the runner;
             what they wrote is in no output. Empty for a normal run.
+        orphans_stuck: those of them still running after SIGKILL (stuck device I/O, or not
+            ours to kill).
     """
 
     argv: tuple[str, ...]
@@ -63,6 +65,7 @@ class FioRun:
     raw_output: str
     stderr: str
     orphans_killed: tuple[int, ...] = ()
+    orphans_stuck: tuple[int, ...] = ()
 
 
 def parse_fio_version(text: str) -> tuple[int, int]:
@@ -241,14 +244,15 @@ class FioRunner:
             raw_output=_read(output_path),
             stderr=stderr,
             orphans_killed=tuple(killed),
+            orphans_stuck=tuple(survived),
         )
 
 
 def _stop(proc: subprocess.Popen[str], argv: Sequence[str]) -> str:
     """Kill a running fio's process group, then whatever of the run is left (its job
     processes, when fio's main process had to be SIGKILLed); returns a note for the report."""
-    note = kill_process_group(proc)
-    _killed, survived = kill_leftovers(proc.pid, argv)
+    note = kill_process_group(proc)  # reaps fio: its group id may be reused from now on
+    _killed, survived = kill_leftovers(proc.pid, argv, by_group=False)
     return (f"\n{note}" if note else "") + _stuck_note(survived)
 
 

@@ -1,5 +1,6 @@
 """A fio whose main process dies (SIGKILL: an OOM kill, ``kill -9``) while its job processes
-still run: the runner kills the rest of fio's process group within 2 s, the run fails with a
+still run: the runner kills them within 2 s (fio's job processes run in sessions of their own,
+so they are found by the run's command line, not by fio's process group), the run fails with a
 message naming the killed job processes, and the session counts its bytes as unknown."""
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ def run_processes(marker: Path) -> list[tuple[int, int]]:
         if fields[0] != "Z" and str(marker).encode() in cmdline:
             found.append((int(entry), int(fields[1])))
     return found
-
-
 
 
 def _wait(predicate, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
@@ -84,7 +83,7 @@ def test_real_fio_killed_by_sigkill_leaves_no_job_process_and_unknown_bytes(
         assert len(leader) == 1, procs
         os.kill(leader[0], signal.SIGKILL)
         killed = time.monotonic()
-        time.sleep(2.0)
+        _wait(lambda: not run_processes(marker), 2.0)  # gone within 2 s, or the assert says
         left = [pid for pid, _ in run_processes(marker)]
         thread.join(timeout=3.0)
         took = f"{ended[0] - killed:.2f} s" if ended else "not"
@@ -149,3 +148,24 @@ def test_the_runner_reports_the_killed_job_processes(
     assert "fakefio: job process" in run.stderr
     with pytest.raises(FioError, match=r"\(pid \d+\) was still running and was killed"):
         check_run(run)
+
+
+def test_a_job_process_that_outlived_sigkill_is_named_as_such(tmp_path: Path) -> None:
+    """Review: the message said every job process "was killed", also one stuck in device I/O
+    (D state) that outlived SIGKILL; it now names those, with what to do."""
+    from dataclasses import replace
+
+    from pytest_ssdqual.fio.runner import FioRun
+
+    run = FioRun(argv=("fio",), job_path=tmp_path / "j.fio", output_path=tmp_path / "j.json",
+                 returncode=-signal.SIGKILL, duration_s=1.0, raw_output="", stderr="",
+                 orphans_killed=(11, 12))
+    with pytest.raises(FioError) as plain:
+        check_run(run)
+    assert "still ran after SIGKILL" not in str(plain.value)
+    with pytest.raises(FioError) as stuck:
+        check_run(replace(run, orphans_stuck=(12,)))
+    assert ("2 of its job processes (pid 11, 12) were still running and were killed (SIGKILL) "
+            "by pytest-ssdqual; pid 12 still ran after SIGKILL (stuck device I/O, or not ours "
+            "to kill): stop it before testing on: what the run wrote is unknown") \
+        in str(stuck.value)
