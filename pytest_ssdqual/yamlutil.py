@@ -264,7 +264,10 @@ def _check_scalar(node: ScalarNode, parts: list[str | int], line: int, file: str
         raise ConfigError(
             f"{problem}: not a value any setting can take",
             file=file, line=line, key=json_path(parts) or None,
-            fix="write a finite number (no .nan or .inf) within +-2^64, as the key documents",
+            fix="write a finite number (no .nan or .inf) within +-2^64, as the key documents; "
+                "if the value is text (a serial number, a firmware version), quote it: "
+                f'{parts[-1] if parts and isinstance(parts[-1], str) else "key"}: '
+                f'"{node.value}"',
         )
 
 
