@@ -267,7 +267,7 @@ def _check_scalar(node: ScalarNode, parts: list[str | int], line: int, file: str
             fix="write a finite number (no .nan or .inf) within +-2^64, as the key documents; "
                 "if the value is text (a serial number, a firmware version), quote it: "
                 f'{parts[-1] if parts and isinstance(parts[-1], str) else "key"}: '
-                f'"{node.value}"',
+                f'"{node.value if len(node.value) <= 40 else "..."}"',
         )
 
 

@@ -662,6 +662,17 @@ def test_found_threshold_version_of_401_digits_is_a_config_error(tmp_path: Path)
         ThresholdSet.load([path])
 
 
+def test_an_unquoted_long_serial_is_told_to_be_quoted(tmp_path: Path) -> None:
+    """Review: the range check now meets an unquoted 21-digit serial before the inventory's own
+    "quote it" hint, so its fix says how to quote it, with the key and the value."""
+    path = _write(tmp_path, "inv.yaml", "version: 1\ndrives:\n  - match: {serial: "
+                  "123456789012345678901}\n    controller: X\n")
+    with pytest.raises(ConfigError, match=r'inv\.yaml:3: drives\[0\]\.match\.serial: '
+                       r'123456789012345678901 is beyond 2\^64.*quote it: serial: '
+                       r'"123456789012345678901"'):
+        Inventory.load(path)
+
+
 def test_found_threshold_file_nested_1000_deep_is_a_config_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "t.yaml", "version: 1\nprofiles: " + "[" * 1000 + "]" * 1000 + "\n")
     with pytest.raises(ConfigError, match=r"t\.yaml:2: profiles: collections nested more than "
