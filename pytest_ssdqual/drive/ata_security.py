@@ -136,6 +136,8 @@ def read_ata_security(
     found = ata_security_from_smartctl(doc) if doc is not None else None
     if found is not None:
         return found
+    if device_type.startswith("snt"):  # an NVMe drive behind a USB bridge: no ATA to ask
+        return None
     hdparm = (which or shutil.which)("hdparm")
     if hdparm is None:
         return None

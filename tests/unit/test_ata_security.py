@@ -307,6 +307,21 @@ def test_hdparm_answers_when_smartctl_has_no_security_state_and_unlocked_drives_
         assert calls == [["smartctl", "-j", "-i", dev], [HDPARM, "-I", dev]]
 
 
+def test_an_nvme_drive_behind_a_usb_bridge_gets_no_hdparm() -> None:
+    """Review: a drive read with smartctl -d sntjmicron (an NVMe SSD in a USB enclosure) has no
+    ATA security; hdparm -I, an ATA pass-through, was still sent through the bridge."""
+    calls: list[list[str]] = []
+
+    def run(argv: Sequence[str], *args: object, **kw: object) -> tuple[int, str]:
+        calls.append(list(argv))
+        return 0, '{"device": {"protocol": "NVMe"}}'
+
+    found = read_ata_security("/dev/sdz", run=run, which=lambda n: f"/usr/sbin/{n}",
+                              is_device=lambda p: True, device_type="sntjmicron")
+    assert found is None
+    assert calls == [["smartctl", "-j", "-d", "sntjmicron", "-i", "/dev/sdz"]]
+
+
 def test_no_probe_on_a_path_that_is_not_a_device() -> None:
     assert ata_security._is_block("/nonexistent/sdz") is False
     assert read_ata_security("/nonexistent/sdz", run=lambda argv: pytest.fail(str(argv))) is None
