@@ -260,13 +260,15 @@ def build_options(config: pytest.Config) -> SessionOptions:
         specs = [parse_drive_option(f"file:{scratch_path(config)}")]
         config.stash[SCRATCH_KEY] = specs[0]
         budgeted, scratch_size = specs[0].raw, scratch_size or SCRATCH_FILE_BYTES
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for spec in specs:
-        key = spec.raw if spec.kind == "emu" else spec.path  # emu:X and emu:X@0.8: two drives
+        # emu:X and emu:X@0.8: two drives; /dev/sdb and /dev/disk/by-id/...: one
+        key = spec.raw if spec.kind == "emu" else os.path.realpath(spec.path)
         if key in seen:
-            raise ConfigError(f"{spec.raw} is given twice", key="--drive",
+            same = "" if seen[key] == spec.raw else f" (as {seen[key]} and {spec.raw})"
+            raise ConfigError(f"{spec.raw} is given twice{same}", key="--drive",
                               fix="name each drive once")
-        seen.add(key)
+        seen[key] = spec.raw
     if any(spec.kind == "emu" for spec in specs):
         specs = _resolve_emulated(config, specs)
 

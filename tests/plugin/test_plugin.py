@@ -191,6 +191,22 @@ def test_system_disk_runs_reads_only_and_skips_every_write_with_the_reason(
             assert "--readonly" in call["argv"]
 
 
+def test_one_device_under_two_paths_is_a_usage_error(
+    pytester: pytest.Pytester, fake_fio: FakeFio, loop_device: str, tmp_path: Path
+) -> None:
+    """Review: /dev/loopN and a symlink to it (as /dev/disk/by-id/... names are) passed the
+    'given twice' check, and the second one broke on its own lock, blamed on xdist."""
+    link = tmp_path / "by-id-loop"
+    link.symlink_to(loop_device)
+    th = _setup(pytester, read_min=1)
+    result = pytester.runpytest(f"--drive={loop_device}", f"--drive={link}",
+                                f"--thresholds={th}", f"--fio-bin={fake_fio.path}",
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{link} is given twice (as {loop_device} and {link})" in result.stderr.str()
+    assert fake_fio.job_rws() == []
+
+
 def test_unconfirmed_loop_device_skips_writes_and_says_what_to_type(
     pytester: pytest.Pytester, fake_fio: FakeFio, loop_device: str
 ) -> None:
