@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytest_ssdqual.bounds import load_json
+from pytest_ssdqual.drive.tool_runner import TOOL_TIMEOUT_S, run_with_stderr
 
 __all__ = ["SIGNATURE_TOOLS", "Signature", "SignatureProbe", "probe_signatures"]
 
@@ -31,9 +32,6 @@ _SBIN = ("/usr/sbin", "/sbin")
 
 #: The tools tried, in order.
 SIGNATURE_TOOLS = ("wipefs", "blkid")
-
-#: Seconds a probe may take (it reads a few KiB at both ends of the device).
-PROBE_TIMEOUT_S = 30
 
 #: ``argv -> (returncode, stdout, stderr)``; raises ``OSError`` when the program cannot start
 #: and ``subprocess.TimeoutExpired`` when it hangs. Replaced in tests.
@@ -88,13 +86,6 @@ class SignatureProbe:
         return not self.error
 
 
-def _default_run(argv: Sequence[str]) -> tuple[int, str, str]:
-    proc = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          errors="replace", timeout=PROBE_TIMEOUT_S,
-                          env={**os.environ, "LC_ALL": "C"}, check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def _which(name: str) -> str | None:
     found = shutil.which(name)
     if found:
@@ -130,7 +121,7 @@ def probe_signatures(
             return None
     except OSError:
         return None
-    run = run or _default_run
+    run = run or run_with_stderr
     which = which or _which
     failures: list[str] = []
     for tool in SIGNATURE_TOOLS:
@@ -144,7 +135,7 @@ def probe_signatures(
         try:
             code, out, err = run(argv)
         except subprocess.TimeoutExpired:
-            failures.append(f"{shown} timed out after {PROBE_TIMEOUT_S} s")
+            failures.append(f"{shown} timed out after {TOOL_TIMEOUT_S} s")
             continue
         except OSError as exc:
             failures.append(f"{shown} could not run ({exc.strerror or exc})")

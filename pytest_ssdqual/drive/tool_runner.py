@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pytest_ssdqual.bounds import load_json
 
-__all__ = ["TOOL_TIMEOUT_S", "Runner", "default_run", "run_tool"]
+__all__ = ["TOOL_TIMEOUT_S", "Runner", "default_run", "run_tool", "run_with_stderr"]
 
 #: ``argv -> (returncode, stdout)``; raises ``FileNotFoundError`` when the program is missing.
 Runner = Callable[[list[str]], tuple[int, str]]
@@ -25,8 +25,19 @@ TOOL_TIMEOUT_S = 30
 
 def default_run(argv: list[str]) -> tuple[int, str]:
     """Run a helper tool with ``LC_ALL=C`` (locale-free numbers), no stdin, a 30 s timeout."""
+    code, out, _err = run_with_stderr(argv)
+    return code, out
+
+
+def run_with_stderr(argv: Sequence[str]) -> tuple[int, str, str]:
+    """:func:`default_run` that also returns stderr: ``(returncode, stdout, stderr)``.
+
+    Raises:
+        OSError: the program cannot start. subprocess.TimeoutExpired: it ran past
+            ``TOOL_TIMEOUT_S``.
+    """
     proc = subprocess.run(
-        argv,
+        list(argv),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -35,7 +46,7 @@ def default_run(argv: list[str]) -> tuple[int, str]:
         env={**os.environ, "LC_ALL": "C"},
         check=False,
     )
-    return proc.returncode, proc.stdout
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def _json_document(text: str) -> dict[str, object] | None:
