@@ -76,7 +76,9 @@ CATEGORIES: list[dict[str, Any]] = [
     {"name": "Device or fio error", "matchedStatuses": ["broken"],  # every other broken one
      "messageRegex": r"^(?!INTERRUPTED:|worker '[^']*' crashed)[\s\S]*"},
     {"name": "Refused for safety", "matchedStatuses": ["skipped"],
-     "messageRegex": r"^[\s\S]*refused[\s\S]*"},
+     "messageRegex": r"^(?!(?:Skipped: )?UNDECIDED:)[\s\S]*refused[\s\S]*"},
+    {"name": "Undecided vs baseline (too few runs for the noise)", "matchedStatuses": ["skipped"],
+     "messageRegex": r"^(?:Skipped: )?UNDECIDED:[\s\S]*"},
 ]
 
 

@@ -189,7 +189,7 @@ def test_failed_broken_and_categories(
     assert [c["name"] for c in categories] == [
         "Regression vs baseline", "Drive health failing", "Limit violated",
         "Interrupted (SIGINT/SIGTERM)", "Worker crashed", "Device or fio error",
-        "Refused for safety"]
+        "Refused for safety", "Undecided vs baseline (too few runs for the noise)"]
 
     def category(status: str, message: str) -> str | None:
         """The first matching category, as Allure 2 (Java ``matches``: whole message) does."""
@@ -277,7 +277,7 @@ def test_session_files_survive_xdist_and_clean_alluredir(
     env = (alluredir / "environment.properties").read_text()
     assert "drive1.model=Scratch file" in env and "drive2.model=Scratch file" in env
     assert "profile=smoke" in env and "fio=fio-3.33" in env
-    assert len(json.loads((alluredir / "categories.json").read_text())) == 7
+    assert len(json.loads((alluredir / "categories.json").read_text())) == 8  # CATEGORIES
     executor = json.loads((alluredir / "executor.json").read_text())
     assert executor["type"] == "pytest" and "(smoke)" in executor["buildName"]
     pages = sorted((alluredir / "summary").glob("*.html"))
@@ -355,6 +355,11 @@ def test_each_category_holds_the_message_the_plugin_writes(
     regression = run("regression", "--firmware=B", "--baseline=firmware:A")
     monkeypatch.setenv("FAKEFIO_BW_MBPS", "50")  # below the 100 MB/s floor, no baseline
     limit = run("limit", "--firmware=C")
+    # too few runs for the noise: skipped as UNDECIDED (review: it fell into no category)
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    assert run("baseline3", "--firmware=U0", "--repeat=3") == []
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", "500,350,650")
+    undecided = run("undecided", "--firmware=U1", "--baseline=firmware:U0", "--repeat=3")
     monkeypatch.delenv("FAKEFIO_BW_MBPS")
     monkeypatch.setenv("FAKEFIO_MODE", "error5")
     broken = run("broken", "--firmware=D")
@@ -362,8 +367,11 @@ def test_each_category_holds_the_message_the_plugin_writes(
     categories = json.loads((pytester.path / "regression" / "categories.json").read_text())
     placed = {name: [allure_categories(categories, status, message) for status, message in got]
               for name, got in [("regression", regression), ("limit", limit),
-                                ("broken", broken)]}
+                                ("broken", broken), ("undecided", undecided)]}
     assert regression and regression[0][1].startswith("Failed: REGRESSION: "), regression
+    assert undecided and undecided[0][0] == "skipped" and "UNDECIDED:" in undecided[0][1]
     assert placed == {"regression": [["Regression vs baseline"]],
                       "limit": [["Limit violated"]],
-                      "broken": [["Device or fio error"]]}, (regression, limit, broken)
+                      "broken": [["Device or fio error"]],
+                      "undecided": [["Undecided vs baseline (too few runs for the noise)"]]}, (
+        regression, limit, broken, undecided)
