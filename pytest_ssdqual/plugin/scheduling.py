@@ -6,9 +6,9 @@ suffix is silently lost and grouped tests are spread round-robin (pytest-xdist i
 plugin therefore schedules by itself: the controller knows every ``--drive`` and the test id
 each one gets (:func:`drive_test_ids`), finds that id among a test's parameter ids
 (:func:`drive_scope`) and hands every test of one drive to one worker
-(:class:`DriveScheduling`, a ``LoadScopeScheduling`` whose scope is the drive; hook
-``pytest_xdist_make_scheduler``, pytest-xdist docs "Making session-scoped fixtures execute only
-once" / ``xdist/newhooks.py``). Nothing here depends on node ids being rewritten.
+(``DriveScheduling``, a ``LoadScopeScheduling`` whose scope is the drive: pytest-xdist's
+``xdist/scheduler/loadscope.py``, made through its hook ``pytest_xdist_make_scheduler``,
+``xdist/newhooks.py``). Nothing here depends on node ids being rewritten.
 """
 
 from __future__ import annotations
