@@ -21,4 +21,4 @@ for arg in "$@"; do
   esac
 done
 [ ${#selected[@]} -gt 0 ] || set -- suites/ "$@"
-exec .venv/bin/pytest -p no:cacheprovider -rs "$@"  # -rs: every skip with its reason
+exec .venv/bin/pytest -p no:cacheprovider "$@"  # the ssdqual summary names every skip, each reason once

@@ -410,3 +410,38 @@ def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+_GROUP = re.compile(r"^  (?P<workload>[A-Za-z0-9_:.\-]+)(?: @ (?P<state>.+))?$")
+_NOTES = ("  skipped (", "  broken ", "  health not read:")
+_ROW = re.compile(r"^    (?P<metric>\S+)(?P<cells>\s{2,}.*)$")
+
+
+def flat_verdicts(text: str) -> str:
+    """The terminal verdict table (``report.summary.format_summary``: a line per workload and
+    drive state, its metrics indented below) with each metric row written as one line again,
+    ``<workload>  <metric> @ <state>  <measured>  <limit>  <margin>  <verdict>``, for tests
+    that look for a figure's row; every other line is kept. Wrapped group and note lines
+    (``skipped (``, ``broken``, ``health not read:``) are joined first."""
+    lines = text.splitlines()
+    joined: list[str] = []
+    for line in lines:
+        if line.startswith("      ") and joined and _GROUP.match(joined[-1]):
+            joined[-1] += " " + line.strip()  # continuation of a wrapped group line
+        elif line.startswith("      ") and joined and joined[-1].startswith(_NOTES):
+            joined[-1] += " " + line.strip()  # continuation of a wrapped note line
+        else:
+            joined.append(line)
+    out: list[str] = []
+    group: tuple[str, str | None] | None = None
+    for line in joined:
+        row = _ROW.match(line)
+        if row and group is not None:
+            workload, state = group
+            metric = row["metric"] + (f" @ {state}" if state else "")
+            out.append(f"{workload}  {metric}{row['cells']}")
+            continue
+        match = _GROUP.match(line)
+        group = (match["workload"], match["state"]) if match else None
+        out.append(line)
+    return "\n".join(out)

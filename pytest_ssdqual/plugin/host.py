@@ -92,7 +92,7 @@ class PytestHost:
         return allure_attach.phase(name)
 
     def progress(self, event: ProgressEvent) -> None:
-        line = f"[ssdqual {self.ctx.target.spec.raw}] {event.line()}"
+        line = f"[ssdqual {self.ctx.label or self.ctx.target.spec.raw}] {event.line()}"
         self.lines.append(line)
         self.note(line)
 

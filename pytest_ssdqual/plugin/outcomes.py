@@ -196,6 +196,23 @@ class OutcomeHooks:
                 f"qualified and the run exits 1 ({reason})"
                 for drive, reason in sorted(self.unread.items())]
 
+    def incomplete_reasons(self) -> list[str]:
+        """Short reasons the run is INCOMPLETE, for the run's last line (``reporter``):
+        ``16 write tests skipped on /dev/sdb (writes refused)``, ``1 test UNDECIDED by the
+        regression gate``, ``health of /dev/sdb not read``; ``[]`` when complete (writes
+        skipped under ``--allow-skipped-writes`` do not make it incomplete)."""
+        out = []
+        if self.refused and not self.allow_skipped_writes:
+            n = len(self.refused)
+            drives = ", ".join(sorted(set(self.refused.values())))
+            out.append(f"{n} write test{'s' if n > 1 else ''} skipped on {drives} "
+                       "(writes refused)")
+        if self.undecided:
+            n = len(self.undecided)
+            out.append(f"{n} test{'s' if n > 1 else ''} UNDECIDED by the regression gate")
+        out += [f"health of {drive} not read" for drive in sorted(self.unread)]
+        return out
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return

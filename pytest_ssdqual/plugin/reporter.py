@@ -10,6 +10,7 @@ process adds to the report of every test phase what its fio runs wrote since its
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +36,13 @@ from pytest_ssdqual.plugin.options import options_built, plugin_gate, plugin_opt
 from pytest_ssdqual.qualify.host_facts import host_facts
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.session_report import finish_session
-from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
+from pytest_ssdqual.report.summary import (
+    TABLE_WIDTH,
+    SummaryRow,
+    final_line,
+    format_drives,
+    format_summary,
+)
 from pytest_ssdqual.results.gate_summary import format_gate_summary
 
 
@@ -83,6 +90,8 @@ class SsdQualReporter:
         self.failed_tests: set[str] = set()  # failed or broken in any phase (rejudge checks)
         self.written: dict[str, WriteTally] = {}  # controller: every process's fio writes
         self._reported: dict[str, WriteTally] = {}  # this process: written, as last reported
+        self.skip_reasons: dict[str, list[str]] = {}  # reason -> node ids (refusals excluded)
+        self.exitstatus: int | None = None  # the session's, as it ends (the last line)
 
     @property
     def options(self) -> SessionOptions:
@@ -119,6 +128,7 @@ class SsdQualReporter:
             self.skipped += 1
         if report.failed:
             self.failed_tests.add(report.nodeid)
+        self._note_skip(report)
         for key, value in report.user_properties:  # every phase: set-ups and teardowns write
             if key == PROP_WRITTEN:
                 for drive, data in cast(dict, value).items():
@@ -138,7 +148,7 @@ class SsdQualReporter:
         if not self.used():
             return
         if not self.rows and not self.drives:
-            for line in self.written_lines():
+            for line in self.skip_lines() + self.written_lines():
                 terminalreporter.write_line(line)
             self._write_report_lines(terminalreporter)
             return
@@ -148,7 +158,7 @@ class SsdQualReporter:
             measured.setdefault(row.drive, set()).add(row.workload)
         for line in format_drives(self.drives, measured):
             terminalreporter.write_line(line)
-        for line in format_summary(self.rows):
+        for line in format_summary(self.rows) + self.skip_lines():
             terminalreporter.write_line(line)
         for line in self.written_lines():
             terminalreporter.write_line(line)
@@ -158,6 +168,29 @@ class SsdQualReporter:
         for line in format_gate_summary(self.gate_rows, self.run_dir):
             terminalreporter.write_line(line)
         self._write_report_lines(terminalreporter)
+
+    def _note_skip(self, report: pytest.TestReport) -> None:
+        """Keep a skipped test's reason for the grouped skip lines (``skip_lines``); the write
+        tests a refusal skipped are left out: their ``SKIPPED`` rows say it, once per drive."""
+        if not (report.skipped and isinstance(report.longrepr, tuple)) or hasattr(
+                report, "wasxfail"):
+            return
+        if any(key == PROP_ROWS and any(r.get("verdict") == "SKIPPED" for r in cast(Any, value))
+               for key, value in report.user_properties):
+            return
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        self.skip_reasons.setdefault(reason, []).append(report.nodeid)
+
+    def skip_lines(self) -> list[str]:
+        """``skipped (2 tests: suites/test_health.py::test_x[sdb], ...): <reason>``, one line
+        per reason (wrapped at ``TABLE_WIDTH``): pytest's ``-rs`` repeats a reason per test."""
+        lines: list[str] = []
+        for reason, nodeids in self.skip_reasons.items():
+            count = f"{len(nodeids)} test{'s' if len(nodeids) > 1 else ''}"
+            lines += textwrap.wrap(f"skipped ({count}: {', '.join(nodeids)}): {reason}",
+                                   TABLE_WIDTH, subsequent_indent="    ",
+                                   break_long_words=False, break_on_hyphens=False)
+        return lines
 
     def written_lines(self) -> list[str]:
         """``ssdqual: wrote 1.42 GB (1,420,000,000 bytes) to DRIVE in 31 of 60 fio runs``, one
@@ -181,6 +214,7 @@ class SsdQualReporter:
 
     @pytest.hookimpl(trylast=True)  # after pytest-xdist stopped its workers
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.exitstatus = int(session.exitstatus)
         if hasattr(self.config, "workerinput") or not self.used():
             return  # inert: nothing of the project read, nothing stored
         crashes = self.config.pluginmanager.get_plugin("ssdqual-worker-crashes")
@@ -202,6 +236,7 @@ class SsdQualReporter:
             self.gate_rows.append({"drive": "-", "workload": "-", "metric": "-", "status": "error",
                                    "line": f"results NOT stored: {exc}", "baseline_run": None})
             session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
+            self.exitstatus = int(session.exitstatus)
         alluredir = getattr(self.config.option, "allure_report_dir", None)
         in_play: bool = self.config.stash.get(IN_PLAY_KEY, False)
         if not alluredir or not (self.drives or in_play):
@@ -214,4 +249,18 @@ class SsdQualReporter:
             host=host_facts(),
         )
 
+
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The run's verdict as its very last line, after pytest's own count line (which says
+        ``4 passed, 19 skipped`` on a run that exits 1 INCOMPLETE): ``final_line``."""
+        if hasattr(config, "workerinput") or self.exitstatus is None or not self.used():
+            return
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            return
+        outcomes = config.pluginmanager.get_plugin("ssdqual-outcomes")
+        reasons = outcomes.incomplete_reasons() if outcomes is not None else []
+        line = final_line(self.exitstatus, failed=len(self.failed_tests), incomplete=reasons)
+        terminal.write_line(line, bold=True, red=self.exitstatus != 0, green=self.exitstatus == 0)
 

@@ -161,7 +161,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
         number = len(results)
         label = f"run {number}: " if number > 1 or gate.options.repeat > 1 else ""
         for note in result.notes:
-            host.note(f"[ssdqual {drive}] {workload.id}: {label}{note}")
+            host.note(f"[ssdqual {ctx.label or drive}] {workload.id}: {label}{note}")
         return result.metrics
 
     folders = run_repeated(gate, ctx, workload.id, workdir / workload.id, once)

@@ -1,10 +1,9 @@
 """A qualification session: the drives, their limits, and running one workload end to end.
 
-Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process from its
-options and calls ``QualSession.drive(spec)`` / ``run_workload``. Everything a test needs to
-judge a drive -- target, identity, controller/NAND assignment, resolved limits, fio runner -- is
-reached from here. Data flow: DriveSpec -> DriveTarget (identity, safety) -> Assignment ->
-DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> Verdicts.
+Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process and calls
+``drive(spec)`` / ``run_workload``; every test reaches target, identity, assignment, limits and
+fio runner from here. Flow: DriveSpec -> DriveTarget -> Assignment -> DriveFacts ->
+ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> Verdicts.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
 from pytest_ssdqual.fio.written import WriteTally
 from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
+from pytest_ssdqual.qualify.drive_labels import drive_label
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Verdict
@@ -91,6 +91,7 @@ class DriveContext:
     key: str = ""
     #: bytes each writing fio run may write (``None``: not budgeted, jobs as the profile says).
     write_budget_bytes: int | None = None
+    label: str = ""  #: short unique label (``qualify.drive_labels``) progress lines name it by
 
     @property
     def identity(self) -> DriveIdentity:
@@ -228,7 +229,8 @@ class QualSession:
             target.cleanup()
             raise
         ctx = DriveContext(target, assignment, facts, limits, lock, reported_firmware, key=key,
-                           write_budget_bytes=self.options.write_budget_for(spec.raw))
+                           write_budget_bytes=self.options.write_budget_for(spec.raw),
+                           label=drive_label(spec, self.options.specs))
         self._drives[spec.raw] = ctx
         return ctx
 

@@ -7,7 +7,8 @@ listed one by one, so the table stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -97,36 +98,92 @@ def rows_from_records(records: Iterable[TestRecord]) -> list[SummaryRow]:
     return [SummaryRow.from_verdict(r.drive, v) for r in records for v in r.verdicts]
 
 
-def format_summary(rows: list[SummaryRow]) -> list[str]:
-    """The table as lines: judged metrics and skips in full, not-judged ones counted.
+#: Terminal width the verdict table is laid out for (a CI log, an 80/120-column terminal).
+TABLE_WIDTH = 120
 
-    Example line: ``/dev/loop0  seq_write_128k_qd32  write.bw_mbps  19.9  >= 50  -60.2 %  FAIL``
+
+def format_summary(rows: list[SummaryRow], width: int = TABLE_WIDTH) -> list[str]:
+    """The table as lines, one block per drive, fitted to ``width`` columns.
+
+    Judged metrics are listed under a line naming their workload and the drive state they were
+    taken in (``  seq_write_128k_qd32 @ FOB``); not-judged ones are counted; the write tests a
+    refusal skipped are named on one line per drive and reason, with the reason said once.
+    Example::
+
+        /dev/loop0
+          workload @ state / metric          measured  limit    margin    verdict
+          seq_write_128k_qd32 @ FOB
+            write.bw_mbps                        19.9  >= 50    -60.2 %   FAIL
+        /dev/sdc
+          skipped (2 write tests: rand_write_4k_qd1, seq_write_128k_qd32): <reason>
+
+    Lines longer than ``width`` are wrapped (a group or skip line) or, for a metric row whose
+    name alone is too long, left as they are.
     """
     shown = [r for r in rows if r.verdict != "not judged"]
-    header = ("drive", "workload", "metric", "measured", "limit", "margin", "verdict")
-    table = [header] + [
-        (
-            r.drive,
-            r.workload,
-            f"{r.metric} @ {r.state}" if r.state else r.metric,
-            _num(r.measured),
-            r.limit,
-            f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
-            verdict_word(r.verdict, r.state),
-        )
-        for r in shown
-    ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in table]
-    for r in shown:
-        if r.verdict == "SKIPPED":
-            lines.append(f"skipped {r.drive} {r.workload}: {r.source}")
-        elif r.verdict == "BROKEN":
-            lines.append(f"broken {r.drive} {r.workload}: {r.source}")
-        elif r.verdict == HEALTH_NOT_READ:
-            lines.append(f"health not read {r.drive}: {r.source}")
+    lines: list[str] = []
+    for drive in dict.fromkeys(r.drive for r in shown):
+        mine = [r for r in shown if r.drive == drive]
+        judged = [r for r in mine if r.verdict not in _NOTE_VERDICTS]
+        lines.append(drive)
+        if judged:
+            lines += _judged_block(judged, width)
+        lines += _note_lines(drive, mine, width)
     return lines + count_lines(rows)
+
+
+#: Row verdicts that carry no figure: said in a line of their own, not in the table.
+_NOTE_VERDICTS = frozenset({"SKIPPED", "BROKEN", HEALTH_NOT_READ})
+
+
+def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
+    cells = [(r.metric, _num(r.measured), r.limit,
+              f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
+              verdict_word(r.verdict, r.state)) for r in rows]
+    header = ("workload @ state / metric", "measured", "limit", "margin", "verdict")
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
+    widths[0] = max(widths[0] + 2, len(header[0]))
+
+    def line(row: tuple[str, ...], indent: str) -> str:
+        first = (indent + row[0]).ljust(widths[0] + 2)
+        rest = [row[1].rjust(widths[1]), *(c.ljust(w) for c, w in zip(row[2:], widths[2:],
+                                                                       strict=True))]
+        return ("  " + first + "  " + "  ".join(rest)).rstrip()
+
+    out = [line(header, "")]
+    group: tuple[str, str] | None = None
+    for r, c in zip(rows, cells, strict=True):
+        if (r.workload, r.state) != group:
+            group = (r.workload, r.state)
+            out += _wrap(f"{r.workload} @ {r.state}" if r.state else r.workload, width,
+                         "  ", "      ")
+        out.append(line(c, "  "))
+    return out
+
+
+def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
+    """Under the drive's line: skipped write tests (one line per reason), broken tests and
+    unread health (``drive`` is named by the line above them)."""
+    out: list[str] = []
+    refused: dict[str, list[str]] = {}
+    for r in rows:
+        if r.verdict == "SKIPPED":
+            refused.setdefault(r.source, []).append(r.workload)
+    for reason, workloads in refused.items():
+        names = ", ".join(workloads)
+        count = f"{len(workloads)} write test{'s' if len(workloads) > 1 else ''}"
+        out += _wrap(f"skipped ({count}: {names}): {reason}", width, "  ", "      ")
+    for r in rows:
+        if r.verdict == "BROKEN":
+            out += _wrap(f"broken {r.workload}: {r.source}", width, "  ", "      ")
+        elif r.verdict == HEALTH_NOT_READ:
+            out += _wrap(f"health not read: {r.source}", width, "  ", "      ")
+    return out
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
 def count_lines(rows: list[SummaryRow]) -> list[str]:
@@ -193,3 +250,29 @@ def _num(value: float | None) -> str:
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+def final_line(exitstatus: int, *, failed: int, incomplete: Sequence[str]) -> str:
+    """``ssdqual: PASS (exit 0)``, ``ssdqual: FAIL (exit 1): 2 tests failed``, ``ssdqual:
+    INCOMPLETE (exit 1): 16 write tests skipped on /dev/sdb (writes refused)``, or for any other
+    exit code what pytest's code means (``USAGE ERROR``, ``INTERRUPTED``, ``INTERNAL ERROR``,
+    ``NO TESTS``).
+
+    Args:
+        exitstatus: the session's exit code (pytest's ``ExitCode``: 0 ok, 1 tests failed,
+            2 interrupted, 3 internal error, 4 usage error, 5 no tests).
+        failed: tests that failed or broke in any phase.
+        incomplete: short reasons the run is INCOMPLETE (``OutcomeHooks.incomplete_reasons``).
+    """
+    if exitstatus == 0:
+        return "ssdqual: PASS (exit 0)"
+    if exitstatus == 1:
+        if failed:
+            why = f"{failed} test{'s' if failed > 1 else ''} failed"
+            extra = f"; also INCOMPLETE: {'; '.join(incomplete)}" if incomplete else ""
+            return f"ssdqual: FAIL (exit 1): {why}{extra}"
+        if incomplete:
+            return f"ssdqual: INCOMPLETE (exit 1): {'; '.join(incomplete)}"
+        return "ssdqual: FAIL (exit 1)"
+    names = {2: "INTERRUPTED", 3: "INTERNAL ERROR", 4: "USAGE ERROR", 5: "NO TESTS"}
+    return f"ssdqual: {names.get(exitstatus, 'ERROR')} (exit {exitstatus})"

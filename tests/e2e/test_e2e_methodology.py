@@ -32,6 +32,7 @@ from ..conftest import (
     REPO,
     detach_loop_device,
     emulated_models,
+    flat_verdicts,
     limits_yaml,
     make_loop_device,
     need_root,
@@ -175,7 +176,7 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
             iops_file.write_text(f"{_rule(dev)} 0")
         subprocess.run(["rmdir", str(group)], check=False)
     result.assert_outcomes(passed=5)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "sustained_bw_mbps @ FOB" in out and "recovery_ratio @ after 4 s idle" in out
     runs = _results(alluredir)
     assert len(runs) == 5

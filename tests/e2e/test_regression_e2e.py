@@ -18,7 +18,7 @@ import pytest
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import REPO, blkio_write_cap
+from ..conftest import REPO, blkio_write_cap, flat_verdicts
 
 pytestmark = pytest.mark.e2e
 
@@ -98,10 +98,10 @@ def test_a_throttled_build_fails_the_gate_and_an_unthrottled_one_passes(
     assert drop == pytest.approx((a_bw - b_bw) / a_bw * 100, abs=0.2)
     # ... while the absolute limits it still meets pass
     assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
-                     r"preconditioned\)\s+[\d.]+\s+>= 50\s+\+\S+ %\s+PASS", out)
+                     r"preconditioned\)\s+[\d.]+\s+>= 50\s+\+\S+ %\s+PASS", flat_verdicts(out))
     assert re.search(r"seq_write_128k_qd32\s+write\.lat_p99_us @ as found \(not purged, not "
                      r"preconditioned\)\s+[\d,]+\s+<= 1000000\s+\+\S+ %"
-                     r"\s+PASS", out)
+                     r"\s+PASS", flat_verdicts(out))
     assert "limit(s) violated" not in out
 
     free = run("C", "--baseline=firmware:A")

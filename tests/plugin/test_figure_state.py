@@ -19,7 +19,7 @@ from pytest_ssdqual.qualify.session import STATE_AS_FOUND
 from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import READ_WRITE_SUITE, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import READ_WRITE_SUITE, FakeFio, flat_verdicts, limits_yaml, qual_args, write_suite
 
 THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
                              "seq_write_128k_qd32": {"bw_mbps": {"min": 100}}})
@@ -75,7 +75,7 @@ def test_reads_as_found_say_so_everywhere_and_never_qualify(
     target.write_bytes(b"\0" * (16 << 20))  # not created by the plugin, not confirmed
     result, alluredir, store = _run(pytester, fake_fio, target, "as-found")
     result.assert_outcomes(passed=1, skipped=1)  # the write is refused
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     # terminal: the figure's state and a qualified verdict (before: "read.bw_mbps ... PASS")
     line = next(ln for ln in out.splitlines() if "read.bw_mbps @ " in ln)
     assert f"read.bw_mbps @ {STATE_AS_FOUND}" in line and line.endswith("PASS (as found)")
@@ -107,7 +107,7 @@ def test_a_rejudged_read_as_found_is_still_as_found_and_incomplete(
     target.write_bytes(b"\0" * (16 << 20))
     result, _, store = _run(pytester, fake_fio, target, "as-found")
     result.assert_outcomes(passed=1, skipped=1)
-    run_counts = _count_line(result.stdout.str())
+    run_counts = _count_line(flat_verdicts(result.stdout.str()))
     assert "(1 only as found: not prefilled)" in run_counts
     code, out = _rejudge(store, pytester.path / "limits.yaml", capsys)
     assert code == 1, out
@@ -124,7 +124,7 @@ def test_prefilled_reads_and_writes_as_found_carry_their_state(
 ) -> None:
     result, alluredir, store = _run(pytester, fake_fio, pytester.path / "new.img", "prefilled")
     result.assert_outcomes(passed=2)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     prefilled = f"read after a prefill of {16 << 20} bytes"
     assert f"read.bw_mbps @ {prefilled}" in out
     assert f"write.bw_mbps @ {STATE_WRITES_AS_FOUND}" in out

@@ -30,7 +30,7 @@ from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, allure_categories, cases_dir
+from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, allure_categories, cases_dir, flat_verdicts
 
 B11 = cases_dir() / "found" / "bugtrial-inputs" / "B11"
 SUITES = REPO / "suites"
@@ -62,11 +62,11 @@ def test_b11_disk_failing_drive_never_passes(
     outcomes = result.parseoutcomes()  # the one read test ran, measured and failed
     assert outcomes.get("failed") == 1 and "passed" not in outcomes
     assert result.ret == 1
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "SMART status check returned DISK FAILING" in out
     assert "smartctl 7.3, exit status 8" in out
     row = [line for line in out.splitlines() if "smart_disk_failing @ session start" in line]
-    assert len(row) == 1 and row[0].split()[-1] == "FAIL" and row[0].split()[1] == "health"
+    assert len(row) == 1 and row[0].split()[-1] == "FAIL" and row[0].split()[0] == "health"
     # Allure: the test failed, with the health reading attached
     results = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
     assert [r["status"] for r in results] == ["failed"]
@@ -101,7 +101,7 @@ def test_media_error_during_a_destructive_workload_fails_it(
         "--ssd-profile=smoke", "-p", "no:cacheprovider",
     )
     result.assert_outcomes(passed=1, failed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert ("HEALTH (session start -> after seq_write_128k_qd32): media_errors_delta 1 > max 0"
             in out)
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
@@ -142,7 +142,7 @@ def test_a_test_failed_on_drive_health_is_stored_failed_and_rejudged_so(
         "-p", "no:cacheprovider",
     )
     result.assert_outcomes(failed=3)
-    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    [run_counts] = COUNT_LINE.findall(flat_verdicts(result.stdout.str()))
     [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
     [record] = [r for r in run.records if r["workload"] == "seq_read_128k_qd32"]
     assert record["status"] == "failed"
@@ -208,7 +208,7 @@ def test_rejudge_judges_and_counts_the_health_readings_as_the_run(
         f"--fio-bin={fake_fio.path}", f"--thresholds={limits}", "--ssd-profile=smoke",
         f"--results-dir={results}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
-    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    [run_counts] = COUNT_LINE.findall(flat_verdicts(result.stdout.str()))
     assert run_counts.startswith("32 limits passed, 0 failed, 0 missing; "), run_counts
     code, out = _rejudge(results, limits, capsys)
     assert code == 0, out
@@ -262,7 +262,7 @@ def _run_and_rejudge_stricter(
         f"--thresholds={limits}", "--ssd-profile=smoke", f"--results-dir={results}",
         "-p", "no:cacheprovider")
     result.assert_outcomes(passed=passed)
-    [run_counts] = COUNT_LINE.findall(result.stdout.str())
+    [run_counts] = COUNT_LINE.findall(flat_verdicts(result.stdout.str()))
     code, out = _rejudge(results, limits, capsys)
     assert code == 0 and out.rstrip().endswith(
         f"{run_counts}; 0 regression(s); run PASSES under the new thresholds"), out
@@ -309,7 +309,7 @@ def test_health_suite_skips_on_a_scratch_file_with_the_reason(
         "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider", f"--alluredir={alluredir}",
     )
     result.assert_outcomes(skipped=3, passed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     # each skip at its own test (it used to be one line at plugin/health.py: not the test)
     health_skips = [line for line in out.splitlines()
                     if line.endswith("a scratch file has no SMART / NVMe health log")]
@@ -351,7 +351,7 @@ def test_session_end_reading_runs_last_and_judges_the_change(
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 3 and "failed" not in outcomes
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     order = [line.split("::")[1].split()[0] for line in out.splitlines()
              if "::" in line and "PASSED" in line]
     assert order[-1].startswith("test_health_at_session_end")
@@ -396,11 +396,11 @@ def test_idle_wake_runs_fio_with_thinktime(
     assert "PS1: max 0.005 W, non-operational, entry 2000 us, exit 8000 us" in (
         alluredir / table_file).read_text()
     rows = {}
-    for line in result.stdout.str().splitlines():
+    for line in flat_verdicts(result.stdout.str()).splitlines():
         parts = line.split()
-        if len(parts) > 5 and parts[1] == "idle_wake_read_4k_qd1":
-            assert parts[3:5] == ["@", "prefilled"]  # reads after the session's prefill
-            rows[parts[2]] = (float(parts[5].replace(",", "")), parts[-1])
+        if len(parts) > 4 and parts[0] == "idle_wake_read_4k_qd1":
+            assert parts[2:4] == ["@", "prefilled"]  # reads after the session's prefill
+            rows[parts[1]] = (float(parts[4].replace(",", "")), parts[-1])
     assert rows["max_exit_latency_us"] == (10_000, "PASS")  # 2000 + 8000 µs, from the table
     assert rows["wake_penalty_us"][1] == "PASS"
     assert rows["idle_100ms.lat_p50_us"][0] > 0
@@ -453,7 +453,7 @@ def test_failing_drive_fails_a_methodology_test_too(
         "--ssd-profile=smoke", "-p", "no:cacheprovider",
     )
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "SMART status check returned DISK FAILING" in out
     assert "HEALTH (session start): smart_disk_failing 1 > max 0" in out
 

@@ -17,6 +17,7 @@ from ..conftest import (
     READ_WRITE_SUITE,
     REPO,
     FakeFio,
+    flat_verdicts,
     limits_yaml,
     need_root,
     qual_args,
@@ -41,7 +42,7 @@ def _args(pytester: pytest.Pytester, fake_fio: FakeFio, th: Path, *extra: str) -
 
 def test_help_lists_every_option_with_its_default(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     for option in ("--drive=PATH", "--confirm-destroy=SERIAL", "--ssd-profile=NAME",
                    "--thresholds=PATH", "--inventory=PATH", "--fio-bin=PATH",
                    "--strict-thresholds", "--scratch-size=SIZE"):
@@ -96,7 +97,7 @@ def test_limits_met_pass_and_the_summary_lists_them(
     th = _setup(pytester)
     result = pytester.runpytest(*_args(pytester, fake_fio, th))
     result.assert_outcomes(passed=2)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "ssdqual verdicts" in out
     assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
                      r"preconditioned\)\s+500\s+>= 100\s+\+400\.0 %\s+PASS",
@@ -112,7 +113,7 @@ def test_a_violated_limit_fails_the_test_with_value_limit_margin_and_provenance(
     th = _setup(pytester, write_min=1000)
     result = pytester.runpytest(*_args(pytester, fake_fio, th))
     result.assert_outcomes(passed=1, failed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "write.bw_mbps 500 < min 1000" in out
     assert "limits.yaml" in out and "scratch floors" in out
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -126,7 +127,7 @@ def test_fio_errors_are_broken_in_allure_and_never_pass(
     alluredir = pytester.path / "allure"
     result = pytester.runpytest(*_args(pytester, fake_fio, th, f"--alluredir={alluredir}"))
     result.assert_outcomes(failed=2)
-    assert "error 5" in result.stdout.str()
+    assert "error 5" in flat_verdicts(result.stdout.str())
     statuses = [json.loads(p.read_text())["status"] for p in alluredir.glob("*-result.json")]
     assert statuses == ["broken", "broken"]
 
@@ -162,7 +163,7 @@ def test_unmarked_write_test_is_an_error_not_a_silent_write(
     pytester.makepyfile(test_suite="def test_w(qualify):\n    qualify('rand_write_4k_qd1')\n")
     result = pytester.runpytest(*_args(pytester, fake_fio, th))
     result.assert_outcomes(failed=1)
-    assert "not marked @pytest.mark.destructive" in result.stdout.str()
+    assert "not marked @pytest.mark.destructive" in flat_verdicts(result.stdout.str())
     assert fake_fio.job_rws() == []
 
 
@@ -180,10 +181,10 @@ def test_system_disk_runs_reads_only_and_skips_every_write_with_the_reason(
     outcomes = result.parseoutcomes()
     assert outcomes.get("skipped") == 4  # seq write, 2 random writes, mixed
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 4  # reads ran
-    assert "holds the root filesystem" in result.stdout.str()
+    assert "holds the root filesystem" in flat_verdicts(result.stdout.str())
     # the system disk's refusal stands alone: no hints that would suggest a way round it
-    assert "umount" not in result.stdout.str()
-    assert "do not match this drive's serial" not in result.stdout.str()
+    assert "umount" not in flat_verdicts(result.stdout.str())
+    assert "do not match this drive's serial" not in flat_verdicts(result.stdout.str())
     rws = fake_fio.job_rws()
     assert rws and set(rws) <= {"read", "randread"}
     for call in fake_fio.calls():
@@ -216,7 +217,7 @@ def test_unconfirmed_loop_device_skips_writes_and_says_what_to_type(
         "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider",
     )
     result.assert_outcomes(passed=1, skipped=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "--confirm-destroy=" in out and "loop.img" in out
     assert fake_fio.job_rws() == ["read"]
 
@@ -262,7 +263,7 @@ def test_two_drives_stay_on_one_worker_each_when_xdist_loses_its_groups(
         "-n", "2", "-v", "-p", "no:cacheprovider", *STANDARD_SUITES,
         "-k", "seq_read_128k_qd32 or rand_read_4k_qd1 or rand_read_4k_qd32 or seq_read_128k_qd1",
     )
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "in use by another" not in out
     result.assert_outcomes(passed=8)
     workers: dict[str, set[str]] = {}
@@ -290,7 +291,7 @@ def test_two_drives_whose_files_share_a_name_run_in_parallel(
         "-k", "seq_read_128k_qd32 or rand_read_4k_qd1",
     )
     result.assert_outcomes(passed=4)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     workers: dict[str, set[str]] = {}
     for m in re.finditer(r"\[(gw\d)\] .*?PASSED .*?\[.*?file-(e\d)-x\.img", out):
         workers.setdefault(m.group(2), set()).add(m.group(1))
@@ -318,7 +319,7 @@ def test_mounted_loop_device_is_never_written(
             f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke", "-rs", "-p", "no:cacheprovider",
         )
         result.assert_outcomes(passed=1, skipped=1)
-        assert "is mounted at" in result.stdout.str()
+        assert "is mounted at" in flat_verdicts(result.stdout.str())
         assert fake_fio.job_rws() == ["read"]
     finally:
         subprocess.run(["umount", str(mnt)], check=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, flat_verdicts
 
 SUSTAINED_SUITE = str(REPO / "suites" / "test_sustained_write.py")
 
@@ -136,7 +136,7 @@ def test_sustained_write_below_its_limit_fails_with_state_notes_and_progress(
     result = pytester.runpytest(SUSTAINED_SUITE, *_args(pytester, fake_fio, 100),
                                 f"--alluredir={alluredir}")
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     # failure message: the violated limit with its state, then the test's notes
     assert "sustained_write: 1 limit(s) violated" in out
     assert "sustained_bw_mbps 80 < min 100" in out and "[FOB]" in out
@@ -164,7 +164,7 @@ def test_sustained_write_within_its_limit_passes(
     monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")
     result = pytester.runpytest(SUSTAINED_SUITE, *_args(pytester, fake_fio, 50))
     result.assert_outcomes(passed=1)
-    assert "2 limits passed, 0 failed" in result.stdout.str()
+    assert "2 limits passed, 0 failed" in flat_verdicts(result.stdout.str())
     assert [c["rw"] for c in fake_fio.calls() if c["job"]] == ["write"]
 
 
@@ -187,7 +187,7 @@ def test_methodology_through_qualify(qualify):
 """)
     result = pytester.runpytest(*_args(pytester, fake_fio, 50))
     result.assert_outcomes(failed=3)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "recovery_after_idle is a methodology test: run it with run_methodology()" in out
     assert "not marked @pytest.mark.destructive" in out
     assert "seq_write_128k_qd32 is a plain fio workload: run it with qualify()" in out
@@ -202,7 +202,7 @@ def test_unconfirmed_block_device_skips_every_methodology_suite(
     result = pytester.runpytest(*suites, f"--drive={loop_device}", f"--fio-bin={fake_fio.path}",
                                 "--ssd-profile=smoke", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=3)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert out.count("is not confirmed for destruction") >= 3
     assert "SKIPPED" in out
     assert not [c for c in fake_fio.calls() if c["job"]]  # fio never ran
@@ -252,7 +252,7 @@ def test_client_presets_on_a_drive_smaller_than_every_test_size_skip_as_not_appl
         *_args(pytester, fake_fio, 100), "-rs")
     result.assert_outcomes(skipped=1, passed=1)
     assert result.ret == pytest.ExitCode.OK
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "client presets need a test region of 16 MiB or 100 MiB (profile smoke); " in out
     assert "has only 8 MiB" in out and "INCOMPLETE" not in out
     assert fake_fio.job_rws() == ["write", "read"]  # test_read's prefill and read only

@@ -26,7 +26,7 @@ from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import REPO, FakeFio, flat_verdicts, limits_yaml, qual_args, write_suite
 
 # In-process pytester runs drop the modules first imported inside them, and numpy (under the
 # Allure charts' and trend's matplotlib) cannot be imported twice in one process: matplotlib is
@@ -113,7 +113,7 @@ def test_a_run_is_stored_with_identity_options_tools_and_fio_files(gate: Gate) -
     assert "rw=write" in (rep / "job.fio").read_text()
     assert json.loads((rep / "fio-output.json").read_text())["jobs"][0]["write"]["bw_bytes"] \
         == 500_000_000
-    assert f"results stored in {run.path}" in result.stdout.str()
+    assert f"results stored in {run.path}" in flat_verdicts(result.stdout.str())
 
 
 def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate) -> None:
@@ -135,7 +135,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     assert gate.fake_fio.job_rws() == ["write"] * 3
     assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
                      r"preconditioned\)\s+400\s+>= 100\s+\+300\.0 %\s+PASS",
-                     out), out
+                     flat_verdicts(out)), out
     [allure] = _allure(alluredir).values()
     assert allure["status"] == "failed"  # failed (a verdict), not broken
     # pytest's failure text starts with the stable prefix; Allure shows it after "Failed: "
@@ -228,7 +228,7 @@ def test_a_baseline_of_another_model_breaks_the_test_with_the_reason(gate: Gate)
     alluredir = gate.pytester.path / "allure"
     result = gate.run("500", f"--baseline={other}", f"--alluredir={alluredir}")
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert "was taken on Other SSD 256GB" in out
     assert "refusing to compare a different model, controller or NAND" in out
     assert {r["status"] for r in _allure(alluredir).values()} == {"broken"}
@@ -479,7 +479,7 @@ def test_a_baseline_without_the_workload_fails_it_in_the_regression_category(gat
     gate.pytester.makepyfile(test_suite=TWO_TESTS)
     result = gate.run("500", "--firmware=B", f"--baseline={base.run_id}")
     result.assert_outcomes(passed=1, failed=1)  # seq_write gated and fine; seq_read not
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     assert (f"REGRESSION: file:{gate.pytester.path / 'target.img'} seq_read_128k_qd32: "
             f"2 metric(s) regressed vs baseline run {base.run_id}") in out
     assert (f"no baseline figure for read.bw_mbps in run {base.run_id} (the baseline did not "

@@ -16,7 +16,7 @@ import pytest
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigError
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, flat_verdicts
 from .test_plugin import _setup
 
 
@@ -46,7 +46,7 @@ def test_fio_bin_pointing_at_nothing_is_a_usage_error_naming_the_path(
     err = result.stderr.str()
     assert ("pytest-ssdqual: --fio-bin: /nonexistent/fio does not exist or is not an "
             "executable file (fix: give the path of the fio executable (which fio)") in err
-    assert "Traceback" not in err + result.stdout.str()
+    assert "Traceback" not in err + flat_verdicts(result.stdout.str())
 
 
 def test_fio_bin_that_is_a_directory_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -111,7 +111,7 @@ def test_fio_error_is_one_line_not_a_traceback_and_stays_in_the_table(
     result = pytester.runpytest(*_args(pytester, fake_fio.path), f"--drive=file:{target}",
                                 "-k", "test_read")
     result.assert_outcomes(failed=1, deselected=1)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     failures = out.split("= FAILURES =")[1].split("= ssdqual verdicts =")[0]
     lines = [line for line in failures.splitlines()
              if line.strip() and "____" not in line and not line.startswith("=")]
@@ -119,11 +119,9 @@ def test_fio_error_is_one_line_not_a_traceback_and_stays_in_the_table(
     assert "error 5" in lines[0]
     assert "Traceback" not in failures and "session.py" not in failures
     assert "raise " not in failures
-    # the verdict table keeps the test, BROKEN, with its reason
+    # the verdict table keeps the test, broken, with its reason (one line under its drive)
     table = out.split("= ssdqual verdicts =")[1]
-    assert f"file:{target}  seq_read_128k_qd32  -" in table
-    assert "BROKEN" in table
-    assert f"broken file:{target} seq_read_128k_qd32: FioJobError: " in table
+    assert f"\nfile:{target}\n  broken seq_read_128k_qd32: FioJobError: " in table
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -135,13 +133,13 @@ def test_unusable_drive_breaks_its_tests_in_one_line_each(
     link.symlink_to(real)  # a file target is never reached through a symlink
     result = pytester.runpytest(*_args(pytester, fake_fio.path), f"--drive=file:{link}")
     result.assert_outcomes(errors=2)
-    out = result.stdout.str()
+    out = flat_verdicts(result.stdout.str())
     errors = out.split("= ERRORS =")[1].split("= ssdqual verdicts =")[0]
     assert errors.count(f"DriveUnusable: file:{link}: --drive: file:{link} is a symlink") == 2
     assert "Traceback" not in errors and "drive.py" not in errors
     table = out.split("= ssdqual verdicts =")[1]
-    assert table.count("BROKEN") == 2
-    assert f"broken file:{link} test_read: DriveUnusable: " in table
+    assert table.count("  broken ") == 2
+    assert f"\nfile:{link}\n  broken test_read: DriveUnusable: " in table
     assert [c for c in fake_fio.calls() if c["job"]] == []
 
 
@@ -150,8 +148,8 @@ def test_bug_in_a_test_keeps_its_traceback(pytester: pytest.Pytester, fake_fio: 
     result = pytester.runpytest(*_args(pytester, fake_fio.path), "test_bug.py",
                                 f"--drive=file:{pytester.path / 't.img'}")
     result.assert_outcomes(failed=1)
-    assert "KeyError: 'missing'" in result.stdout.str()
-    assert "{}['missing']" in result.stdout.str()  # the source line of the traceback
+    assert "KeyError: 'missing'" in flat_verdicts(result.stdout.str())
+    assert "{}['missing']" in flat_verdicts(result.stdout.str())  # the source line of the traceback
 
 
 # ------------------------------------------------------------------------------ skipped writes
@@ -178,7 +176,7 @@ def test_allow_skipped_writes_exits_0_and_still_says_so(
     result.assert_outcomes(passed=1, skipped=1)
     assert result.ret == pytest.ExitCode.OK
     assert (f"INCOMPLETE: 1 write test(s) skipped on {target} (writes refused); exit status "
-            "not changed (--allow-skipped-writes)") in result.stdout.str()
+            "not changed (--allow-skipped-writes)") in flat_verdicts(result.stdout.str())
 
 
 def test_confirmed_run_with_nothing_skipped_exits_0(
@@ -189,7 +187,7 @@ def test_confirmed_run_with_nothing_skipped_exits_0(
                                 f"--confirm-destroy={target}")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.OK
-    assert "INCOMPLETE" not in result.stdout.str()
+    assert "INCOMPLETE" not in flat_verdicts(result.stdout.str())
 
 
 def test_other_skips_do_not_change_the_exit_status(
@@ -213,14 +211,14 @@ def _all_suites_unconfirmed(
     result = pytester.runpytest(
         f"--drive={drive}", f"--fio-bin={fake_fio.path}", str(REPO / "suites"),
         f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider")
-    assert "ssdqual: profile quick" in result.stdout.str()
+    assert "ssdqual: profile quick" in flat_verdicts(result.stdout.str())
     assert result.parseoutcomes().get("skipped", 0) >= 7  # 4 write workloads + 3 dirty-state
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "INCOMPLETE: " in result.stdout.str()
+    assert "INCOMPLETE: " in flat_verdicts(result.stdout.str())
     jobs = [c for c in fake_fio.calls() if c["job"]]
     assert jobs, "the read tests ran"
     assert f"ssdqual: wrote 0 bytes to {drive} in 0 of {len(jobs)} fio runs" in (
-        result.stdout.str())
+        flat_verdicts(result.stdout.str()))
     for call in jobs:
         assert "--readonly" in call["argv"]
         assert call["rw"] in ("read", "randread"), call["rw"]

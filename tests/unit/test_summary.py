@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_ssdqual.report.summary import SummaryRow, format_drives, format_summary
+from pytest_ssdqual.report.summary import SummaryRow, final_line, format_drives, format_summary
 
 FACTS = {
     "drive": "/dev/sdb", "kind": "block", "model": "SanDisk SDSSDA240G", "serial": "S1",
@@ -52,20 +52,64 @@ def test_known_controller_has_no_warning() -> None:
 def test_table_lists_judged_rows_counts_the_rest_and_explains_skips() -> None:
     rows = [
         SummaryRow("/dev/sdb", "seq_write_128k_qd32", "write.bw_mbps", 120.345, ">= 139.5",
-                   "FAIL", -13.73, "thresholds/jmicron.yaml:14"),
+                   "FAIL", -13.73, "thresholds/jmicron.yaml:14", "FOB"),
         SummaryRow("/dev/sdb", "seq_write_128k_qd32", "write.iops", 918.0, "-", "not judged",
                    None, ""),
         SummaryRow.refused("/dev/sdc", "rand_write_4k_qd1", ["/dev/sdc is mounted at /mnt"]),
     ]
     lines = format_summary(rows)
-    assert lines[0].split() == ["drive", "workload", "metric", "measured", "limit", "margin",
-                                "verdict"]
-    assert lines[1].split() == ["/dev/sdb", "seq_write_128k_qd32", "write.bw_mbps", "120",
-                                ">=", "139.5", "-13.7", "%", "FAIL"]
+    assert lines[0] == "/dev/sdb"
+    assert lines[1].split() == ["workload", "@", "state", "/", "metric", "measured", "limit",
+                                "margin", "verdict"]
+    assert lines[2] == "  seq_write_128k_qd32 @ FOB"
+    assert lines[3].split() == ["write.bw_mbps", "120", ">=", "139.5", "-13.7", "%", "FAIL"]
     assert "write.iops" not in "\n".join(lines)
-    assert "skipped /dev/sdc rand_write_4k_qd1: /dev/sdc is mounted at /mnt" in lines
+    assert lines[4:6] == ["/dev/sdc", "  skipped (1 write test: rand_write_4k_qd1): "
+                                      "/dev/sdc is mounted at /mnt"]
     assert lines[-1] == ("0 limits passed, 1 failed, 0 missing; "
                          "1 measured metrics had no limit (not judged)")
+
+
+REFUSAL = ("/dev/loop1 (loop device over /tmp/lead-loop.img) is not confirmed for destruction: "
+           "a loop device is confirmed by the absolute path of its backing file, not by its "
+           "/dev name (loop numbers are reused): pass --confirm-destroy=/tmp/lead-loop.img")
+LONG_STATE = ("read after a prefill of 134217728 bytes; writes as found (not purged, not "
+              "preconditioned)")
+
+
+def test_a_refusal_is_said_once_per_drive_and_every_line_fits_120_columns() -> None:
+    """Found tried as a new user would: an unconfirmed run printed one refusal sentence once
+    per skipped write test (16 times) and table rows of up to 310 columns (the drive's path,
+    workload, metric and drive state on every row)."""
+    workloads = ["burst_vs_sustained", "client_presets", "compressibility", "mixed_sweep",
+                 "qd_scaling", "rand_write_4k_qd1", "seq_write_128k_qd32", "sustained_write"]
+    drive = "file:/tmp/pytest-ssdqual-ys4xth20/scratch-6855.img"
+    rows = [SummaryRow.refused("/dev/loop1", w, [REFUSAL]) for w in workloads] + [
+        SummaryRow(drive, "rand_rw70_4k_qd32", "total.iops", 35310.0, ">= 500", "PASS", 6962.1,
+                   "generic.yaml:41", LONG_STATE),
+        SummaryRow(drive, "drive_with_data", "full25_rand_write_4k_qd32.write.lat_p99_us_ratio",
+                   1.2, "<= 10", "PASS", 88.0, "generic.yaml:61", "25 % full"),
+    ]
+    lines = format_summary(rows)
+    text = " ".join(" ".join(lines).split())  # wrapped lines read as one text
+    assert text.count("is not confirmed for destruction") == 1
+    assert "/dev/loop1 skipped (8 write tests: burst_vs_sustained, client_presets," in text
+    assert max(len(line) for line in lines) <= 120, [ln for ln in lines if len(ln) > 120]
+    assert f"  rand_rw70_4k_qd32 @ {LONG_STATE}" in lines
+    assert lines.count(drive) == 1  # the drive is named once, above its rows
+
+
+def test_the_last_line_says_the_verdict_and_the_exit_code() -> None:
+    """The run's last line said ``4 passed, 19 skipped`` while the run exited 1 INCOMPLETE."""
+    assert final_line(0, failed=0, incomplete=[]) == "ssdqual: PASS (exit 0)"
+    refused = ["16 write tests skipped on /dev/loop1 (writes refused)"]
+    assert final_line(1, failed=0, incomplete=refused) == (
+        "ssdqual: INCOMPLETE (exit 1): 16 write tests skipped on /dev/loop1 (writes refused)")
+    assert final_line(1, failed=2, incomplete=refused) == (
+        "ssdqual: FAIL (exit 1): 2 tests failed; also INCOMPLETE: 16 write tests skipped on "
+        "/dev/loop1 (writes refused)")
+    assert final_line(4, failed=0, incomplete=[]) == "ssdqual: USAGE ERROR (exit 4)"
+    assert final_line(2, failed=0, incomplete=[]) == "ssdqual: INTERRUPTED (exit 2)"
 
 
 def test_the_as_found_note_suggests_nothing_the_user_may_have_given() -> None:
