@@ -226,6 +226,36 @@ def preset_metrics() -> tuple[str, ...]:
     return tuple(names)
 
 
+def preset_not_in_profile(profile: str) -> dict[str, str]:
+    """Metric -> why the run profile ``profile`` does not measure it, by design: every
+    ``client_presets`` figure at a test size of another profile (smoke runs 16 and 100 MiB, so
+    ``seq1m_q1t1_1000mib.write.bw_mbps`` is not measured in smoke:
+    ``not measured in this run profile: smoke runs the client presets at 16 MiB and 100 MiB,
+    not 1000 MiB (quick, full)``). An unknown profile runs ``full``'s sizes. A limit on such a
+    figure is reported as ``not_in_profile``, not failed (``thresholds.verdict.judge``)."""
+    own = PRESET_SIZES.get(profile, PRESET_SIZES["full"])
+    runs = " and ".join(f"{s // _MIB} MiB" for s in own)
+    out: dict[str, str] = {}
+    for size in sorted({s for pair in PRESET_SIZES.values() for s in pair} - set(own)):
+        where = ", ".join(name for name, pair in PRESET_SIZES.items() if size in pair)
+        why = (f"not measured in this run profile: {profile} runs the client presets at "
+               f"{runs}, not {size // _MIB} MiB ({where})")
+        out |= {f"{preset_point(p.name, size)}.{d}.{f}": why for p in PRESETS
+                for d in ("read", "write") for f in PRESET_FIGURES}
+    return out
+
+
+def not_in_profile(workload_id: str, profile: str) -> dict[str, str]:
+    """Metric -> why the run profile ``profile`` does not measure it by design, for the
+    workload ``workload_id`` (only ``client_presets`` has such figures: its test sizes depend
+    on the profile, ``preset_not_in_profile``); ``{}`` for every other workload. Used by the
+    run (``methodology.client_presets``) and by ``ssdqual rejudge`` (from the record's
+    profile), so both judge such a limit alike."""
+    if workload_id == "client_presets":
+        return preset_not_in_profile(profile)
+    return {}
+
+
 #: Gated by default: SEQ1M Q8T1 read/write bandwidth and RND4K Q32T16 read/write IOPS at the
 #: 100 MiB test size (measured in every run profile; each figure the best of its passes).
 PRESETS_GATED: tuple[str, ...] = (

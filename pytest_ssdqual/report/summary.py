@@ -20,6 +20,9 @@ from pytest_ssdqual.methodology.figure_state import (
 )
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
+#: The word of a limit the run profile does not measure by design (``not_in_profile``).
+NOT_IN_PROFILE_WORD = verdict_words("not_in_profile")
+
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
@@ -60,9 +63,13 @@ class SummaryRow:
 
     @classmethod
     def from_verdict(cls, drive: str, v: LimitVerdict) -> SummaryRow:
-        """The row of one recorded verdict on ``drive``."""
+        """The row of one recorded verdict on ``drive`` (``source``: the provenance; for a
+        limit the run profile does not measure, its reason first)."""
+        source = v.provenance
+        if v.status == "not_in_profile" and v.reason:
+            source = f"{v.reason}; {source}"
         return cls(drive, v.workload, v.metric, v.measured, v.bound, verdict_words(v.status),
-                   v.margin_pct, v.provenance, v.state)
+                   v.margin_pct, source, v.state)
 
     @classmethod
     def refused(cls, drive: str, workload: str, reasons: Iterable[str]) -> SummaryRow:
@@ -126,22 +133,27 @@ def format_summary(rows: list[SummaryRow]) -> list[str]:
             lines.append(f"broken {r.drive} {r.workload}: {r.source}")
         elif r.verdict == HEALTH_NOT_READ:
             lines.append(f"health not read {r.drive}: {r.source}")
+        elif r.verdict == NOT_IN_PROFILE_WORD:
+            lines.append(f"not checked {r.drive} {r.workload} {r.metric}: {r.source}")
     return lines + count_lines(rows)
 
 
 def count_lines(rows: list[SummaryRow]) -> list[str]:
     """The table's count line (``N limits passed (N only as found: not prefilled), N failed,
-    N missing; N measured metrics had no limit (not judged)``), then ``AS_FOUND_NOTE`` when a
+    N missing[, N not measured in this run profile (not checked)]; N measured metrics had no
+    limit (not judged)``), then ``AS_FOUND_NOTE`` when a
     limit passed only on media as found. The last lines of ``format_summary``; ``ssdqual
     rejudge`` prints the same."""
     counts = {v: sum(1 for r in rows if r.verdict == v)
-              for v in ("PASS", "FAIL", "MISSING", "not judged")}
+              for v in ("PASS", "FAIL", "MISSING", "not judged", NOT_IN_PROFILE_WORD)}
     as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
     line = (
         f"{counts['PASS']} limits passed"
         + (f" ({as_found} only as found: not prefilled)" if as_found else "")
-        + f", {counts['FAIL']} failed, {counts['MISSING']} missing; "
-        f"{counts['not judged']} measured metrics had no limit (not judged)"
+        + f", {counts['FAIL']} failed, {counts['MISSING']} missing"
+        + (f", {counts[NOT_IN_PROFILE_WORD]} not measured in this run profile (not checked)"
+           if counts[NOT_IN_PROFILE_WORD] else "")
+        + f"; {counts['not judged']} measured metrics had no limit (not judged)"
     )
     return [line, AS_FOUND_NOTE] if as_found else [line]
 

@@ -311,6 +311,36 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
         "the drive (64 MiB)): fails the limit seq1m_q8t1_100mib.write.bw_mbps >= 20"]
 
 
+def test_preset_figures_of_another_profile_are_not_in_this_profile_and_rejudged_so() -> None:
+    from pytest_ssdqual.catalog.sweeps import not_in_profile
+    from pytest_ssdqual.results.record import TestRecord
+    from pytest_ssdqual.results.rejudge import judge_record
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
+    from pytest_ssdqual.thresholds.verdict import Limit, Provenance
+
+    smoke = not_in_profile("client_presets", "smoke")
+    assert len(smoke) == 4 * 2 * 4  # 1000 MiB: 4 presets x 2 directions x 4 figures
+    assert smoke["seq1m_q1t1_1000mib.read.bw_mbps"] == (
+        "not measured in this run profile: smoke runs the client presets at 16 MiB and 100 MiB, "
+        "not 1000 MiB (quick, full)")
+    assert set(not_in_profile("client_presets", "quick")) == {
+        k.replace("_1000mib.", "_16mib.") for k in smoke}
+    assert not_in_profile("qd_scaling", "smoke") == {}
+    # ssdqual rejudge: the record's run profile decides, as the run did
+    prov = Provenance("t.yaml", "p", "test")
+    limits = ResolvedLimits({("client_presets", m): Limit("client_presets", m, 10, None, None,
+                                                          prov)
+                             for m in ("seq1m_q1t1_1000mib.write.bw_mbps",
+                                       "seq1m_q1t1_100mib.write.bw_mbps")}, ())
+    for profile, statuses in (("smoke", ["not_in_profile", "pass"]),
+                              ("quick", ["missing", "pass"])):
+        record = TestRecord("file:x", "client_presets", "passed", profile=profile,
+                            metrics={"seq1m_q1t1_100mib.write.bw_mbps": 50.0})
+        verdicts = judge_record(CATALOG["client_presets"], record, limits)
+        assert [v.status for v in verdicts[:2]] == statuses
+        assert [v.failed for v in verdicts[:2]] == [profile == "quick", False]
+
+
 def test_client_presets_on_a_drive_smaller_than_every_test_size_are_not_applicable(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path
 ) -> None:
