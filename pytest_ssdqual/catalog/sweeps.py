@@ -159,11 +159,25 @@ def transfer_point(direction: str, size_bytes: int) -> str:
     return f"seq_{direction}_{size_label(size_bytes)}"
 
 
+def transfer_peak(direction: str) -> str:
+    """``seq_read_peak``: the point of the sweep's highest ``direction`` bandwidth."""
+    return f"seq_{direction}_peak"
+
+
+#: Figures of each direction's peak (``seq_read_peak.read.bw_mbps``: the highest bandwidth over
+#: the swept transfer sizes, the figure ATTO reviews quote; ``.bs_bytes``: the transfer size
+#: it was reached at, bytes).
+PEAK_FIGURES: tuple[str, ...] = ("bw_mbps", "bs_bytes")
+
+
 def transfer_metrics() -> tuple[str, ...]:
     """Every metric of ``transfer_size_sweep``: ``seq_read_64k.read.bw_mbps`` / ``.iops`` and
-    the same for writes, at every size of ``TRANSFER_SIZES``."""
-    return tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
-                 for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
+    the same for writes, at every size of ``TRANSFER_SIZES``; then per direction the peak,
+    ``seq_read_peak.read.bw_mbps`` and ``seq_read_peak.read.bs_bytes`` (``PEAK_FIGURES``)."""
+    points = tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
+                   for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
+    return points + tuple(f"{transfer_peak(d)}.{d}.{f}" for d in ("read", "write")
+                          for f in PEAK_FIGURES)
 
 
 #: Gated by default: sequential read and write bandwidth at 1 MiB (on the plateau of most
@@ -275,5 +289,8 @@ HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"size_ratio"})
 #: that got faster at low QD at a shallower one) and ``scaling_ratio`` (maximum / QD1 IOPS: a
 #: faster QD1, the figure clients feel most, lowers it). Never gated by default or by an absolute
 #: limit; only where a profile names one in ``regression.per_metric`` with a one-sided limit.
+#: Nor has the transfer size of a transfer-size sweep's peak (``seq_read_peak.read.bs_bytes``:
+#: a fact about where the curve tops out, not better or worse).
 NO_DIRECTION_SWEEP: frozenset[str] = frozenset(
-    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio"))
+    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio")
+) | frozenset(f"{transfer_peak(d)}.{d}.bs_bytes" for d in ("read", "write"))
