@@ -413,7 +413,7 @@ def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
 
 
 _GROUP = re.compile(r"^  (?P<workload>[A-Za-z0-9_:.\-]+)(?: @ (?P<state>.+))?$")
-_NOTES = ("  skipped (", "  broken ", "  health not read:")
+_NOTES = ("  skipped (", "  broken ", "  health not read:", "  not checked (")
 _ROW = re.compile(r"^    (?P<metric>\S+)(?P<cells>\s{2,}.*)$")
 
 

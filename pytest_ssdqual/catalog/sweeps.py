@@ -159,11 +159,25 @@ def transfer_point(direction: str, size_bytes: int) -> str:
     return f"seq_{direction}_{size_label(size_bytes)}"
 
 
+def transfer_peak(direction: str) -> str:
+    """``seq_read_peak``: the point of the sweep's highest ``direction`` bandwidth."""
+    return f"seq_{direction}_peak"
+
+
+#: Figures of each direction's peak (``seq_read_peak.read.bw_mbps``: the highest bandwidth over
+#: the swept transfer sizes, the figure ATTO reviews quote; ``.bs_bytes``: the transfer size
+#: it was reached at, bytes).
+PEAK_FIGURES: tuple[str, ...] = ("bw_mbps", "bs_bytes")
+
+
 def transfer_metrics() -> tuple[str, ...]:
     """Every metric of ``transfer_size_sweep``: ``seq_read_64k.read.bw_mbps`` / ``.iops`` and
-    the same for writes, at every size of ``TRANSFER_SIZES``."""
-    return tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
-                 for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
+    the same for writes, at every size of ``TRANSFER_SIZES``; then per direction the peak,
+    ``seq_read_peak.read.bw_mbps`` and ``seq_read_peak.read.bs_bytes`` (``PEAK_FIGURES``)."""
+    points = tuple(f"{transfer_point(d, s)}.{d}.{f}" for d in ("read", "write")
+                   for s in TRANSFER_SIZES for f in ("bw_mbps", "iops"))
+    return points + tuple(f"{transfer_peak(d)}.{d}.{f}" for d in ("read", "write")
+                          for f in PEAK_FIGURES)
 
 
 #: Gated by default: sequential read and write bandwidth at 1 MiB (on the plateau of most
@@ -226,6 +240,36 @@ def preset_metrics() -> tuple[str, ...]:
     return tuple(names)
 
 
+def preset_not_in_profile(profile: str) -> dict[str, str]:
+    """Metric -> why the run profile ``profile`` does not measure it, by design: every
+    ``client_presets`` figure at a test size of another profile (smoke runs 16 and 100 MiB, so
+    ``seq1m_q1t1_1000mib.write.bw_mbps`` is not measured in smoke:
+    ``not measured in this run profile: smoke runs the client presets at 16 MiB and 100 MiB,
+    not 1000 MiB (quick, full)``). An unknown profile runs ``full``'s sizes. A limit on such a
+    figure is reported as ``not_in_profile``, not failed (``thresholds.verdict.judge``)."""
+    own = PRESET_SIZES.get(profile, PRESET_SIZES["full"])
+    runs = " and ".join(f"{s // _MIB} MiB" for s in own)
+    out: dict[str, str] = {}
+    for size in sorted({s for pair in PRESET_SIZES.values() for s in pair} - set(own)):
+        where = ", ".join(name for name, pair in PRESET_SIZES.items() if size in pair)
+        why = (f"not measured in this run profile: {profile} runs the client presets at "
+               f"{runs}, not {size // _MIB} MiB ({where})")
+        out |= {f"{preset_point(p.name, size)}.{d}.{f}": why for p in PRESETS
+                for d in ("read", "write") for f in PRESET_FIGURES}
+    return out
+
+
+def not_in_profile(workload_id: str, profile: str) -> dict[str, str]:
+    """Metric -> why the run profile ``profile`` does not measure it by design, for the
+    workload ``workload_id`` (only ``client_presets`` has such figures: its test sizes depend
+    on the profile, ``preset_not_in_profile``); ``{}`` for every other workload. Used by the
+    run (``methodology.client_presets``) and by ``ssdqual rejudge`` (from the record's
+    profile), so both judge such a limit alike."""
+    if workload_id == "client_presets":
+        return preset_not_in_profile(profile)
+    return {}
+
+
 #: Gated by default: SEQ1M Q8T1 read/write bandwidth and RND4K Q32T16 read/write IOPS at the
 #: 100 MiB test size (measured in every run profile; each figure the best of its passes).
 PRESETS_GATED: tuple[str, ...] = (
@@ -245,5 +289,8 @@ HIGHER_IS_BETTER_SWEEP: frozenset[str] = frozenset({"size_ratio"})
 #: that got faster at low QD at a shallower one) and ``scaling_ratio`` (maximum / QD1 IOPS: a
 #: faster QD1, the figure clients feel most, lowers it). Never gated by default or by an absolute
 #: limit; only where a profile names one in ``regression.per_metric`` with a one-sided limit.
+#: Nor has the transfer size of a transfer-size sweep's peak (``seq_read_peak.read.bs_bytes``:
+#: a fact about where the curve tops out, not better or worse).
 NO_DIRECTION_SWEEP: frozenset[str] = frozenset(
-    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio"))
+    f"{p.name}.{figure}" for p in QD_PATTERNS for figure in ("saturation_qd", "scaling_ratio")
+) | frozenset(f"{transfer_peak(d)}.{d}.bs_bytes" for d in ("read", "write"))

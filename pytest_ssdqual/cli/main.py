@@ -39,6 +39,7 @@ from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.results import compare, rejudge, trend
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
+from pytest_ssdqual.thresholds.verdict import Limit, format_number
 
 EXIT_OK = 0
 EXIT_USAGE = 4
@@ -167,10 +168,47 @@ def _thresholds(args: argparse.Namespace) -> int:
     )
     resolved = tset.resolve(facts)
     print(resolved.describe())
-    for (_workload, _metric), limit in sorted(resolved.limits.items()):  # sources: above
-        where = limit.provenance
-        print(f"{limit.workload:22} {limit!s:40} {where.location} profile \"{where.profile}\"")
+    for line in limit_table(list(resolved.limits.values())):  # sources: above
+        print(line)
     return EXIT_OK
+
+
+#: ``ssdqual thresholds show``: what the severity and marginal columns mean.
+LIMIT_TABLE_LEGEND = (
+    "  (severity fail: a violation fails the test; WARN: it is reported, the test passes.\n"
+    "   marginal: a passing value inside this band is flagged MARGINAL; '-': no band)"
+)
+
+
+def limit_table(limits: list[Limit]) -> list[str]:
+    """``ssdqual thresholds show``'s rows, sorted by workload and metric, after a header and
+    ``LIMIT_TABLE_LEGEND``: workload, limit, severity (``fail`` or ``WARN``), marginal band
+    (``marginal_band``), provenance. E.g. ``seq_after_random  fragmented_...ratio <= 0.85
+    WARN  0.8075..0.85  thresholds/jmicron-jmf667h.yaml:63 profile "..."``."""
+    rows = [("workload", "limit", "severity", "marginal", "from")]
+    for limit in sorted(limits, key=lambda lim: (lim.workload, lim.metric)):
+        where = limit.provenance
+        rows.append((limit.workload, str(limit), "WARN" if limit.severity == "warn" else "fail",
+                     marginal_band(limit), f'{where.location} profile "{where.profile}"'))
+    widths = [22, 40, 8, max(len(row[3]) for row in rows)]
+    lines = [" ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
+             + " " + row[4] for row in rows]
+    return [lines[0], LIMIT_TABLE_LEGEND, *lines[1:]]
+
+
+def marginal_band(limit: Limit) -> str:
+    """The band inside ``limit`` where a passing value is marginal (``Limit.is_marginal``), in
+    the metric's unit: ``500.4..525.4`` for ``min: 500.4, marginal_pct: 5``, ``0.8075..0.85``
+    for ``max: 0.85``; both ends' bands joined by `` and ``; ``-`` without ``marginal_pct``."""
+    if limit.marginal_pct is None:
+        return "-"
+    band = limit.marginal_pct / 100
+    parts = []
+    if limit.min is not None:
+        parts.append((limit.min, limit.min + abs(limit.min) * band))
+    if limit.max is not None:
+        parts.append((limit.max - abs(limit.max) * band, limit.max))
+    return " and ".join(f"{format_number(low)}..{format_number(high)}" for low, high in parts)
 
 
 #: ``ssdqual workloads --jobs``: what a methodology test runs instead of one fio job, by family.

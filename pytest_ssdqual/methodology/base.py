@@ -4,8 +4,7 @@ a sequence of steps -- purge, fio jobs, idle periods -- on one drive. ``MethodRu
 step through ``QualSession.run_job`` (every write passes the drive's safety checks), keeps each
 fio job in its own folder with its per-second logs, tells the observer the phase, round and
 ETA, and records the state each figure was taken in (FOB, preconditioned, steady state, ...);
-``MethodologyResult`` is what the plugin judges and reports.
-"""
+``MethodologyResult`` is what the plugin judges and reports."""
 
 from __future__ import annotations
 
@@ -111,7 +110,9 @@ class MethodologyResult:
         curves: figures along a swept axis (QD, write share, transfer size, fill state), written
             as ``curves.json`` with the test's files (``curves.Curve``).
         unreached: metric -> why it has no value because the drive never got there
-            (``time_to_recover_s``: never recovered); a limit on it fails with that reason.
+            (``time_to_recover_s``: never recovered); a limit on it fails with that reason;
+            not_in_profile: ... because the run profile does not measure it by design
+            (``catalog.sweeps.not_in_profile``); a limit on it is reported, not failed.
     """
 
     workload: Workload
@@ -124,6 +125,7 @@ class MethodologyResult:
     requirements: list[Limit] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
     unreached: dict[str, str] = field(default_factory=dict)
+    not_in_profile: dict[str, str] = field(default_factory=dict)
 
     def rounds_csv(self) -> str:
         """One row per fio step: phase, round, state, idle, figures."""
@@ -196,9 +198,9 @@ def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: b
         merged = {(lim.workload, lim.metric): lim for lim in result.requirements}
         merged.update(limits.limits)
         limits = replace(limits, limits=merged)
-    reasons = {**(unmeasured or {}), **result.unreached}
-    return MethodologyOutcome(result, judge(result.workload, result.metrics, limits,
-                                            strict=strict, unreached=reasons))
+    return MethodologyOutcome(result, judge(
+        result.workload, result.metrics, limits, strict=strict,
+        unreached={**(unmeasured or {}), **result.unreached}, not_in_profile=result.not_in_profile))
 
 
 def purge_state(record: PurgeRecord) -> str:
@@ -246,15 +248,10 @@ def purged_result(
         metrics["purged"] = 0.0
         states["purged"] = purge_figure_state
     return MethodologyResult(
-        workload=CATALOG[workload_id],
-        metrics=metrics,
-        states=states,
-        notes=notes,
-        steps=list(steps),
-        purge=record,
+        workload=CATALOG[workload_id], metrics=metrics, states=states, notes=notes,
+        steps=list(steps), purge=record,
         requirements=purge_requirement(workload_id, record, source_file),
-        curves=curves or [],
-        unreached=unreached or {},
+        curves=curves or [], unreached=unreached or {},
     )
 
 

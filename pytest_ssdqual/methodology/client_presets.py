@@ -9,7 +9,10 @@ is the test's identity (it names the figures: ``seq1m_q8t1_100mib``), so a size 
 drive is skipped with a note, never shrunk to fit (a figure named for 100 MiB measured on 64
 MiB would mislead, and a ``_64mib`` one has no catalog name a threshold could judge); without
 both sizes there is no ``size_ratio``. A limit on a skipped size's figure fails saying so
-(``MethodologyResult.unreached``): it could not be checked, so it never passes. A drive
+(``MethodologyResult.unreached``): it could not be checked, so it never passes. A figure at a
+test size of another run profile (``seq1m_q1t1_1000mib`` in smoke) is not measured by design: a
+limit on it is reported as "not measured in this run profile" with the profile's sizes, and
+does not fail (``MethodologyResult.not_in_profile``). A drive
 smaller than every size of the profile is not applicable (``NotApplicable``: the test is
 skipped with the reason, before any I/O).
 
@@ -33,6 +36,7 @@ from pytest_ssdqual.catalog.sweeps import (
     PRESET_SIZES,
     PRESETS,
     Preset,
+    not_in_profile,
     preset_point,
 )
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB
@@ -96,7 +100,7 @@ def run(mr: MethodRun) -> MethodologyResult:
     return MethodologyResult(
         workload=CATALOG[WORKLOAD_ID], metrics=metrics,
         states=with_state(metrics, STATE_PREFILLED), notes=notes, steps=list(mr.steps),
-        curves=curves, unreached=unreached,
+        curves=curves, unreached=unreached, not_in_profile=not_in_profile(WORKLOAD_ID, profile),
     )
 
 

@@ -5,7 +5,9 @@ A drive maps logical blocks to flash pages; data written in random order ends up
 a later sequential read of it may need many more flash reads, and a sequential overwrite meets
 blocks half full of stale pages (garbage collection). Reviewers show it as sequential speed
 after a period of 4 KiB random writes vs fresh (AnandTech's SSD reviews ran HD Tach passes on a
-"tortured" drive), and SNIA PTS Enterprise has the same cross-stimulus effect as its Cross
+"tortured" drive; "JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash" ran HD
+Tach 3.0.4.0 after random writes: a significant drop on the 128 GB boards, none on the larger
+ones), and SNIA PTS Enterprise has the same cross-stimulus effect as its Cross
 Stimulus Recovery test (sequential writes, then random writes, then sequential writes again).
 
 Test flow on the span (all 128 KiB transfers at QD32, as the catalog's

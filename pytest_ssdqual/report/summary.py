@@ -21,6 +21,9 @@ from pytest_ssdqual.methodology.figure_state import (
 )
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
+#: The word of a limit the run profile does not measure by design (``not_in_profile``).
+NOT_IN_PROFILE_WORD = verdict_words("not_in_profile")
+
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
@@ -61,9 +64,13 @@ class SummaryRow:
 
     @classmethod
     def from_verdict(cls, drive: str, v: LimitVerdict) -> SummaryRow:
-        """The row of one recorded verdict on ``drive``."""
+        """The row of one recorded verdict on ``drive`` (``source``: the provenance; for a
+        limit the run profile does not measure, its reason first)."""
+        source = v.provenance
+        if v.status == "not_in_profile" and v.reason:
+            source = f"{v.reason}; {source}"
         return cls(drive, v.workload, v.metric, v.measured, v.bound, verdict_words(v.status),
-                   v.margin_pct, v.provenance, v.state)
+                   v.margin_pct, source, v.state)
 
     @classmethod
     def refused(cls, drive: str, workload: str, reasons: Iterable[str]) -> SummaryRow:
@@ -162,8 +169,8 @@ def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
 
 
 def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
-    """Under the drive's line: skipped write tests (one line per reason), broken tests and
-    unread health (``drive`` is named by the line above them)."""
+    """Under the drive's line: skipped write tests (one line per reason), limits not checked
+    in this run profile (one line per reason), broken tests and unread health (``drive`` is named by the line above them)."""
     out: list[str] = []
     refused: dict[str, list[str]] = {}
     for r in rows:
@@ -173,6 +180,12 @@ def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
         names = ", ".join(workloads)
         count = f"{len(workloads)} write test{'s' if len(workloads) > 1 else ''}"
         out += _wrap(f"skipped ({count}: {names}): {reason}", width, "  ", "      ")
+    unchecked: dict[str, list[str]] = {}
+    for r in rows:
+        if r.verdict == NOT_IN_PROFILE_WORD:
+            unchecked.setdefault(r.source, []).append(f"{r.workload} {r.metric}")
+    for reason, names in unchecked.items():
+        out += _wrap(f"not checked ({', '.join(names)}): {reason}", width, "  ", "      ")
     for r in rows:
         if r.verdict == "BROKEN":
             out += _wrap(f"broken {r.workload}: {r.source}", width, "  ", "      ")
@@ -188,17 +201,20 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
 
 def count_lines(rows: list[SummaryRow]) -> list[str]:
     """The table's count line (``N limits passed (N only as found: not prefilled), N failed,
-    N missing; N measured metrics had no limit (not judged)``), then ``AS_FOUND_NOTE`` when a
+    N missing[, N not measured in this run profile (not checked)]; N measured metrics had no
+    limit (not judged)``), then ``AS_FOUND_NOTE`` when a
     limit passed only on media as found. The last lines of ``format_summary``; ``ssdqual
     rejudge`` prints the same."""
     counts = {v: sum(1 for r in rows if r.verdict == v)
-              for v in ("PASS", "FAIL", "MISSING", "not judged")}
+              for v in ("PASS", "FAIL", "MISSING", "not judged", NOT_IN_PROFILE_WORD)}
     as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
     line = (
         f"{counts['PASS']} limits passed"
         + (f" ({as_found} only as found: not prefilled)" if as_found else "")
-        + f", {counts['FAIL']} failed, {counts['MISSING']} missing; "
-        f"{counts['not judged']} measured metrics had no limit (not judged)"
+        + f", {counts['FAIL']} failed, {counts['MISSING']} missing"
+        + (f", {counts[NOT_IN_PROFILE_WORD]} not measured in this run profile (not checked)"
+           if counts[NOT_IN_PROFILE_WORD] else "")
+        + f"; {counts['not judged']} measured metrics had no limit (not judged)"
     )
     return [line, AS_FOUND_NOTE] if as_found else [line]
 

@@ -3,7 +3,7 @@ test's failure message (``failure_message``). Plain data, no I/O.
 
 Line format (one comparison)::
 
-    write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %) [single runs: no noise ...]
+    write.bw_mbps 270 vs 315 on SVN417w (−14.3 %, limit −5 %) [single runs: no noise ...]
     write.bw_mbps 500 vs 1000 on A (−50.0 %, 90 % CI −52.5 … −47.4 %, limit −5 %)
         [3 vs 3 runs, RSD 3.0 % vs 0.0 %]
 
@@ -190,7 +190,7 @@ class Comparison:
         return f"{sign}{format_number(self.limit_pct)} %"
 
     def line(self) -> str:
-        """``write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %)`` plus the interval, the
+        """``write.bw_mbps 270 vs 315 on SVN417w (−14.3 %, limit −5 %)`` plus the interval, the
         repetitions and RSD, the reason of an inconclusive comparison and what to do, or the
         reason a metric could not be judged."""
         if self.value is None:
@@ -288,7 +288,7 @@ def failure_message(drive: str, workload_id: str, comparisons: Sequence[Comparis
     with ``PREFIX``::
 
         REGRESSION: /dev/sdb seq_write_128k_qd32: 1 metric(s) regressed vs baseline run RUN
-          write.bw_mbps 402 vs 470 on SVN417w (−14.5 %, limit −5 %) [single runs: ...]
+          write.bw_mbps 270 vs 315 on SVN417w (−14.3 %, limit −5 %) [single runs: ...]
           no baseline figure for write.iops in run RUN (the baseline did not measure it; ...)
 
     With inconclusive metrics the first line reads ``N metric(s) regressed, M INCONCLUSIVE vs

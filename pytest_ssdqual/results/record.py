@@ -89,7 +89,8 @@ def record_name(workload: str, states: Mapping[str, str]) -> str:
 
 #: Verdict status (``thresholds.verdict``) -> the word every report prints.
 VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING",
-                 "not_judged": "not judged", "warn": "WARN"}
+                 "not_judged": "not judged", "warn": "WARN",
+                 "not_in_profile": "not in this run profile"}
 
 #: ``str(Provenance)`` as schema 1 stored it: ``file[:line] profile "P" (source: S)``.
 _PROVENANCE = re.compile(r'^(?P<file>.*?)(?::(?P<line>\d+))? profile "(?P<profile>[^"]*)" '
@@ -112,8 +113,8 @@ class LimitVerdict:
     Attributes:
         workload, metric: workload id and canonical metric (``write.bw_mbps``).
         measured: value in the metric's unit, or None (not measured).
-        status: ``pass``, ``fail``, ``missing``, ``not_judged`` or ``warn``
-            (``thresholds.verdict``).
+        status: ``pass``, ``fail``, ``missing``, ``not_judged``, ``warn`` or
+            ``not_in_profile`` (``thresholds.verdict``).
         margin_pct: signed headroom in percent of the bound (positive = inside), or None.
         marginal: passed inside the limit's marginal band.
         limit: the limit as text (``write.bw_mbps >= 140``), ``""`` when none.
@@ -122,8 +123,8 @@ class LimitVerdict:
         state: the drive state the figure was taken in (``figure_state``: ``prefilled``,
             ``as found ...``, ``FOB``, ``steady state``...), ``""`` when not recorded.
         severity: the limit's severity, ``fail`` or ``warn``.
-        reason: why a limited metric has no value when that is a finding (never recovered),
-            ``""`` otherwise.
+        reason: why a limited metric has no value when that is a finding (never recovered) or
+            by design (``not_in_profile``), ``""`` otherwise.
     """
 
     workload: str

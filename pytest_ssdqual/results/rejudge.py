@@ -48,6 +48,7 @@ from typing import Any
 
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.parametric import find_workload
+from pytest_ssdqual.catalog.sweeps import not_in_profile
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
@@ -160,7 +161,9 @@ def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
     methodology workload with its implicit requirements (``methodology.judge_result``), a
     drive-health judgement with the built-in health limits (``health_checks.judge_health``),
     any other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
-    ``unreached`` reasons (a limit on a metric the drive never reached fails saying why)."""
+    ``unreached`` reasons (a limit on a metric the drive never reached fails saying why), and
+    the figures the record's run profile does not measure by design reported as such
+    (``catalog.sweeps.not_in_profile``)."""
     metrics = {k: float(v) for k, v in record.metrics.items()}
     unreached = {str(k): str(v) for k, v in record.unreached.items()}
     if workload.id == HEALTH_WORKLOAD_ID:  # one reading or one interval, as plugin.health
@@ -170,7 +173,8 @@ def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
     if workload.is_methodology:
         result = MethodologyResult(workload, metrics, {}, [], [],
                                    requirements=stored_requirements(record),
-                                   unreached=unreached)
+                                   unreached=unreached,
+                                   not_in_profile=not_in_profile(workload.id, record.profile))
         return judge_result(result, limits, strict=record.strict).verdicts
     return judge(workload, metrics, limits, strict=record.strict, unreached=unreached)
 

@@ -1,15 +1,22 @@
 """``ssdqual trend --model M --workload W --metric X``: one metric across firmware versions.
 
-Reads the results store's index (every complete run), keeps the drives whose model matches
-``M`` (fnmatch glob, case-insensitive, like threshold files' ``model``), groups the figures by
-firmware and prints a table -- runs, median, min, max, change of the median vs the previous
-firmware -- in firmware release order: the order firmware first appears in the store (run
-start time), unless ``--order A,B,C`` gives it (firmware not listed follow in first-seen
-order). ``-o PNG`` also draws the chart (matplotlib, Agg backend: no display needed): each
-run's figure as a dot, the median per firmware as a line.
+Reads the results store's index (every complete run), keeps the drives the selection matches --
+``--model`` (fnmatch glob, case-insensitive, like threshold files' ``model``), ``--controller``
+and ``--nand`` (equal, case-insensitive), ``--capacity-gb`` (``128``: within 5 % of 128 GB, or a
+range ``120-130``, decimal GB) -- groups the figures by firmware and prints a table -- runs,
+median, min, max, change of the median vs the previous firmware -- in firmware release order:
+the order firmware first appears in the store (run start time), unless ``--order A,B,C`` gives
+it (firmware not listed follow in first-seen order). ``-o PNG`` also draws the chart
+(matplotlib, Agg backend: no display needed): each run's figure as a dot, the median per
+firmware as a line.
 
 Runs of different run profiles are not comparable: when the matching figures come from several
-profiles, ``--profile`` must pick one (a usage error otherwise).
+profiles, ``--profile`` must pick one (a usage error otherwise). Nor are drives of different
+controller, NAND or capacity: a firmware build is made per flash type (JMF667H: SVN417w for IMFT
+L85C / L85A, SVN418a for Toshiba A19 128 GB, SVN423a for A19 240 GB), so a selection that mixes
+them would chart the NAND's difference as a firmware change. Such a selection is refused,
+naming each board it holds (controller, NAND, capacity, firmware, runs) and the options that
+select one (``--nand L85C --capacity-gb 128``).
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.results.store import ResultsStore
 
-__all__ = ["FirmwarePoint", "trend_points", "format_table", "plot_trend", "add_parser",
-           "run_command"]
+__all__ = ["FirmwarePoint", "Selection", "trend_points", "format_table", "parse_capacity_gb",
+           "plot_trend", "add_parser", "run_command"]
 
 
 @dataclass
@@ -60,35 +67,140 @@ def canonical_metric(workload_id: str, metric: str) -> str:
     return workload.canonical_metric(metric) or metric
 
 
+def parse_capacity_gb(text: str) -> tuple[float, float]:
+    """``--capacity-gb``: ``'128'`` -> ``(121.6, 134.4)`` (within 5 %), ``'120-130'`` ->
+    ``(120.0, 130.0)``; decimal GB (10^9 bytes), inclusive.
+
+    Raises:
+        ConfigError: not a number or a ``LOW-HIGH`` range with ``LOW <= HIGH``.
+    """
+    try:
+        if "-" in text.strip().lstrip("-"):
+            low, high = (float(x) for x in text.split("-", 1))
+        else:
+            value = float(text)
+            low, high = value * (1 - CAPACITY_TOLERANCE), value * (1 + CAPACITY_TOLERANCE)
+    except ValueError:
+        low = high = -1.0
+    if not 0 <= low <= high:
+        raise ConfigError(f"--capacity-gb {text!r} is neither a capacity nor a range",
+                          key="--capacity-gb", fix="give decimal GB: 128 (within 5 %) or 120-130")
+    return low, high
+
+
+#: ``--capacity-gb N`` matches drives within this share of N GB (a 128 GB board reports 128.04).
+CAPACITY_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which drives ``ssdqual trend`` charts (each ``None``: any).
+
+    Attributes:
+        model: fnmatch glob, case-insensitive. controller, nand: equal, case-insensitive.
+        capacity_gb: ``(low, high)`` inclusive, decimal GB (``parse_capacity_gb``).
+    """
+
+    model: str | None = None
+    controller: str | None = None
+    nand: str | None = None
+    capacity_gb: tuple[float, float] | None = None
+
+    def matches(self, row: Any) -> bool:
+        """True when an index row (``model``, ``controller``, ``nand``, ``capacity_bytes``)
+        is selected."""
+        if self.model is not None and not fnmatch.fnmatchcase(
+                str(row["model"] or "").casefold(), self.model.casefold()):
+            return False
+        for key in ("controller", "nand"):
+            wanted = getattr(self, key)
+            if wanted is not None and str(row[key] or "").casefold() != wanted.casefold():
+                return False
+        if self.capacity_gb is not None:
+            low, high = self.capacity_gb
+            return low <= (row["capacity_bytes"] or 0) / 1e9 <= high
+        return True
+
+    def describe(self) -> str:
+        """``model '*JMF667H*', nand L85C`` (``any drive`` when nothing is selected)."""
+        parts = [f"{k} {v!r}" if k == "model" else f"{k} {v}"
+                 for k, v in (("model", self.model), ("controller", self.controller),
+                              ("nand", self.nand)) if v is not None]
+        if self.capacity_gb is not None:
+            parts.append(f"capacity {format_figure(self.capacity_gb[0])}-"
+                         f"{format_figure(self.capacity_gb[1])} GB")
+        return ", ".join(parts) or "any drive"
+
+
+def _board(row: Any) -> tuple[str, str, int]:
+    """(controller, NAND, capacity in whole GB) of an index row: what a firmware build is made
+    for."""
+    return (str(row["controller"] or "?"), str(row["nand"] or "?"),
+            round((row["capacity_bytes"] or 0) / 1e9))
+
+
+def _refuse_mixed_boards(rows: Sequence[Any], selection: Selection) -> None:
+    """Raise when ``rows`` hold more than one (controller, NAND, capacity): a firmware trend
+    across them would chart the NAND's (or the capacity's) difference as a firmware change."""
+    boards: dict[tuple[str, str, int], dict[str, set[str]]] = {}
+    for r in rows:
+        entry = boards.setdefault(_board(r), {"firmware": set(), "runs": set()})
+        entry["firmware"].add(str(r["firmware"]))
+        entry["runs"].add(str(r["run_id"]))
+    if len(boards) < 2:
+        return
+    listed = "; ".join(
+        f"controller {c}, NAND {n}, {gb} GB: firmware {', '.join(sorted(e['firmware']))} "
+        f"({len(e['runs'])} run(s))" for (c, n, gb), e in sorted(boards.items()))
+    options = [" ".join(f"--{k} {v}" for k, v in (("controller", c), ("nand", n),
+                                                    ("capacity-gb", gb)) if v not in ("?", 0))
+               for c, n, gb in sorted(boards)]
+    raise ConfigError(
+        f"the selection ({selection.describe()}) mixes {len(boards)} drive types: {listed}. "
+        "Firmware is built per flash type, so a trend across them would chart NAND or "
+        "capacity differences as firmware changes",
+        key="--model/--controller/--nand/--capacity-gb",
+        fix="narrow it to one, e.g. " + " or ".join(options),
+    )
+
+
 def trend_points(
     store: ResultsStore,
     *,
-    model: str,
+    model: str | None = None,
     workload: str,
     metric: str,
     profile: str | None = None,
     order: Sequence[str] = (),
+    selection: Selection | None = None,
 ) -> list[FirmwarePoint]:
-    """Figures of ``metric`` grouped by firmware, in release order.
+    """Figures of ``metric`` grouped by firmware, in release order, for the drives of
+    ``selection`` (``model``: shorthand for ``Selection(model=model)``, merged into it).
 
     Raises:
-        ConfigError: nothing matches; several profiles match and none was chosen; ``order``
-            names a firmware with no figure.
+        ConfigError: nothing matches; the match mixes controllers, NAND types or capacities
+            (``_refuse_mixed_boards``: the message lists them and how to narrow it); several
+            profiles match and none was chosen; ``order`` names a firmware with no figure.
     """
+    selection = selection or Selection()
+    if model is not None:
+        selection = Selection(model, selection.controller, selection.nand, selection.capacity_gb)
     rows = store.query(
-        "SELECT m.firmware, m.value, m.model, r.run_id, r.started_utc, r.profile "
+        "SELECT m.firmware, m.value, m.model, m.controller, m.nand, d.capacity_bytes, "
+        "r.run_id, r.started_utc, r.profile "
         "FROM metrics m JOIN runs r ON r.run_id = m.run_id "
+        "LEFT JOIN drives d ON d.run_id = m.run_id AND d.drive = m.drive "
         "WHERE m.workload = ? AND m.metric = ? AND m.value IS NOT NULL "
         "ORDER BY r.started_utc, r.run_id",
         (workload, metric),
     )
-    pattern = model.casefold()
-    rows = [r for r in rows if fnmatch.fnmatchcase(str(r["model"] or "").casefold(), pattern)]
+    rows = [r for r in rows if selection.matches(r)]
     if profile is not None:
         rows = [r for r in rows if r["profile"] == profile]
     if not rows:
         raise ConfigError(
-            f"no stored figure of {workload} {metric} on a model matching {model!r}"
+            f"no stored figure of {workload} {metric} on a drive matching "
+            f"{selection.describe()}"
             + (f" with profile {profile}" if profile else "") + f" in {store.root}",
             key="--model/--workload/--metric",
             fix=("drive health is filed per reading: --workload 'health @ session end' (or "
@@ -104,6 +216,7 @@ def trend_points(
             key="--profile",
             fix=f"pick one, e.g. --profile {profiles[0]}",
         )
+    _refuse_mixed_boards(rows, selection)
     points: dict[str, FirmwarePoint] = {}
     for r in rows:
         firmware = str(r["firmware"])
@@ -183,7 +296,11 @@ def plot_trend(points: Sequence[FirmwarePoint], *, title: str, metric: str, out:
 def add_parser(sub: Any) -> None:
     """Register ``trend`` on the ``ssdqual`` subcommand parser."""
     p = sub.add_parser("trend", help="one metric across firmware versions (table, PNG chart)")
-    p.add_argument("--model", required=True, help="drive model (glob, case-insensitive)")
+    p.add_argument("--model", default=None, help="drive model (glob, case-insensitive)")
+    p.add_argument("--controller", default=None, help="controller, e.g. JMF667H")
+    p.add_argument("--nand", default=None, help="NAND, e.g. L85C")
+    p.add_argument("--capacity-gb", default=None, metavar="N|LOW-HIGH",
+                   help="capacity, decimal GB: 128 (within 5 %%) or 120-130")
     p.add_argument("--workload", required=True, help="workload id, e.g. seq_write_128k_qd32")
     p.add_argument("--metric", required=True,
                    help="metric, e.g. write.bw_mbps (a bare name is the workload's direction)")
@@ -200,10 +317,17 @@ def run_command(args: argparse.Namespace) -> int:
     """``ssdqual trend``: prints the table, writes the PNG when asked; exit 0."""
     metric = canonical_metric(args.workload, args.metric)
     order = [fw.strip() for fw in args.order.split(",") if fw.strip()]
-    points = trend_points(ResultsStore(args.results_dir), model=args.model,
-                          workload=args.workload, metric=metric, profile=args.profile,
-                          order=order)
-    title = f"{args.model} {args.workload} {metric}"
+    selection = Selection(
+        args.model, args.controller, args.nand,
+        None if args.capacity_gb is None else parse_capacity_gb(args.capacity_gb))
+    if selection == Selection():
+        raise ConfigError("ssdqual trend needs a drive selection", key="--model",
+                          fix="give --model, --controller, --nand and/or --capacity-gb, e.g. "
+                              "--controller JMF667H --nand L85C --capacity-gb 128")
+    points = trend_points(ResultsStore(args.results_dir), workload=args.workload,
+                          metric=metric, profile=args.profile, order=order,
+                          selection=selection)
+    title = f"{selection.describe()} {args.workload} {metric}"
     print(f"# {title}")
     for line in format_table(points, metric):
         print(line)

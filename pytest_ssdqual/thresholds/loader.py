@@ -8,7 +8,8 @@ gives limits per workload and metric, each with its ``source``::
     profiles:
       - name: JMF667H + IMFT L85C 128GB
         match: {controller: JMF667H, nand: L85C, capacity_gb: [120, 130]}
-        source: "AnandTech: ATTO sequential write 155 MB/s; limit 10 % below"
+        source: "JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash:
+          ATTO 2.34 (QD4) sequential write peak 155 MB/s; limit 10 % below"
         limits:
           seq_write_128k_qd32: {bw_mbps: {min: 139.5}}
           rand_rw70_4k_qd32:   {read.lat_p99_us: {max: 2000}, total.iops: {min: 20000}}

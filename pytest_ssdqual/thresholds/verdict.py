@@ -20,6 +20,10 @@ Statuses:
   ``--strict-thresholds``).
 * ``warn`` -- the value violates a limit of ``severity: warn`` (health findings a lab wants to
   see but not to fail on): reported as WARN, the test passes.
+* ``not_in_profile`` -- a limit exists but the run profile does not measure its metric by
+  design (``seq1m_q1t1_1000mib.write.bw_mbps`` in smoke, which runs the client presets at 16 and
+  100 MiB; ``catalog.sweeps.not_in_profile``): reported with that reason, the test passes.
+  A limit whose metric is missing for any other reason is still ``missing``.
 """
 
 from __future__ import annotations
@@ -33,14 +37,15 @@ if TYPE_CHECKING:
     from pytest_ssdqual.catalog.workloads import Workload
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
-__all__ = ["Limit", "Provenance", "Verdict", "judge", "format_number"]
+__all__ = ["Limit", "NOT_IN_PROFILE", "Provenance", "Verdict", "judge", "format_number"]
 
 PASS = "pass"
 FAIL = "fail"
 NOT_JUDGED = "not_judged"
 MISSING = "missing"
 WARN = "warn"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_JUDGED, MISSING, WARN)
+NOT_IN_PROFILE = "not_in_profile"
+STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_JUDGED, MISSING, WARN, NOT_IN_PROFILE)
 #: Limit severities: a violated ``fail`` limit fails the test, a ``warn`` one is reported.
 SEVERITIES: tuple[str, ...] = (FAIL, WARN)
 
@@ -222,14 +227,16 @@ class Verdict:
         metric: canonical metric name (``write.bw_mbps``).
         measured: the measured value in the metric's unit, ``None`` when not measured.
         limit: the limit applied, ``None`` for ``not_judged`` (and strict-mode failures).
-        status: ``pass``, ``fail``, ``not_judged``, ``missing`` or ``warn`` (see the module
-            docstring).
+        status: ``pass``, ``fail``, ``not_judged``, ``missing``, ``warn`` or
+            ``not_in_profile`` (see the module docstring).
         margin_pct: signed headroom in percent of the bound (positive = headroom), ``None`` when
             nothing was compared.
         marginal: passed, but inside the limit's marginal band.
         reason: why a limited metric has no value when that is a finding, not a gap (``never
             back to 90 % of fresh within 600 s idle``): the verdict is then ``fail``, not
-            ``missing`` (see :func:`judge`'s ``unreached``).
+            ``missing`` (see :func:`judge`'s ``unreached``); for ``not_in_profile``, why the
+            run profile does not measure it (``not measured in this run profile: smoke runs
+            ...``).
     """
 
     workload: str
@@ -257,6 +264,8 @@ class Verdict:
                 return f"{self.metric} {measured} fail: no limit (strict thresholds)"
             return f"{self.metric} {measured} not judged: no limit"
         where = f' — profile "{limit.provenance.profile}", {limit.provenance.location}'
+        if self.status == NOT_IN_PROFILE:
+            return f"{self.metric} {self.reason}: the limit {limit} is not checked{where}"
         if self.reason is not None and self.measured is None:
             return f"{self.metric} {self.reason}: fails the limit {limit}{where}"
         if self.status == MISSING or self.measured is None:
@@ -291,6 +300,7 @@ def judge(
     *,
     strict: bool = False,
     unreached: Mapping[str, str] | None = None,
+    not_in_profile: Mapping[str, str] | None = None,
 ) -> list[Verdict]:
     """Judge one workload's measured metrics against the limits resolved for the drive.
 
@@ -305,11 +315,16 @@ def judge(
         unreached: metric -> why it has no value because the drive never got there (e.g.
             ``time_to_recover_s`` -> ``never back to 90 % of fresh within 600 s idle``): a limit
             on such a metric gives ``fail`` with that reason instead of ``missing``.
+        not_in_profile: metric -> why the run profile does not measure it by design
+            (``catalog.sweeps.not_in_profile``): a limit on such a metric, when it has no
+            value, gives ``not_in_profile`` with that reason (reported, not failed) instead of
+            ``missing``.
 
     Returns:
         one verdict per limit of ``workload`` (sorted by metric; ``missing`` when the metric is
-        absent), then one per measured metric without a limit (sorted by metric):
-        ``not_judged``, or ``fail`` when ``strict``.
+        absent, ``not_in_profile`` when the run profile does not measure it), then one per
+        measured metric without a limit (sorted by metric): ``not_judged``, or ``fail`` when
+        ``strict``.
     """
     measured: dict[str, float] = {}
     for name, value in metrics.items():
@@ -318,10 +333,17 @@ def judge(
         measured[workload.canonical_metric(name) or name] = value
     reasons = {workload.canonical_metric(name) or name: why
                for name, why in (unreached or {}).items()}
+    by_design = {workload.canonical_metric(name) or name: why
+                 for name, why in (not_in_profile or {}).items()}
     verdicts: list[Verdict] = []
     limited: set[str] = set()
     for limit in sorted(limits.for_workload(workload.id), key=lambda lim: lim.metric):
         limited.add(limit.metric)
+        design = by_design.get(limit.metric)
+        if design is not None and limit.metric not in measured:
+            verdicts.append(Verdict(limit.workload, limit.metric, None, limit, NOT_IN_PROFILE,
+                                    None, reason=design))
+            continue
         why = reasons.get(limit.metric)
         if why is not None and limit.metric not in measured:
             verdicts.append(Verdict(limit.workload, limit.metric, None, limit, FAIL, None,

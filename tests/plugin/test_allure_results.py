@@ -201,7 +201,7 @@ def test_failed_broken_and_categories(
 
     assert category("failed", failed["statusDetails"]["message"]) == "Limit violated"
     assert category("broken", broken[0]["statusDetails"]["message"]) == "Device or fio error"
-    assert category("failed", "REGRESSION: write.bw_mbps 402 vs 470 on SVN417w") == (
+    assert category("failed", "REGRESSION: write.bw_mbps 270 vs 315 on SVN417w") == (
         "Regression vs baseline")
     assert category("skipped", "Skipped: write to /dev/loop0 refused: not confirmed") == (
         "Refused for safety")

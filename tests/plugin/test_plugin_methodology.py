@@ -260,3 +260,51 @@ def test_client_presets_on_a_drive_smaller_than_every_test_size_skip_as_not_appl
     run_dir = Path(header.removeprefix("ssdqual: results: ").split(";")[0])
     run = json.loads((run_dir / "run.json").read_text())
     assert run["passed"] is True and run["tests"]["skipped"] == 0
+
+
+PRESET_LIMITS = """
+version: 1
+profiles:
+  - name: presets at both review sizes
+    match: {kind: file}
+    source: "test limits: one at each CrystalDiskMark review size"
+    limits:
+      client_presets:
+        seq1m_q1t1_100mib.write.bw_mbps: {min: 1}
+        seq1m_q1t1_1000mib.write.bw_mbps: {min: 1}
+        %(extra)s
+"""
+
+
+def test_client_presets_limit_at_a_size_smoke_does_not_run_is_reported_not_failed(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    # smoke runs the presets at 16 and 100 MiB: a limit on a 1000 MiB figure (quick/full) is
+    # "not measured in this run profile", shown with the sizes smoke runs, and does not fail
+    # (before: MISSING, a failure); the 100 MiB limit is judged as usual
+    limits = pytester.path / "presets.yaml"
+    limits.write_text(PRESET_LIMITS % {"extra": ""})
+    args = [str(REPO / "suites" / "test_client_presets.py"),
+            f"--drive=file:{pytester.path / 'target.img'}", "--scratch-size=128M",
+            f"--thresholds={limits}", f"--fio-bin={fake_fio.path}", "--ssd-profile=smoke",
+            "-p", "no:cacheprovider", f"--results-dir={pytester.path / 'results'}"]
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    out = flat_verdicts(result.stdout.str())
+    assert ("  not checked (client_presets seq1m_q1t1_1000mib.write.bw_mbps): "
+            "not measured in this run profile: smoke runs the client presets at 16 MiB and "
+            "100 MiB, not 1000 MiB (quick, full)") in out
+    assert "not in this run profile" in out
+    assert "1 limits passed, 0 failed, 0 missing, 1 not measured in this run profile" in out
+    [record] = [json.loads(p.read_text()) for p in (pytester.path / "results").rglob(
+        "record.json") if json.loads(p.read_text())["workload"] == "client_presets"]
+    by_metric = {v["metric"]: v for v in record["verdicts"]}
+    assert by_metric["seq1m_q1t1_1000mib.write.bw_mbps"]["status"] == "not_in_profile"
+    assert by_metric["seq1m_q1t1_100mib.write.bw_mbps"]["status"] == "pass"
+
+    # a limit whose metric is missing for another reason still fails: a 100 MiB figure on a
+    # 64 MiB drive (the size is smoke's own, skipped because it does not fit)
+    small = pytester.runpytest(*args, "--scratch-size=64M")
+    small.assert_outcomes(failed=1)
+    assert ("seq1m_q1t1_100mib.write.bw_mbps not measured (test size 100 MiB skipped: larger "
+            "than the drive (64 MiB)): fails the limit") in small.stdout.str()

@@ -40,7 +40,53 @@ def test_thresholds_show_gives_each_source_once(capsys: pytest.CaptureFixture[st
     assert out.count("source: generic sanity floors for any SSD") == 1
     row = next(line for line in out.splitlines() if line.startswith("rand_read_4k_qd1 ")
                and "read.iops >= 7140" in line)
-    assert row.rstrip().endswith('jmicron-jmf667h.yaml:26 profile "JMF667H + IMFT L85C 128GB '
+    assert row.rstrip().endswith('jmicron-jmf667h.yaml:54 profile "JMF667H + IMFT L85C 128GB '
                                  'SVN417w"'), row
     rows = out.replace(str(REPO), "").splitlines()  # (the checkout's path is not the output's)
-    assert max(len(line) for line in rows if not line.startswith(" ")) < 160
+    # (the severity and marginal columns, issue 15, made the rows ~20 characters wider)
+    assert max(len(line) for line in rows if not line.startswith(" ")) < 190
+
+
+def _show_rows(capsys: pytest.CaptureFixture[str], *drive: str) -> dict[str, list[str]]:
+    """``ssdqual thresholds show`` rows by ``workload limit``: [severity, marginal band]."""
+    assert main(["thresholds", "show", str(REPO / "thresholds"), *drive]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("workload "))
+    assert header.split() == ["workload", "limit", "severity", "marginal", "from"]
+    rows: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        cells = line.split()
+        for i, cell in enumerate(cells):
+            if cell in ("fail", "WARN") and i >= 3 and cells[i - 2] in (">=", "<="):
+                rows[" ".join(cells[:i])] = [cell, cells[i + 1]]
+    return rows
+
+
+def test_thresholds_show_gives_each_limits_severity_and_marginal_band(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A warn limit read exactly like a fail limit (issue 15 item 4)."""
+    rows = _show_rows(capsys, "--controller", "JMF667H", "--nand", "L85C", "--firmware",
+                      "SVN417w", "--capacity-gb", "128")
+    # the directional HD Tach limit of the 128 GB boards only warns; no marginal band
+    assert rows["seq_after_random fragmented_seq_write_128k_qd32.write.bw_mbps_ratio <= "
+                "0.85"] == ["WARN", "-"]
+    # the ATTO write peak fails, MARGINAL within 5 % above 139.5 MB/s
+    assert rows["transfer_size_sweep seq_write_peak.write.bw_mbps >= 139.5"] == [
+        "fail", "139.5..146.5"]
+    assert rows["health media_errors_delta <= 0"] == ["fail", "-"]
+    assert rows["health unsafe_shutdowns_delta <= 0"] == ["WARN", "-"]
+    out = main(["thresholds", "show", str(REPO / "thresholds"), "--controller", "JMF667H"])
+    assert out == 0
+    assert "WARN: it is reported, the test passes" in capsys.readouterr().out
+
+
+def test_marginal_band_of_an_upper_and_of_a_two_sided_limit() -> None:
+    from pytest_ssdqual.cli.main import marginal_band
+    from pytest_ssdqual.thresholds.verdict import Limit, Provenance
+
+    prov = Provenance("t.yaml", "p", "test")
+    assert marginal_band(Limit("w", "read.lat_p99_us", None, 400, 10, prov)) == "360..400"
+    assert marginal_band(Limit("w", "x.ratio", 0.5, 2, 10, prov)) == "0.5..0.55 and 1.8..2"
+    assert marginal_band(Limit("w", "x.ratio", 0.5, None, None, prov)) == "-"
+

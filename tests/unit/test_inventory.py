@@ -304,11 +304,32 @@ def test_schema_is_shipped_and_valid() -> None:
 
 def test_example_inventory_loads() -> None:
     example = Inventory.load(REPO / "inventory.example.yaml")
-    assert len(example) == 7
+    assert len(example) == 8
     jmf = example.entries[0]
     assert (jmf.model, jmf.controller, jmf.nand, jmf.note) == (
-        "JMicron*JMF667H*128*",
+        "JMicron*JMF667H*128GB*L85C*",
         "JMF667H",
         "L85C",
-        "Review sample, 128 GB",
+        "Reference board, IMFT L85C, 128 GB (firmware SVN417w)",
     )
+
+
+def test_example_inventory_globs_each_match_one_jmf667h_board() -> None:
+    """Issue 15: ``JMicron*JMF667H*128*`` -> L85C also matched the Toshiba A19 128 GB board,
+    which then got the L85C's limits. Each board's model string (as its emulated twin reports
+    it) is matched by one entry, with its own NAND."""
+    import fnmatch
+
+    example = Inventory.load(REPO / "inventory.example.yaml")
+    boards = {"JMicron JMF667H 128GB reference (IMFT L85C)": "L85C",
+              "JMicron JMF667H 128GB reference (Toshiba A19)": "A19",
+              "JMicron JMF667H 240GB reference (Toshiba A19)": None,
+              "JMicron JMF667H 256GB reference (IMFT L85A)": None}
+    for model, nand in boards.items():
+        matching = [e for e in example.entries
+                    if e.model and fnmatch.fnmatchcase(model.casefold(), e.model.casefold())]
+        assert len(matching) == (0 if nand is None else 1), (model, matching)
+        assignment = resolve_assignment(drive(model, "SN1"), example)
+        assert assignment.nand == nand, model
+        if nand is not None:
+            assert assignment.controller == "JMF667H"

@@ -67,7 +67,7 @@ EXPECTED: dict[str, dict[str, str]] = {
                    "saturation_qd": N, "scaling_ratio": N},
     "mixed_sweep": {"iops": H, "bw_mbps": H, "lat_p99_us": L, "copy_time_s": L,
                     "copy_read_time_s": L, "copy_write_time_s": L, "delay_ratio": L},
-    "transfer_size_sweep": {"iops": H, "bw_mbps": H},
+    "transfer_size_sweep": {"iops": H, "bw_mbps": H, "bs_bytes": N},
     "client_presets": {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p99_us": L,
                        "size_ratio": H},
     "burst_vs_sustained": {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": N,

@@ -73,30 +73,30 @@ def test_direction_comes_from_workloads_higher_is_better() -> None:
 def test_exact_message_of_a_bandwidth_drop(tmp_path: Path) -> None:
     limits = _limits(tmp_path, "    regression: {max_drop_pct: 5}")
     [bw, lat] = compare_workload(
-        "seq_write_128k_qd32", {"write.bw_mbps": 402.0, "write.lat_p99_us": 9000.0},
-        {"write.bw_mbps": 470.0, "write.lat_p99_us": 9000.0},
+        "seq_write_128k_qd32", {"write.bw_mbps": 270.0, "write.lat_p99_us": 9000.0},
+        {"write.bw_mbps": 315.0, "write.lat_p99_us": 9000.0},
         baseline_firmware="SVN417w", limits=limits,
     )
     # one run on each side: past the limit, but no noise estimate -> inconclusive (it fails)
     assert bw.status == INCONCLUSIVE and bw.failed
-    assert bw.line() == ("write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)"
+    assert bw.line() == ("write.bw_mbps 270 vs 315 on SVN417w (\u221214.3 %, limit \u22125 %)"
                          + SINGLE + UNSURE)
     assert lat.status == WITHIN
     message = failure_message("/dev/sdb", "seq_write_128k_qd32", [bw, lat], "RUN1")
     assert message.splitlines() == [
         "REGRESSION: /dev/sdb seq_write_128k_qd32: 0 metric(s) regressed, 1 INCONCLUSIVE vs "
         "baseline run RUN1",
-        "  write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, limit \u22125 %)" + SINGLE + UNSURE,
+        "  write.bw_mbps 270 vs 315 on SVN417w (\u221214.3 %, limit \u22125 %)" + SINGLE + UNSURE,
     ]
     # with repetitions on both sides the same drop is a regression, in the README's format
     [rep] = compare_workload(
-        "seq_write_128k_qd32", {"write.bw_mbps": 402.0}, {"write.bw_mbps": 470.0},
+        "seq_write_128k_qd32", {"write.bw_mbps": 270.0}, {"write.bw_mbps": 315.0},
         baseline_firmware="SVN417w", limits=limits, gated=["write.bw_mbps"],
-        samples={"write.bw_mbps": [402.0, 397.0, 407.0]},
-        baseline_samples={"write.bw_mbps": [470.0, 466.0, 474.0]})
+        samples={"write.bw_mbps": [270.0, 266.5, 273.5]},
+        baseline_samples={"write.bw_mbps": [315.0, 312.0, 318.0]})
     assert rep.status == REGRESSED
-    assert rep.line() == ("write.bw_mbps 402 vs 470 on SVN417w (\u221214.5 %, 90 % CI \u221216.1 "
-                          "\u2026 \u221212.8 %, limit \u22125 %) [3 vs 3 runs, RSD 1.2 % vs 0.9 %]")
+    assert rep.line() == ("write.bw_mbps 270 vs 315 on SVN417w (\u221214.3 %, 90 % CI \u221216.0 "
+                          "\u2026 \u221212.5 %, limit \u22125 %) [3 vs 3 runs, RSD 1.3 % vs 1.0 %]")
 
 
 def test_latency_worsens_upwards_and_improves_downwards(tmp_path: Path) -> None:

@@ -234,9 +234,77 @@ GENERIC_ISSUE10 = {
 }
 
 
-@pytest.mark.parametrize("drive", REAL_SEEDS, ids=lambda d: d.controller or "unknown")
-def test_real_drives_are_judged_on_every_issue10_suite(seeds: ThresholdSet,
-                                                       drive: DriveFacts) -> None:
+#: The reviews' own methods on the JMicron seeds (issue 15): (workload, metric) ->
+#: (figure, tolerance) for a floor from a published figure, or (min, max, severity) written
+#: out for a directional limit. ATTO 2.34 peaks (QD4) and Anvil RC6 4K QD1 read / QD32 write
+#: ("JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash"); CrystalDiskMark
+#: 2.x at 100 MB and 1000 MB and the copy DelayRatio (the CFD CSSD-SM64NJ2 / JMF612 review).
+JMF667H_REVIEW = {  # seq read, seq write (ATTO), 4K QD1 read, 4K QD32 write (Anvil)
+    "L85C_128": (556, 155, 8400, 38000), "L85A_256": (533, 315, 8400, 78000),
+    "A19_128": (560, 327, 11000, 78000), "A19_240": (550, 470, 11000, 78000),
+}
+SMALL_BOARD = {"fragmented_seq_write_128k_qd32.write.bw_mbps_ratio": (None, 0.85, "warn")}
+LARGE_BOARD = {"worst_ratio": (0.9, None, "fail")}
+
+
+def _review_limits(name: str) -> dict[tuple[str, str], tuple[float | None, float | None, str]]:
+    """The review limits a JMicron seed has on the issue-10 suites and recovery_after_idle."""
+    if name == "JMF612_64":
+        # 100 MB write: the 1000 MB figure x the review's size ratio 1.36 (~240 MB/s)
+        return {("client_presets", "seq1m_q1t1_1000mib.read.bw_mbps"): (
+                    round(259.3 * (1 - SEQ), 1), None, "fail"),
+                ("client_presets", "seq1m_q1t1_1000mib.write.bw_mbps"): (
+                    round(176.4 * (1 - SEQ), 1), None, "fail"),
+                ("client_presets", "rnd4k_q1t1_1000mib.read.bw_mbps"): (
+                    round(13 * (1 - IOPS), 2), None, "fail"),
+                ("client_presets", "seq1m_q1t1_100mib.write.bw_mbps"): (
+                    round(176.4 * 1.36, -1) * (1 - SEQ), None, "fail"),
+                ("mixed_sweep", "delay_ratio"): (None, round(1.55 * 1.1, 1), "fail")}
+    read, write, qd1, qd32 = JMF667H_REVIEW[name]
+    out: dict[tuple[str, str], tuple[float | None, float | None, str]] = {
+        ("transfer_size_sweep", "seq_read_peak.read.bw_mbps"): (round(read * (1 - SEQ), 2), None,
+                                                                "fail"),
+        ("transfer_size_sweep", "seq_write_peak.write.bw_mbps"): (round(write * (1 - SEQ), 2), None,
+                                                                  "fail"),
+        ("qd_scaling", "rand_read_4k_qd1.read.iops"): (round(qd1 * (1 - IOPS)), None, "fail"),
+        ("qd_scaling", "rand_write_4k_qd32.write.iops"): (round(qd32 * (1 - IOPS)), None, "fail"),
+        ("qd_scaling", "rand_read_4k.scaling_ratio"): (2, None, "fail"),
+        ("recovery_after_idle", "recovery_ratio"): (0.8, None, "fail"),
+    }
+    board = SMALL_BOARD if name.endswith("_128") else LARGE_BOARD
+    out |= {("seq_after_random", m): bounds for m, bounds in board.items()}
+    return out
+
+
+JMICRON_SEEDS = {"L85C_128": L85C_128, "L85A_256": L85A_256, "A19_128": A19_128,
+                 "A19_240": A19_240, "JMF612_64": JMF612_64}
+
+
+@pytest.mark.parametrize("name", sorted(JMICRON_SEEDS))
+def test_jmicron_seeds_are_judged_on_their_reviews_methods(seeds: ThresholdSet,
+                                                           name: str) -> None:
+    resolved = seeds.resolve(JMICRON_SEEDS[name])
+    suites = (*ISSUE10_SUITES, "recovery_after_idle")
+    found = {(w, lim.metric): (lim.min, lim.max, lim.severity)
+             for w in suites for lim in resolved.for_workload(w)}
+    review = _review_limits(name)
+    expected = {**GENERIC_ISSUE10, **review}
+    assert found == expected
+    for key in review:  # each from its review, naming the article and the tool
+        prov = resolved.limits[key].provenance
+        assert prov.file.endswith(("jmicron-jmf667h.yaml", "jmicron-jmf612.yaml")), key
+        article = ("CFD CSSD-SM64NJ2" if name == "JMF612_64" else
+                   '"JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash"')
+        assert article in prov.source and "2014" not in prov.source
+        tools = (("CrystalDiskMark 2.x", "DelayRatio") if name == "JMF612_64" else
+                 ("ATTO Disk Benchmark 2.34", "QD4", "Anvil's Storage Utilities RC6",
+                  "HD Tach 3.0.4.0", "PCMark 8", "directional"))
+        assert all(t in prov.source for t in tools), (key, prov.source)
+
+
+@pytest.mark.parametrize("drive", [E12_960, UNKNOWN], ids=lambda d: d.controller or "unknown")
+def test_other_real_drives_are_judged_on_every_issue10_suite(seeds: ThresholdSet,
+                                                             drive: DriveFacts) -> None:
     resolved = seeds.resolve(drive)
     found = {(w, lim.metric): (lim.min, lim.max, lim.severity)
              for w in ISSUE10_SUITES for lim in resolved.for_workload(w)}
@@ -279,13 +347,21 @@ def test_generic_issue10_limits_pass_a_slow_ssd_and_fail_a_broken_one(seeds: Thr
 
 
 @pytest.mark.parametrize("drive", REAL_SEEDS, ids=lambda d: d.controller or "unknown")
-def test_seed_limits_gate_no_more_issue10_figures_than_the_suites_own(
+def test_seed_limits_gate_no_single_run_point_figure_at_5_pct(
         seeds: ThresholdSet, drive: DriveFacts, tmp_path: Path) -> None:
     # a figure with an absolute limit is gated; these suites run once, so each single-run point
-    # figure gated at a seed's 5 % would fail ~12 % of identical builds: the seeds' limits sit
-    # on each suite's summary figures (gated anyway) or are warn-only (never gated)
+    # figure gated at a seed's 5 % would fail ~12 % of identical builds (3 % point noise). The
+    # seeds' limits sit on each suite's summary figures (gated anyway), are warn-only (never
+    # gated), or -- the reviews' own figures on the JMicron seeds (issue 15) -- have a 10 %
+    # allowance in the family profile's regression.per_metric: the difference of two single
+    # runs has a 4.2 % spread, so a 10 % worsening is 2.4 of them, under 1 % of identical builds
     from pytest_ssdqual.results.gated_metrics import gated_metrics, primary_metrics
 
     resolved = seeds.resolve(drive)
     for workload in ISSUE10_SUITES:
-        assert gated_metrics(resolved, workload) == primary_metrics(workload), workload
+        extra = gated_metrics(resolved, workload) - primary_metrics(workload)
+        allowances = {m: resolved.regression_limit_pct(workload, m) for m in extra}
+        assert all(pct is not None and pct >= 10 for pct in allowances.values()), (
+            workload, allowances)
+        if drive.controller not in ("JMF667H", "JMF612"):
+            assert not extra, workload

@@ -319,3 +319,47 @@ def test_run_ids_have_microseconds_and_sort_by_start_within_one_second(tmp_path:
     latest = store.latest_passing(firmware="A", model="Model X", controller="JMF667H",
                                   nand="L85C")
     assert latest is not None and latest.name == ids[1]
+
+
+def test_trend_refuses_a_selection_that_mixes_nand_or_capacity_and_says_how_to_narrow_it(
+    tmp_path: Path
+) -> None:
+    """Issue 15: ``trend --model '*JMF667H*'`` charted three reference boards -- firmware built
+    per flash type (SVN417w for L85C, SVN418a for A19 128 GB, SVN423a for A19 240 GB) -- as one
+    firmware series, so NAND differences read as firmware changes."""
+    from pytest_ssdqual.results.trend import Selection, parse_capacity_gb, trend_points
+
+    store = ResultsStore(tmp_path / "results")
+    boards = [("L85C", 128, "SVN417w", 155.0), ("A19", 128, "SVN418a", 327.0),
+              ("A19", 240, "SVN423a", 470.0)]
+    for n, (nand, gb, firmware, bw) in enumerate(boards):
+        run_id = f"20261130T10000{n}Z-00000{n}"
+        record = _record("/dev/sdb", "seq_write_128k_qd32", bw, firmware,
+                         model=f"JMicron JMF667H {gb}GB reference ({nand})")
+        record["facts"] |= {"nand": nand, "capacity_bytes": int(gb * 1.0003e9)}
+        store.write_workload(run_id, record)
+        store.finish_run(run_id, {"run_id": run_id, "started_utc": run_id[:16],
+                                  "profile": "smoke", "passed": True, "exitstatus": 0})
+    args = {"workload": "seq_write_128k_qd32", "metric": "write.bw_mbps"}
+    with pytest.raises(ConfigError) as exc:
+        trend_points(store, model="*JMF667H*", **args)
+    text = str(exc.value)
+    assert ("the selection (model '*JMF667H*') mixes 3 drive types: controller JMF667H, NAND "
+            "A19, 128 GB: firmware SVN418a (1 run(s)); controller JMF667H, NAND A19, 240 GB: "
+            "firmware SVN423a (1 run(s)); controller JMF667H, NAND L85C, 128 GB: firmware "
+            "SVN417w (1 run(s))") in text
+    assert ("narrow it to one, e.g. --controller JMF667H --nand A19 --capacity-gb 128 or "
+            "--controller JMF667H --nand A19 --capacity-gb 240 or --controller JMF667H --nand "
+            "L85C --capacity-gb 128") in text
+    # the same NAND at two capacities (firmware SVN418a vs SVN423a) is refused as well
+    with pytest.raises(ConfigError, match="mixes 2 drive types"):
+        trend_points(store, selection=Selection(controller="JMF667H", nand="a19"), **args)
+    # one board: its own firmware only
+    one = Selection(controller="JMF667H", nand="A19", capacity_gb=parse_capacity_gb("128"))
+    assert [(p.firmware, p.values) for p in trend_points(store, selection=one, **args)] == [
+        ("SVN418a", [327.0])]
+    ranged = Selection(nand="A19", capacity_gb=parse_capacity_gb("235-245"))
+    assert [p.firmware for p in trend_points(store, selection=ranged, **args)] == ["SVN423a"]
+    assert [p.firmware for p in trend_points(store, model="*(L85C)", **args)] == ["SVN417w"]
+    with pytest.raises(ConfigError, match="neither a capacity nor a range"):
+        parse_capacity_gb("130-120")

@@ -248,6 +248,41 @@ def test_transfer_size_sweep_on_a_4kn_drive_skips_sizes_below_a_sector(
     assert any("skipped 512, 1k, 2k B transfers" in n for n in result.notes)
 
 
+def test_transfer_size_sweep_peak_is_the_highest_bandwidth_and_its_transfer_size(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ssdqual.methodology.transfer_size import peak
+
+    assert peak([(4096, 80.0), (131072, 556.0), (1048576, 550.0)]) == (131072, 556.0)
+    assert peak([(4096, 500.0), (8192, 500.0)]) == (4096, 500.0)  # tie: the smaller size
+    assert peak([(4096, math.nan), (8192, 90.0)]) == (8192, 90.0)
+    assert peak([(4096, math.nan)]) is None and peak([]) is None
+    # a 4Kn drive: 12 read sizes (4k ... 8m) then 12 write sizes, after the prefill; reads rise
+    # to 556 MB/s at 128k (6th size) then settle at 540, writes top out at 155 at 64k (5th)
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    monkeypatch.setattr(ctx.target, "identity", replace(ctx.identity, logical_sector_bytes=4096))
+    reads = ["60", "110", "200", "400", "500", "556"] + ["540"] * 6
+    writes = ["30", "60", "120", "150", "155"] + ["150"] * 7
+    monkeypatch.setenv("FAKEFIO_BW_MBPS", ",".join(["500", *reads, *writes]))
+    result = run_methodology("transfer_size_sweep", session, ctx, tmp_path / "work")
+    m = result.metrics
+    assert m["seq_read_peak.read.bw_mbps"] == 556 and m["seq_read_peak.read.bs_bytes"] == 131072
+    assert m["seq_write_peak.write.bw_mbps"] == 155 and m["seq_write_peak.write.bs_bytes"] == 65536
+    assert set(m) <= set(CATALOG["transfer_size_sweep"].metric_names())
+    assert "sequential read peak 556.0 MB/s at 128k transfers (QD4; ATTO reviews quote this " \
+        "figure)" in result.notes
+    assert "sequential write peak 155.0 MB/s at 64k transfers (QD4; ATTO reviews quote this " \
+        "figure)" in result.notes
+    # a limit on the peak is judged like any figure (the ATTO-style limits of jmicron-*.yaml)
+    limits = tmp_path / "peak.yaml"
+    limits.write_text("version: 1\nprofiles:\n  - name: p\n    match: {kind: file}\n"
+                      "    source: test\n    limits:\n      transfer_size_sweep:\n"
+                      "        seq_write_peak.write.bw_mbps: {min: 139.5}\n")
+    outcome = judge_result(result, ThresholdSet.load([limits]).resolve(ctx.facts))
+    [verdict] = [v for v in outcome.verdicts if v.limit is not None]
+    assert verdict.status == "pass" and verdict.measured == 155
+
+
 def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,6 +344,36 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
         "drive (64 MiB)): fails the limit seq1m_q8t1.write.size_ratio >= 0.2",
         "seq1m_q8t1_100mib.write.bw_mbps not measured (test size 100 MiB skipped: larger than "
         "the drive (64 MiB)): fails the limit seq1m_q8t1_100mib.write.bw_mbps >= 20"]
+
+
+def test_preset_figures_of_another_profile_are_not_in_this_profile_and_rejudged_so() -> None:
+    from pytest_ssdqual.catalog.sweeps import not_in_profile
+    from pytest_ssdqual.results.record import TestRecord
+    from pytest_ssdqual.results.rejudge import judge_record
+    from pytest_ssdqual.thresholds.profile import ResolvedLimits
+    from pytest_ssdqual.thresholds.verdict import Limit, Provenance
+
+    smoke = not_in_profile("client_presets", "smoke")
+    assert len(smoke) == 4 * 2 * 4  # 1000 MiB: 4 presets x 2 directions x 4 figures
+    assert smoke["seq1m_q1t1_1000mib.read.bw_mbps"] == (
+        "not measured in this run profile: smoke runs the client presets at 16 MiB and 100 MiB, "
+        "not 1000 MiB (quick, full)")
+    assert set(not_in_profile("client_presets", "quick")) == {
+        k.replace("_1000mib.", "_16mib.") for k in smoke}
+    assert not_in_profile("qd_scaling", "smoke") == {}
+    # ssdqual rejudge: the record's run profile decides, as the run did
+    prov = Provenance("t.yaml", "p", "test")
+    limits = ResolvedLimits({("client_presets", m): Limit("client_presets", m, 10, None, None,
+                                                          prov)
+                             for m in ("seq1m_q1t1_1000mib.write.bw_mbps",
+                                       "seq1m_q1t1_100mib.write.bw_mbps")}, ())
+    for profile, statuses in (("smoke", ["not_in_profile", "pass"]),
+                              ("quick", ["missing", "pass"])):
+        record = TestRecord("file:x", "client_presets", "passed", profile=profile,
+                            metrics={"seq1m_q1t1_100mib.write.bw_mbps": 50.0})
+        verdicts = judge_record(CATALOG["client_presets"], record, limits)
+        assert [v.status for v in verdicts[:2]] == statuses
+        assert [v.failed for v in verdicts[:2]] == [profile == "quick", False]
 
 
 def test_client_presets_on_a_drive_smaller_than_every_test_size_are_not_applicable(
