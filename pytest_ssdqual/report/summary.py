@@ -170,7 +170,8 @@ def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
 
 def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
     """Under the drive's line: skipped write tests (one line per reason), limits not checked
-    in this run profile (one line per reason), broken tests and unread health (``drive`` is named by the line above them)."""
+    in this run profile (one line per reason), broken tests and unread health (``drive`` is
+    named by the line above them)."""
     out: list[str] = []
     refused: dict[str, list[str]] = {}
     for r in rows:
