@@ -185,8 +185,8 @@ def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
     for r in rows:
         if r.verdict == NOT_IN_PROFILE_WORD:
             unchecked.setdefault(r.source, []).append(f"{r.workload} {r.metric}")
-    for reason, names in unchecked.items():
-        out += _wrap(f"not checked ({', '.join(names)}): {reason}", width, "  ", "      ")
+    for reason, metrics in unchecked.items():
+        out += _wrap(f"not checked ({', '.join(metrics)}): {reason}", width, "  ", "      ")
     for r in rows:
         if r.verdict == "BROKEN":
             out += _wrap(f"broken {r.workload}: {r.source}", width, "  ", "      ")
