@@ -7,6 +7,7 @@ listed one by one, so the table stays readable.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,9 @@ from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_word
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
+
+#: The note ``thresholds.scaling.scaled_note`` puts in a scaled limit's source.
+_SCALED = re.compile(r"limit scaled x([0-9.]+) for the emulated twin")
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,11 @@ class SummaryRow:
 
     @classmethod
     def from_verdict(cls, drive: str, v: LimitVerdict) -> SummaryRow:
-        """The row of one recorded verdict on ``drive``."""
-        return cls(drive, v.workload, v.metric, v.measured, v.bound, verdict_words(v.status),
+        """The row of one recorded verdict on ``drive``; a limit scaled for an emulated twin
+        (``thresholds.scaling``: its source says so) shows ``>= 270 (scaled x0.1)``."""
+        scaled = _SCALED.search(v.source)
+        bound = f"{v.bound} (scaled x{scaled.group(1)})" if scaled and v.bound else v.bound
+        return cls(drive, v.workload, v.metric, v.measured, bound, verdict_words(v.status),
                    v.margin_pct, v.provenance, v.state)
 
     @classmethod
