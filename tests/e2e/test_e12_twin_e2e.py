@@ -4,7 +4,8 @@ on real fio, in one session, smoke profile: the sustained-write suite finds its 
 (110 MB/s: "about twice as fast as any SATA SSD", 1,100 x 0.1) -- and passes the E12 profile's
 limits scaled by 0.1, each scaled verdict saying so; the idle-power suite runs on the twin (it
 skipped on every emulated drive before) with the review's power-state table, APST and WCTEMP /
-CCTEMP, and its table facts are judged unscaled.
+CCTEMP, and its table facts are judged unscaled. ``ssdqual rejudge`` of the stored run scales
+the same way (the record's drive facts carry the factor).
 
 Needs root, cgroup-v1 blkio and fio (CI has all three); otherwise it skips with the reason.
 """
@@ -90,3 +91,9 @@ def test_e12_twin_sustained_write_cliff_and_idle_power_pass_the_scaled_profile(
                    "wake_penalty_us"):
         assert iv[metric]["status"] == "pass" and "scaled" not in iv[metric]["source"], metric
     assert iv["wake_penalty_us"]["max"] == 25000
+
+    # re-judged from the store (the record's facts carry the factor): scaled the same way
+    from pytest_ssdqual.cli.main import main
+
+    assert main(["rejudge", "--thresholds", str(REPO / "thresholds"),
+                 "--results-dir", str(tmp_path / "results"), run.path.name]) == 0

@@ -192,3 +192,14 @@ def test_a_threshold_file_with_the_renamed_metric_gets_an_error_naming_the_new_o
     assert "metric 'max_exit_latency_us' of idle_wake_read_4k_qd1 was renamed" in text
     assert "entry + exit" in text and "50,000 us" in text
     assert "max_transition_latency_us" in text and "max_idle_exit_latency_us" in text
+
+
+def test_emulated_list_describes_the_factor_and_the_reported_power_table() -> None:
+    from pytest_ssdqual.cli.emu import describe_model
+
+    text = "\n".join(describe_model(load_model(E12_MODEL)))
+    assert "figures x0.1 of the real drive's (figures_scale: an NVMe drive's speed" in text
+    assert ("NVMe power states (reported, not emulated): PS0 8.9 W, PS1 2.3 W, PS2 1.8 W, "
+            "PS3 0.049 W idle 2,000/2,000 us, PS4 0.0018 W idle 25,000/25,000 us; "
+            "APST supported") in text
+    assert "WCTEMP 70 °C, CCTEMP 90 °C" in text
