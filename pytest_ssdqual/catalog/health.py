@@ -15,7 +15,11 @@ Health (``health`` workload, ``health_checks.py``):
 
 Idle wake-up (``idle_wake_read_4k_qd1`` workload, ``power_states.py``): QD1 4 KiB random read
 completion latency without idle (``busy.*``) and after idle gaps (``idle_<gap>.*``), the
-worst wake-up penalty, and the drive's power-state facts.
+worst wake-up penalty, and the drive's power-state facts, each named for what it holds:
+``max_idle_exit_latency_us`` the largest exit latency (EXLAT) of a non-operational state,
+``max_transition_latency_us`` the largest entry + exit (ENLAT + EXLAT) of one, and
+``warning_temperature_c`` / ``critical_temperature_c`` the drive's WCTEMP / CCTEMP (Identify
+Controller, Kelvin in the structure, degrees C here).
 """
 
 from __future__ import annotations
@@ -110,11 +114,31 @@ IDLE_WAKE_METRICS: tuple[str, ...] = (
     "wake_ratio",
     "power_states",
     "non_operational_states",
-    "max_exit_latency_us",
+    "max_idle_exit_latency_us",
+    "max_transition_latency_us",
     "apst_enabled",
+    "warning_temperature_c",
+    "critical_temperature_c",
 )
 #: The power-state facts of the wake-up test have no better direction (a firmware that adds a
 #: deeper idle state raises the exit latency and saves power); its latencies are
 #: lower-is-better.
 NO_DIRECTION_IDLE_WAKE: frozenset[str] = frozenset(
-    {"power_states", "non_operational_states", "max_exit_latency_us", "apst_enabled"})
+    {"power_states", "non_operational_states", "max_idle_exit_latency_us",
+     "max_transition_latency_us", "apst_enabled", "warning_temperature_c",
+     "critical_temperature_c"})
+
+#: Metrics that were renamed because their name said something else than they held, by workload:
+#: old name -> the error's explanation and fix. A threshold file naming one gets that error (the
+#: same name with a new meaning would silently judge, compare and trend a different quantity).
+RENAMED_METRICS: dict[str, dict[str, str]] = {
+    IDLE_WAKE_WORKLOAD_ID: {
+        "max_exit_latency_us": (
+            "held the entry + exit latency of the slowest idle power state (the E12's PS4: "
+            "25 ms + 25 ms = 50,000 us), not its exit latency; a limit written from the name "
+            "failed the drive it was written for (issue 15)"
+            "|use max_transition_latency_us (entry + exit, what the old name held) or "
+            "max_idle_exit_latency_us (exit latency only, EXLAT)"
+        ),
+    },
+}

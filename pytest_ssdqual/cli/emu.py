@@ -51,6 +51,27 @@ def describe_model(model: DriveModel) -> list[str]:
                      f"{model.dirty.caps.describe()}")
     if model.recovery:
         lines.append("  recovery: " + model.recovery_text())
+    lines += _h3_lines(model)
+    return lines
+
+
+def _h3_lines(model: DriveModel) -> list[str]:
+    """figures_scale and the NVMe facts of an emulated NVMe twin (issue 15)."""
+    lines = []
+    if model.figures_scale is not None:
+        lines.append(f"  figures x{model.figures_scale.factor:g} of the real drive's "
+                     f"(figures_scale: {model.figures_scale.why}); rate limits scaled alike")
+    nvme = model.nvme
+    if nvme is not None and nvme.power_states:
+        states = ", ".join(
+            f"PS{i} {ps.max_power_w:g} W"
+            + (f" idle {ps.entry_latency_us:,}/{ps.exit_latency_us:,} us" if ps.non_operational
+               else "") for i, ps in enumerate(nvme.power_states))
+        lines.append(f"  NVMe power states (reported, not emulated): {states}; APST "
+                     f"{'supported' if nvme.apst_supported else 'not supported'}")
+    if nvme is not None and nvme.warning_temperature_c is not None:
+        lines.append(f"  WCTEMP {nvme.warning_temperature_c:g} °C, CCTEMP "
+                     f"{nvme.critical_temperature_c:g} °C")
     return lines
 
 

@@ -104,6 +104,9 @@ class DriveIdentity:
     kind: str = "block"
     sources: tuple[str, ...] = ()
     smartctl_device_type: str = ""
+    #: an emulated twin's factor on the real drive's figures (``figures_scale`` of its model,
+    #: ``emulate.target.emulated_identity``); ``None`` for every other target.
+    figures_scale: float | None = None
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:

@@ -15,7 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-__all__ = ["CAP_FIELDS", "Caps", "DirtyState", "DriveModel", "RecoveryStep", "SlcCache"]
+__all__ = [
+    "CAP_FIELDS",
+    "Caps",
+    "DirtyState",
+    "DriveModel",
+    "FiguresScale",
+    "NvmeFacts",
+    "PowerStateSpec",
+    "RecoveryStep",
+    "SlcCache",
+]
 
 #: The four blkio throttle dimensions, as model keys.
 CAP_FIELDS: tuple[str, ...] = ("read_bw_mbps", "write_bw_mbps", "read_iops", "write_iops")
@@ -115,6 +125,11 @@ class DriveModel:
         recovery: steps, idle_s and lift_pct increasing (empty: a dirty drive never recovers).
         speed: the ``@SPEED`` factor already applied to every cap here (1.0 as loaded).
         source, notes: the file's own words about its figures and the host's limits.
+        figures_scale: the twin's figures are the real drive's x ``figures_scale.factor``
+            (``None``: 1, the real drive's own figures); threshold limits on rates are scaled
+            by the same factor when this drive is judged (``thresholds.scaling``).
+        nvme: the NVMe identity facts of an emulated NVMe twin (power-state table, APST,
+            WCTEMP / CCTEMP), ``None`` for a twin without them.
     """
 
     name: str
@@ -136,6 +151,9 @@ class DriveModel:
     speed: float = 1.0
     source: str = ""
     notes: str = ""
+    # -- H3 (figures_scale, NVMe facts): kept in one block, after the behaviours' fields --
+    figures_scale: FiguresScale | None = None
+    nvme: NvmeFacts | None = None
 
     def recovery_text(self) -> str:
         """The recovery schedule in words: ``50 % after 5 s idle, 100 % after 15 s idle``."""
@@ -158,3 +176,57 @@ class DriveModel:
             dirty = replace(dirty, caps=dirty.caps.scaled(factor))
         return replace(self, caps=self.caps.scaled(factor), slc_cache=slc, dirty=dirty,
                        speed=self.speed * factor)
+
+
+# -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------
+
+
+@dataclass(frozen=True)
+class FiguresScale:
+    """The twin's figures are the real drive's x ``factor`` (an NVMe drive is faster than this
+    host's loop device: the Phison E12 twin runs at 0.1).
+
+    Attributes:
+        factor: 0 < factor <= 1, applied to every rate the model gives (its caps were written
+            already scaled) and to the rate limits it is judged by (``thresholds.scaling``).
+        why: the reason, in the file's words (shown in every scaled verdict's provenance).
+    """
+
+    factor: float
+    why: str
+
+
+@dataclass(frozen=True)
+class PowerStateSpec:
+    """One NVMe power state descriptor as the model gives it (what ``nvme id-ctrl`` would
+    print for the real drive).
+
+    Attributes:
+        max_power_w: MP in watts. non_operational: NOPS. entry_latency_us / exit_latency_us:
+            ENLAT / EXLAT in microseconds (0 for an operational state the table gives none).
+    """
+
+    max_power_w: float
+    non_operational: bool
+    entry_latency_us: int = 0
+    exit_latency_us: int = 0
+
+
+@dataclass(frozen=True)
+class NvmeFacts:
+    """What an emulated NVMe twin says about itself where a real NVMe drive answers
+    ``nvme id-ctrl`` / ``nvme get-feature -f 0x0c``.
+
+    Attributes:
+        power_states: PS0 first (index = power state number).
+        apst_supported: Identify Controller ``apsta`` bit 0.
+        apst_enabled: Feature 0Ch APSTE as the twin reports it (``None``: not given).
+        warning_temperature_c / critical_temperature_c: WCTEMP / CCTEMP in degrees C
+            (``None``: not given).
+    """
+
+    power_states: tuple[PowerStateSpec, ...] = ()
+    apst_supported: bool = False
+    apst_enabled: bool | None = None
+    warning_temperature_c: float | None = None
+    critical_temperature_c: float | None = None

@@ -56,6 +56,9 @@ from pytest_ssdqual.emulate.model import (
     Caps,
     DirtyState,
     DriveModel,
+    FiguresScale,
+    NvmeFacts,
+    PowerStateSpec,
     RecoveryStep,
     SlcCache,
 )
@@ -277,7 +280,7 @@ def load_model(path: str | Path) -> DriveModel:
     if errors:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
-    errors = _sense_errors(data, lines, file)
+    errors = _sense_errors(data, lines, file) + _nvme_sense_errors(data, lines, file)
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]
@@ -310,4 +313,66 @@ def load_model(path: str | Path) -> DriveModel:
                        for s in data.get("recovery") or ()),
         source=str(data.get("source", "")).strip(),
         notes=str(data.get("notes", "")).strip(),
+        figures_scale=_figures_scale(data),
+        nvme=_nvme_facts(data),
     )
+
+
+# -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------
+
+
+def _figures_scale(data: dict[str, Any]) -> FiguresScale | None:
+    block = data.get("figures_scale")
+    if block is None:
+        return None
+    return FiguresScale(float(block["factor"]), " ".join(str(block["why"]).split()))
+
+
+def _nvme_facts(data: dict[str, Any]) -> NvmeFacts | None:
+    """The ``power_states`` / ``apst`` / ``temperature`` blocks, or None when none is given."""
+    if not any(k in data for k in ("power_states", "apst", "temperature")):
+        return None
+    apst = data.get("apst") or {}
+    temp = data.get("temperature") or {}
+    return NvmeFacts(
+        power_states=tuple(
+            PowerStateSpec(float(ps["max_power_w"]), bool(ps["non_operational"]),
+                           int(ps.get("entry_latency_us", 0)), int(ps.get("exit_latency_us", 0)))
+            for ps in data.get("power_states") or ()),
+        apst_supported=bool(apst.get("supported", False)),
+        apst_enabled=bool(apst["enabled"]) if "enabled" in apst else None,
+        warning_temperature_c=float(temp["warning_c"]) if "warning_c" in temp else None,
+        critical_temperature_c=float(temp["critical_c"]) if "critical_c" in temp else None,
+    )
+
+
+def _nvme_sense_errors(data: dict[str, Any], lines: dict[str, int], file: str
+                       ) -> list[ConfigError]:
+    """What the schema cannot say about the NVMe facts: PS0 must be operational (NVMe Base
+    Specification: power state 0 is the highest-performance operational state), APST needs a
+    non-operational state to go to, and the warning temperature is below the critical one."""
+    errors: list[ConfigError] = []
+
+    def err(path: list[str | int], message: str, fix: str) -> None:
+        errors.append(ConfigError(message, file=file, line=line_of(lines, path),
+                                  key=json_path(path), fix=fix))
+
+    states = data.get("power_states") or []
+    if states and states[0].get("non_operational"):
+        err(["power_states", 0, "non_operational"], "PS0 is non-operational",
+            "power state 0 is the drive's full-performance state: list PS0 first, operational")
+    for i, ps in enumerate(states):
+        if ps.get("non_operational") and "exit_latency_us" not in ps:
+            err(["power_states", i], f"PS{i} is non-operational without exit_latency_us",
+                "give its ENLAT / EXLAT as entry_latency_us / exit_latency_us (microseconds)")
+    apst = data.get("apst") or {}
+    if apst.get("enabled") and not apst.get("supported"):
+        err(["apst", "enabled"], "APST enabled but not supported", "set apst.supported: true")
+    if apst.get("supported") and not any(ps.get("non_operational") for ps in states):
+        err(["apst", "supported"], "APST supported without a non-operational power state",
+            "add the idle states to power_states: (APST moves the drive into them)")
+    temp = data.get("temperature") or {}
+    if "warning_c" in temp and "critical_c" in temp and temp["warning_c"] >= temp["critical_c"]:
+        err(["temperature", "warning_c"], f"warning_c {temp['warning_c']} is not below "
+            f"critical_c {temp['critical_c']}", "WCTEMP is below CCTEMP on every NVMe drive")
+    return errors

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Entry
+from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.emulate.emulator import EmulatedDrive
@@ -72,6 +73,9 @@ class EmulatedTarget(DriveTarget):
                          f"{m.dirty.caps.describe()}")
         if m.recovery:
             parts.append("recovery " + m.recovery_text())
+        if m.figures_scale is not None:
+            parts.append(f"figures x{m.figures_scale.factor:g} of the real drive's "
+                         "(figures_scale: rate limits scaled alike)")
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
                      f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
         return "; ".join(parts)
@@ -114,6 +118,23 @@ class EmulatedTarget(DriveTarget):
         self.drive.reset_to_fob()
         return "emulated-fob-reset"
 
+    # -- H3: the NVMe facts of an emulated NVMe twin (issue 15) ------------------------------
+
+    def nvme_power_states(self) -> tuple[PowerStateTable, bool | None] | None:
+        """The power-state table and APST enable bit the model gives (what ``nvme id-ctrl`` and
+        ``nvme get-feature -f 0x0c`` answer for the real drive), or ``None`` when the model has
+        no ``power_states``. The twin reports them; it has no power states of its own (a blkio
+        throttle cannot hold the first I/O after idle for the exit latency)."""
+        nvme = self.drive.model.nvme
+        if nvme is None or not nvme.power_states:
+            return None
+        states = tuple(PowerState(i, ps.max_power_w, ps.non_operational, ps.entry_latency_us,
+                                  ps.exit_latency_us)
+                       for i, ps in enumerate(nvme.power_states))
+        table = PowerStateTable(states, nvme.apst_supported, nvme.warning_temperature_c,
+                                nvme.critical_temperature_c)
+        return table, nvme.apst_enabled
+
     def cleanup(self) -> None:
         """Tear the emulated drive down (see :meth:`EmulatedDrive.close`). Idempotent."""
         if self._cleaned:
@@ -129,6 +150,10 @@ def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
         sources.append(f"every cap x{model.speed:g} (@{model.speed:g})")
     sources.append(f"image {size_text(drive.image_bytes)} {drive.image_where}: capacity scaled "
                    f"down from {model.capacity_bytes / 1e9:.1f} GB")
+    scale = model.figures_scale  # H3: a twin at a stated factor of the drive's figures
+    if scale is not None:
+        sources.append(f"figures x{scale.factor:g} of the real drive's (figures_scale: "
+                       f"{scale.why}): rate limits are scaled by the same factor")
     return DriveIdentity(
         model=model.model,
         serial=model.serial,
@@ -140,6 +165,7 @@ def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
         rotational=False,
         kind="emu",
         sources=tuple(sources),
+        figures_scale=model.figures_scale.factor if model.figures_scale is not None else None,
     )
 
 

@@ -1,9 +1,13 @@
 """The NVMe idle wake-up test (issue 10 item 10) as a ``measure`` step of the flow.
 
 ``measure_idle_wake`` reads the drive's power-state table (``nvme id-ctrl``) and APST setting
-(``nvme get-feature -f 0x0c``), skips with the reason when the target has no non-operational
-power state (loop, zram, scratch file, SATA, an NVMe drive with only active states), runs the
-fio jobs of ``power_states`` (read-only, after the session's prefill so the reads touch written
+(``nvme get-feature -f 0x0c``) -- for an emulated NVMe twin, its model's ``power_states`` /
+``apst`` / ``temperature`` (the twin reports the real drive's table; a blkio throttle cannot
+add a power state's exit latency to the first I/O after idle, so the twin's
+``wake_penalty_us`` is the throttle's) --, skips with the reason when the target has no
+non-operational power state (loop, zram, scratch file, SATA, an NVMe drive with only active
+states), runs the fio jobs of ``power_states`` (read-only, after the session's prefill so the
+reads touch written
 media) and judges the metrics once against the limits of workload ``idle_wake_read_4k_qd1``;
 the flow (``flow.run_test``) then handles drive health, the results store (gated with
 ``--baseline``, re-judged by ``ssdqual rejudge``) and the verdict, like every suite.
@@ -65,6 +69,8 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
     """
     ident = ctx.identity
     drive = ctx.target.spec.raw
+    if ident.kind == "emu":
+        return _emulated_power_states(ctx)
     if ident.kind != "block" or ident.transport != "NVMe":
         raise NoPowerStates(
             f"{drive} is a {ident.kind} target ({ident.transport}): NVMe power states and APST "
@@ -100,6 +106,29 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
     return table, apst_enabled(text)
 
 
+def _emulated_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
+    """An emulated NVMe twin's table from its model (``power_states`` / ``apst`` /
+    ``temperature``), in place of nvme-cli.
+
+    Raises:
+        NoPowerStates: the model has no power-state table (a SATA twin), or none of its states
+            is non-operational.
+    """
+    from pytest_ssdqual.emulate.target import EmulatedTarget
+
+    drive = ctx.target.spec.raw
+    found = (ctx.target.nvme_power_states() if isinstance(ctx.target, EmulatedTarget)
+             else None)
+    if found is None:
+        raise NoPowerStates(f"{drive} is an emulated drive whose model gives no NVMe power "
+                            "states (power_states:): no idle state to wake from")
+    table, apst = found
+    if not table.idle_states:
+        raise NoPowerStates(f"{drive}'s model gives {len(table.states)} power state(s), none "
+                            "non-operational: no idle state to wake from")
+    return table, apst
+
+
 def measure_idle_wake(host: Host, session: QualSession, ctx: DriveContext, workdir: Path
                       ) -> Measured:
     """Read the power states, run the idle wake-up jobs and judge their metrics once.
@@ -115,7 +144,14 @@ def measure_idle_wake(host: Host, session: QualSession, ctx: DriveContext, workd
         + [f"PS{ps.id}: max {ps.max_power_w:g} W, "
            f"{'non-operational' if ps.non_operational else 'operational'}, "
            f"entry {ps.entry_latency_us} us, exit {ps.exit_latency_us} us"
-           for ps in table.states]))
+           for ps in table.states]
+        + ([f"warning temperature {table.warning_temperature_c:g} °C, critical "
+            f"{table.critical_temperature_c:g} °C"]
+           if table.warning_temperature_c is not None
+           and table.critical_temperature_c is not None else [])
+        + (["source: the emulated twin's model (it reports the real drive's table; its "
+            "wake-up latency is the blkio throttle's, not a power state's)"]
+           if ctx.identity.kind == "emu" else [])))
     state = session.prefill(ctx, workdir / "prefill")
     plan = idle_plan(session.options.profile.name)
     target = ctx.target

@@ -416,5 +416,6 @@ def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
         capacity_bytes=identity.capacity_bytes,
         transport=identity.transport,
         kind=identity.kind,
+        figures_scale=identity.figures_scale if identity.kind == "emu" else None,  # twins only
     )
 

@@ -7,6 +7,7 @@ listed one by one, so the table stays readable.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -27,6 +28,9 @@ NOT_IN_PROFILE_WORD = verdict_words("not_in_profile")
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
+
+#: The note ``thresholds.scaling.scaled_note`` puts in a scaled limit's source.
+_SCALED = re.compile(r"limit scaled x([0-9.]+) for the emulated twin")
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,15 @@ class SummaryRow:
     @classmethod
     def from_verdict(cls, drive: str, v: LimitVerdict) -> SummaryRow:
         """The row of one recorded verdict on ``drive`` (``source``: the provenance; for a
-        limit the run profile does not measure, its reason first)."""
+        limit the run profile does not measure, its reason first); a limit scaled for an
+        emulated twin (``thresholds.scaling``: its source says so) shows
+        ``>= 270 (scaled x0.1)``."""
         source = v.provenance
         if v.status == "not_in_profile" and v.reason:
             source = f"{v.reason}; {source}"
-        return cls(drive, v.workload, v.metric, v.measured, v.bound, verdict_words(v.status),
+        scaled = _SCALED.search(v.source)
+        bound = f"{v.bound} (scaled x{scaled.group(1)})" if scaled and v.bound else v.bound
+        return cls(drive, v.workload, v.metric, v.measured, bound, verdict_words(v.status),
                    v.margin_pct, source, v.state)
 
     @classmethod

@@ -37,6 +37,7 @@ from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.thresholds.build import build_profile
 from pytest_ssdqual.thresholds.conflicts import conflicts, same_match_conflicts
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits, ThresholdProfile
+from pytest_ssdqual.thresholds.scaling import scale_limit
 from pytest_ssdqual.thresholds.sense_check import SenseChecker
 from pytest_ssdqual.thresholds.verdict import Limit
 from pytest_ssdqual.yamlutil import load_yaml_with_lines
@@ -102,7 +103,9 @@ class ThresholdSet:
 
         Returns:
             ``ResolvedLimits``: per (workload, metric) the limit of the most specific matching
-            profile; the matching profiles, most specific first.
+            profile; the matching profiles, most specific first. For an emulated twin
+            (``facts.kind == 'emu'`` with ``figures_scale``) rate and latency limits are scaled
+            by its factor, each saying so in its provenance (``thresholds.scaling``).
 
         Raises:
             ConfigErrors: two equally specific matching profiles give different limits (or
@@ -119,6 +122,10 @@ class ThresholdSet:
         for profile in matching:
             for limit in profile.limits:
                 chosen.setdefault((limit.workload, limit.metric), limit)
+        factor = facts.figures_scale if facts.kind == "emu" else None  # a real drive: never
+        if factor is not None and factor != 1:
+            chosen = {key: scale_limit(lim, factor) for key, lim in chosen.items()}
+            return ResolvedLimits(dict(sorted(chosen.items())), tuple(matching), factor)
         return ResolvedLimits(dict(sorted(chosen.items())), tuple(matching))
 
 

@@ -48,6 +48,9 @@ class DriveFacts:
         capacity_bytes: user capacity in bytes (0 when unknown).
         transport: ``sata``, ``nvme``, ``loop``, ... (lower case by convention).
         kind: target kind (``block``, ``file``, ``emu``, ``remote``).
+        figures_scale: an emulated twin's factor on the real drive's figures (``None``: the
+            drive's own figures); resolution scales rate limits by it, for ``kind == 'emu'``
+            only (``thresholds.scaling``). Not a ``match`` key.
 
     An empty or ``None`` value never matches a profile that names that key.
     """
@@ -60,6 +63,7 @@ class DriveFacts:
     capacity_bytes: int = 0
     transport: str = ""
     kind: str = ""
+    figures_scale: float | None = None
 
     @property
     def capacity_gb(self) -> float:
@@ -161,10 +165,13 @@ class ResolvedLimits:
         limits: ``(workload id, canonical metric) -> Limit``, the winner for each pair.
         profiles: the profiles that matched the drive, most specific first (load order within
             one specificity).
+        figures_scale: the factor the limits on rates were scaled by for an emulated twin
+            (``thresholds.scaling``), ``None`` when they are the files' own.
     """
 
     limits: dict[tuple[str, str], Limit]
     profiles: tuple[ThresholdProfile, ...]
+    figures_scale: float | None = None
 
     def pattern_keys(self) -> list[str]:
         """The ``fio:`` pattern keys (workloads not in the catalog) with limits for this drive,
@@ -217,5 +224,9 @@ class ResolvedLimits:
                 f"(specificity {profile.specificity}): {count} limit(s) in effect{extra}"
             )
             lines.append(f"      source: {profile.source}")
+        if self.figures_scale is not None:
+            lines.append(f"  rate limits x{self.figures_scale:g}, latency limits "
+                         f"x{1 / self.figures_scale:g}: the drive is an emulated twin at "
+                         f"x{self.figures_scale:g} its figures (figures_scale)")
         return "\n".join(lines)
 

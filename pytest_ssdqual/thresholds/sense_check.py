@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pytest_ssdqual.catalog.health import RENAMED_METRICS
 from pytest_ssdqual.catalog.parametric import (
     PATTERN_PREFIX,
     parametric_workload,
@@ -185,6 +186,11 @@ class SenseChecker(FileChecker):
             return canonical
         names = workload.metric_names()
         direction, _, bare = name.rpartition(".")
+        renamed = RENAMED_METRICS.get(workload.id, {}).get(bare)
+        if renamed is not None:
+            why, _, fix = renamed.partition("|")
+            self.error(parts, f"metric {bare!r} of {workload.id} was renamed: it {why}", fix)
+            return None
         measured_dirs = [d for d in ("read", "write", "total") if f"{d}.{bare}" in names]
         if not direction and f"read.{bare}" in names and f"write.{bare}" in names:
             message = f"{name!r} is ambiguous on the mixed workload {workload.id}"

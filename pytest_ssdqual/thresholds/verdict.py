@@ -78,12 +78,16 @@ class Provenance:
         profile: the profile's ``name``.
         source: the profile's ``source`` text (the published figure and the tolerance applied).
         line: 1-based YAML line of the limit (``None`` when built in code).
+        scaled: ``limit scaled x0.1 for the emulated twin (figures_scale)`` when the limit is the
+            file's scaled for an emulated twin (``thresholds.scaling``; the note is in
+            ``source`` as well, so stored records keep it); ``""`` for the file's own limit.
     """
 
     file: str
     profile: str
     source: str
     line: int | None = None
+    scaled: str = ""
 
     @property
     def location(self) -> str:
@@ -264,6 +268,8 @@ class Verdict:
                 return f"{self.metric} {measured} fail: no limit (strict thresholds)"
             return f"{self.metric} {measured} not judged: no limit"
         where = f' — profile "{limit.provenance.profile}", {limit.provenance.location}'
+        if limit.provenance.scaled:
+            where += f", {limit.provenance.scaled}"
         if self.status == NOT_IN_PROFILE:
             return f"{self.metric} {self.reason}: the limit {limit} is not checked{where}"
         if self.reason is not None and self.measured is None:

@@ -372,7 +372,8 @@ def test_idle_wake_runs_fio_with_thinktime(
                   "    limits:\n      idle_wake_read_4k_qd1:\n"
                   "        wake_penalty_us: {max: 10000000}\n"
                   "        idle_100ms.lat_p50_us: {max: 10000000}\n"
-                  "        max_exit_latency_us: {max: 100000}\n")
+                  "        max_transition_latency_us: {max: 100000}\n"
+                  "        max_idle_exit_latency_us: {max: 8000}\n")
     alluredir = pytester.path / "allure"
     results = pytester.path / "results"
     result = pytester.runpytest(
@@ -385,7 +386,8 @@ def test_idle_wake_runs_fio_with_thinktime(
     [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
     [record] = run.records
     assert record["workload"] == "idle_wake_read_4k_qd1" and record["status"] == "passed"
-    assert record["metrics"]["max_exit_latency_us"] == 10_000
+    assert record["metrics"]["max_transition_latency_us"] == 10_000
+    assert record["metrics"]["max_idle_exit_latency_us"] == 8_000
     assert record["states"]["wake_penalty_us"] == "prefilled"
     [rep] = run.path.glob("*/idle_wake_read_4k_qd1/rep1")
     stored = {p.name for p in rep.iterdir()}
@@ -401,7 +403,8 @@ def test_idle_wake_runs_fio_with_thinktime(
         if len(parts) > 4 and parts[0] == "idle_wake_read_4k_qd1":
             assert parts[2:4] == ["@", "prefilled"]  # reads after the session's prefill
             rows[parts[1]] = (float(parts[4].replace(",", "")), parts[-1])
-    assert rows["max_exit_latency_us"] == (10_000, "PASS")  # 2000 + 8000 µs, from the table
+    assert rows["max_transition_latency_us"] == (10_000, "PASS")  # 2000 + 8000 µs, the table
+    assert rows["max_idle_exit_latency_us"] == (8_000, "PASS")  # the exit latency alone
     assert rows["wake_penalty_us"][1] == "PASS"
     assert rows["idle_100ms.lat_p50_us"][0] > 0
     # fio did the idle: the 100 ms job file has thinktime=100000 (µs), one I/O per gap

@@ -90,8 +90,9 @@ EXPECTED: dict[str, dict[str, str]] = {
         "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
                               "wake_penalty_us": L, "wake_ratio": L, "power_states": N,
-                              "non_operational_states": N, "max_exit_latency_us": N,
-                              "apst_enabled": N},
+                              "non_operational_states": N, "max_idle_exit_latency_us": N,
+                              "max_transition_latency_us": N, "apst_enabled": N,
+                              "warning_temperature_c": N, "critical_temperature_c": N},
 }
 
 
