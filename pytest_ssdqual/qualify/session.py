@@ -408,11 +408,8 @@ class QualSession:
 def drive_facts(identity: DriveIdentity, assignment: Assignment) -> DriveFacts:
     """What threshold profiles match on, from the drive's identity and its assignment."""
     return DriveFacts(
-        controller=assignment.controller,
-        nand=assignment.nand,
-        firmware=identity.firmware,
-        model=identity.model,
-        serial=identity.serial,
+        controller=assignment.controller, nand=assignment.nand, firmware=identity.firmware,
+        model=identity.model, serial=identity.serial,
         capacity_bytes=identity.capacity_bytes,
         transport=identity.transport,
         kind=identity.kind,

@@ -15,7 +15,7 @@ import pytest
 from pytest_ssdqual.emulate.host import host_problems
 from pytest_ssdqual.results.store import ResultsStore, StoredRun
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, flat_verdicts
 
 NOTE = "limit scaled x0.1 for the emulated twin (figures_scale)"
 SUITE = ("import pytest\n\n\n@pytest.mark.destructive\n"
@@ -40,8 +40,10 @@ def test_the_twin_is_judged_by_scaled_limits_a_real_drive_never(
     # the twin passes 2,700 x 0.1 = 270; the file target fails the family floor 500, unscaled
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
-    twin_rows = [line for line in out.splitlines() if line.startswith("emu:phison-e12-960g")
-                 and "seq_write_128k_qd32  write.bw_mbps" in line]
+    table = flat_verdicts(out).split("= ssdqual verdicts =")[1]
+    twin_block = table.split("\nemu:phison-e12-960g\n")[1].split("\nfile:")[0]
+    twin_rows = [line for line in twin_block.splitlines()
+                 if line.startswith("seq_write_128k_qd32  write.bw_mbps")]
     assert twin_rows and ">= 270 (scaled x0.1)" in twin_rows[0] and "PASS" in twin_rows[0]
     assert "write.bw_mbps 280 < min 500" in out
     [failure] = [line for line in out.splitlines() if "280 < min 500" in line]
