@@ -81,7 +81,10 @@ def test_file_on_4kn_fs_gets_4096_and_the_sweep_skips_small_sizes(
     for d in ("read", "write"):
         assert not any(f"seq_{d}_{s}.{d}.bw_mbps" in m for s in ("512", "1k", "2k"))
         assert m[f"seq_{d}_4k.{d}.bw_mbps"] > 0 and m[f"seq_{d}_8m.{d}.bw_mbps"] > 0
-        assert len([k for k in m if k.startswith(f"seq_{d}_") and k.endswith("bw_mbps")]) == 12
+        points = [k for k in m if k.startswith(f"seq_{d}_") and k.endswith("bw_mbps")
+                  and not k.startswith(f"seq_{d}_peak")]
+        assert len(points) == 12
+        assert m[f"seq_{d}_peak.{d}.bw_mbps"] == max(m[k] for k in points)  # the ATTO peak
     notes = [(alluredir / a["source"]).read_text()
              for p in alluredir.glob("*-result.json")
              for a in json.loads(p.read_text()).get("attachments", [])

@@ -144,7 +144,10 @@ def test_sweeps_and_presets_on_loop_devices(
     # transfer sizes: all 15 on 512-byte sectors; 1 MiB transfers move far more than 512 B
     m = runs[(s_plain, "transfer_size_sweep")]["metrics"]
     for d in ("read", "write"):
-        assert len([k for k in m if k.startswith(f"seq_{d}_") and k.endswith("bw_mbps")]) == 15
+        points = [k for k in m if k.startswith(f"seq_{d}_") and k.endswith("bw_mbps")
+                  and not k.startswith(f"seq_{d}_peak")]
+        assert len(points) == 15
+        assert m[f"seq_{d}_peak.{d}.bw_mbps"] == max(m[k] for k in points)  # the ATTO peak
         assert m[f"seq_{d}_1m.{d}.bw_mbps"] > 1.5 * m[f"seq_{d}_512.{d}.bw_mbps"] > 0
     m4 = runs[(s_k4, "transfer_size_sweep")]["metrics"]
     assert "seq_read_512.read.bw_mbps" not in m4 and "seq_write_2k.write.bw_mbps" not in m4
