@@ -88,7 +88,7 @@ def run_loop(
         if inbox is None:
             sleep(max(0.0, interval_s - (clock() - now)))
             continue
-        while not should_stop() and (left := interval_s - (clock() - now)) > 0:
+        while not should_stop() and (left := interval_s - (clock() - now)) > 1e-3:
             lines = inbox(left)
             for line in lines:
                 answer = _take_shape(controller, line)

@@ -21,6 +21,21 @@ device (:mod:`pytest_ssdqual.emulate.model` holds the result, ``DriveModel``)::
       - {idle_s: 5, lift_pct: 50}
       - {idle_s: 15, lift_pct: 100}
 
+Behaviours that need the job's shape (told through the job-shape channel, ``emulate.shape``)
+and sizes that scale with the image::
+
+    transfer_caps:                        # sequential jobs: MB/s by fio bs (ATTO-like)
+      read: {4k: 90, 128k: 556, 1m: 556}
+      write: {4k: 80, 128k: 155}
+    qd_iops:                              # random jobs: IOPS by iodepth x numjobs (Anvil-like)
+      read: {1: 8400, 32: 60000}
+      write: {1: 9000, 32: 38000}
+    slc_cache: {size_pct: 40, write_bw_mbps: 60}     # % of the emulated capacity
+    dirty: {after_write_pct: 150, write_iops: 9000}
+    recovery: {clean_mbps: 100}           # or steps; a rate scales with the image
+    fragmentation: {after_random_write_pct: 50, seq_write_factor: 0.6, seq_read_factor: 0.9}
+    copy: {concurrent_factor: 0.4}
+
 Units: bandwidth in decimal MB/s (10^6 B/s), sizes in bytes (an integer, or a string with a
 binary ``KiB/MiB/GiB/TiB`` or decimal ``KB/MB/GB/TB`` unit), times in seconds. A cap left out
 is not throttled: the host's speed applies. The behaviour (fresh caps, SLC cache, dirty state,
@@ -41,7 +56,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -54,11 +69,15 @@ from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
+    CopyBehaviour,
+    Curve,
     DirtyState,
     DriveModel,
     FiguresScale,
+    Fragmentation,
     NvmeFacts,
     PowerStateSpec,
+    RecoveryRate,
     RecoveryStep,
     SlcCache,
 )
@@ -163,7 +182,7 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
                             fix="start with version: 1, identity: and caps: (see emulated/)")]
     validator = jsonschema.Draft202012Validator(load_schema())
     errors: list[ConfigError] = []
-    for error in validator.iter_errors(data):
+    for error in _branch_errors(validator.iter_errors(_str_curve_keys(data))):
         path = list(error.absolute_path)
         message, fix = error.message, None
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -188,11 +207,69 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
         elif error.validator == "const" and path == ["version"]:
             message = f"unsupported version {error.instance!r}"
             fix = "set version: 1"
+        elif "propertyNames" in list(error.schema_path) and path and path[0] == "transfer_caps":
+            message = f"{error.instance!r} is not a transfer size"
+            fix = "write transfer sizes as fio does: 512, 4k, 128k, 1m"
+        elif "propertyNames" in list(error.schema_path) and path and path[0] == "qd_iops":
+            message = f"{error.instance!r} is not a queue depth"
+            fix = "write outstanding I/Os as whole numbers: 1, 2, 4 ... 32"
+        elif error.validator == "oneOf" and path == ["recovery"]:
+            message = "recovery is neither a list of steps nor a rate"
+            fix = ("write a list of {idle_s: S, lift_pct: P} steps, or {clean_mbps: N} "
+                   "(MB cleaned per idle second)")
         elif error.validator in ("exclusiveMinimum", "minimum", "maximum"):
             fix = "give a positive number" if error.validator != "maximum" else "at most 100"
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path) or None, fix=fix))
     return sorted(errors, key=lambda e: (e.line or 0, e.key or ""))
+
+
+def _branch_errors(errors: Iterable[Any]) -> Iterator[Any]:
+    """``recovery`` is steps (a list) or a rate (a mapping): report the errors of the form the
+    file chose, not jsonschema's "is not valid under any of the given schemas"."""
+    for error in errors:
+        if error.validator == "oneOf" and list(error.absolute_path) == ["recovery"]:
+            branch = 0 if isinstance(error.instance, list) else (
+                1 if isinstance(error.instance, dict) else None)
+            inner = [e for e in error.context or ()
+                     if branch is not None and e.relative_schema_path[0] == branch]
+            if inner:
+                yield from inner
+                continue
+        yield error
+
+
+def _str_curve_keys(data: object) -> object:
+    """``transfer_caps`` / ``qd_iops`` with their point keys as text (YAML reads ``1:`` and
+    ``512:`` as integers; JSON Schema property names are text)."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for key in ("transfer_caps", "qd_iops"):
+        block = out.get(key)
+        if isinstance(block, dict):
+            out[key] = {d: ({str(k): v for k, v in c.items()} if isinstance(c, dict) else c)
+                        for d, c in block.items()}
+    return out
+
+
+_BS_UNITS = {"": 1, "k": 2**10, "m": 2**20}
+
+
+def bs_bytes(text: str | int) -> int:
+    """A transfer-size key (``4k``, ``128K``, ``1m``, ``512``) -> bytes (fio: k = 1024)."""
+    m = re.fullmatch(r"([0-9]+)([kKmM]?)", str(text))
+    if m is None:
+        raise ValueError(f"{text!r} is not a transfer size")
+    return int(m.group(1)) * _BS_UNITS[m.group(2).lower()]
+
+
+def _curves(block: dict[str, Any] | None, x_of: Any) -> dict[str, Curve]:
+    out: dict[str, Curve] = {}
+    for direction, points in (block or {}).items():
+        out[str(direction)] = Curve(tuple(sorted((float(x_of(k)), float(v))
+                                                 for k, v in points.items())))
+    return out
 
 
 def _caps(block: dict[str, Any] | None) -> Caps:
@@ -209,6 +286,13 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path), fix=fix))
 
+    for parent, a, b in (("slc_cache", "size_bytes", "size_pct"),
+                         ("dirty", "after_write_bytes", "after_write_pct")):
+        block = data.get(parent)
+        if isinstance(block, dict) and (a in block) == (b in block):
+            err([parent], f"{parent} needs exactly one of {a} and {b}",
+                f"give {a} (bytes) or {b} (% of the emulated capacity, which scales with "
+                "the image)")
     sizes = [("identity", "capacity_bytes"), ("", "emulated_capacity_bytes"),
              ("slc_cache", "size_bytes"), ("dirty", "after_write_bytes")]
     for parent, key in sizes:
@@ -251,20 +335,36 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
             if f in fresh and dirty[f] >= fresh[f]:
                 err(["dirty", f], f"dirty {f} {dirty[f]} is not below caps.{f} {fresh[f]}",
                     f"lower dirty.{f}: a dirty drive is slower than a fresh one")
-            elif f not in fresh and recovery is not None:
-                err(["dirty", f], f"dirty {f} has no fresh cap caps.{f} for recovery to lift "
-                    "it towards", f"add caps.{f}, or remove recovery:")
+            elif f not in fresh and recovery is not None and not _curve_for(data, f):
+                curve = "transfer_caps" if f.endswith("_mbps") else "qd_iops"
+                err(["dirty", f], f"dirty {f} has no fresh cap caps.{f} (nor {curve}."
+                    f"{f.split('_')[0]}) for recovery to lift it towards",
+                    f"add caps.{f} or {curve}.{f.split('_')[0]}, or remove recovery:")
     if recovery is not None:
         if dirty is None:
             err(["recovery"], "recovery without a dirty state",
                 "add dirty: (what the drive recovers from) or remove recovery:")
-        for i in range(1, len(recovery)):
-            prev, step = recovery[i - 1], recovery[i]
+        steps = recovery if isinstance(recovery, list) else []
+        for i in range(1, len(steps)):
+            prev, step = steps[i - 1], steps[i]
             if step["idle_s"] <= prev["idle_s"] or step["lift_pct"] <= prev["lift_pct"]:
                 err(["recovery", i], f"step idle_s {step['idle_s']} / lift_pct "
                     f"{step['lift_pct']} does not follow idle_s {prev['idle_s']} / lift_pct "
                     f"{prev['lift_pct']}", "order the steps by increasing idle_s and lift_pct")
+    for key, of in (("transfer_caps", bs_bytes), ("qd_iops", int)):
+        for direction, points in (data.get(key) or {}).items():
+            xs = [of(k) for k in points]
+            if key == "transfer_caps" and any(x % 512 for x in xs):
+                err([key, direction], f"{key}.{direction} has a transfer size that is not a "
+                    "multiple of 512 bytes", "use sizes fio can move with direct I/O: 512, 4k")
     return errors
+
+
+def _curve_for(data: dict[str, Any], cap: str) -> bool:
+    """True when a curve gives the fresh figure of ``cap`` (``write_iops`` -> qd_iops.write)."""
+    direction = cap.split("_")[0]
+    key = "transfer_caps" if cap.endswith("_mbps") else "qd_iops"
+    return direction in (data.get(key) or {})
 
 
 def load_model(path: str | Path) -> DriveModel:
@@ -286,6 +386,9 @@ def load_model(path: str | Path) -> DriveModel:
     ident = data["identity"]
     slc = data.get("slc_cache")
     dirty = data.get("dirty")
+    recovery = data.get("recovery")
+    frag = data.get("fragmentation")
+    copy = data.get("copy")
     return DriveModel(
         name=Path(file).stem,
         file=file,
@@ -302,15 +405,27 @@ def load_model(path: str | Path) -> DriveModel:
         physical_sector_bytes=int(ident.get("physical_sector_bytes", 4096)),
         caps=_caps(data["caps"]),
         slc_cache=SlcCache(
-            size_bytes=parse_size(slc["size_bytes"]),
+            size_bytes=parse_size(slc["size_bytes"]) if "size_bytes" in slc else 0,
+            size_pct=float(slc["size_pct"]) if "size_pct" in slc else None,
             write_bw_mbps=float(slc["write_bw_mbps"]),
             write_iops=float(slc["write_iops"]) if "write_iops" in slc else None,
             idle_flush_mbps=float(slc.get("idle_flush_mbps", slc["write_bw_mbps"])),
         ) if slc is not None else None,
-        dirty=DirtyState(parse_size(dirty["after_write_bytes"]), _caps(dirty))
-        if dirty is not None else None,
+        dirty=DirtyState(
+            parse_size(dirty["after_write_bytes"]) if "after_write_bytes" in dirty else 0,
+            _caps(dirty),
+            float(dirty["after_write_pct"]) if "after_write_pct" in dirty else None,
+        ) if dirty is not None else None,
         recovery=tuple(RecoveryStep(float(s["idle_s"]), float(s["lift_pct"]))
-                       for s in data.get("recovery") or ()),
+                       for s in (recovery if isinstance(recovery, list) else ())),
+        recovery_rate=(RecoveryRate(float(recovery["clean_mbps"]))
+                       if isinstance(recovery, dict) else None),
+        transfer_caps=_curves(data.get("transfer_caps"), bs_bytes),
+        qd_iops=_curves(data.get("qd_iops"), int),
+        fragmentation=Fragmentation(float(frag["after_random_write_pct"]),
+                                    float(frag["seq_write_factor"]),
+                                    float(frag["seq_read_factor"])) if frag else None,
+        copy=CopyBehaviour(float(copy["concurrent_factor"])) if copy else None,
         source=str(data.get("source", "")).strip(),
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),

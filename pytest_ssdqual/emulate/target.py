@@ -69,17 +69,31 @@ class EmulatedTarget(DriveTarget):
         m, d = self.drive.model, self.drive
         parts = [f"model {m.file}" + (f" at speed x{m.speed:g}" if m.speed != 1 else ""),
                  f"fresh caps {m.caps.describe()}"]
+        for label, curves, unit in (("transfer-size caps", m.transfer_caps, "MB/s"),
+                                    ("QD caps", m.qd_iops, "IOPS")):
+            if curves:
+                parts.append(f"{label} ({unit}) " + ", ".join(
+                    f"{d} " + " ".join(f"{_x(x, label)}:{y:,.0f}" for x, y in c.points)
+                    for d, c in sorted(curves.items())))
         if m.slc_cache is not None:
-            parts.append(f"SLC cache {size_text(m.slc_cache.size_bytes)} then "
-                         f"{m.slc_cache.caps.describe()}")
+            size = size_text(m.slc_cache.size_for(d.image_bytes))
+            pct = f" ({m.slc_cache.size_pct:g} % of the image)" if m.slc_cache.size_pct else ""
+            parts.append(f"SLC cache {size}{pct} then {m.slc_cache.caps.describe()}")
         if m.dirty is not None:
-            parts.append(f"dirty after {size_text(m.dirty.after_write_bytes)}: "
+            parts.append(f"dirty after {size_text(m.dirty.bytes_for(d.image_bytes))}: "
                          f"{m.dirty.caps.describe()}")
-        if m.recovery:
+        if m.recovers:
             parts.append("recovery " + m.recovery_text())
         if m.figures_scale is not None:
             parts.append(f"figures x{m.figures_scale.factor:g} of the real drive's "
                          "(figures_scale: rate limits scaled alike)")
+        if m.fragmentation is not None:
+            f = m.fragmentation
+            parts.append(f"fragmented after random writes of {f.after_random_write_pct:g} % of "
+                         f"the image: sequential write x{f.seq_write_factor:g}, read "
+                         f"x{f.seq_read_factor:g}")
+        if m.copy is not None:
+            parts.append(f"reading and writing at once: caps x{m.copy.concurrent_factor:g}")
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
                      f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
         return "; ".join(parts)
@@ -166,6 +180,14 @@ class EmulatedTarget(DriveTarget):
             return
         self._cleaned = True
         self.drive.close()
+
+
+def _x(x: float, label: str) -> str:
+    """A curve point's x as the model writes it: ``4k`` / ``1m`` for sizes, ``8`` for QDs."""
+    if label.startswith("QD"):
+        return f"{x:g}"
+    n = int(x)
+    return f"{n >> 20}m" if n % 2**20 == 0 else f"{n >> 10}k" if n % 1024 == 0 else str(n)
 
 
 def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
