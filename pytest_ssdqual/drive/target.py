@@ -98,14 +98,9 @@ class DriveTarget:
     report_facts: tuple[tuple[str, str], ...] = ()
 
     def before_fio(self, job_text: str) -> str:
-        """Called with every fio job file's text just before fio starts on this drive (the
-        session's workloads, prefills and methodology jobs); returns the text fio runs.
-
-        A no-op here: a real drive sees the queue depth and access pattern in its command
-        stream. An emulated drive's blkio throttle sees only bytes and I/O counts, so
-        ``emulate.target.EmulatedTarget`` overrides it to tell its controller the job's shape
-        (rw, bs, iodepth, numjobs, rwmixread per section) and waits for it to apply the caps
-        for that shape (the job-shape channel).
+        """Called with every fio job's text just before fio starts on this drive; returns the
+        text fio runs. A no-op here (a real drive sees QD and pattern in its command stream);
+        ``EmulatedTarget`` tells its controller the job's shape (the job-shape channel).
 
         Raises:
             DeviceError: (emulated drive) the controller did not acknowledge the shape.

@@ -315,9 +315,8 @@ class QualSession:
         target.recheck_identity()
         plan = render_prefill(self.options.profile, target.fio_filename, target.size_bytes,
                               self.ioengine())
-        plan = replace(plan, text=target.before_fio(plan.text))
         run = self.runner.run(
-            plan.text, workdir=workdir, name=plan.name,
+            target.before_fio(plan.text), workdir=workdir, name=plan.name,
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
             cgroup=target.cgroup,
         )
