@@ -290,7 +290,9 @@ class DriveModel:
         if dirty is not None:
             dirty = replace(dirty, caps=dirty.caps.scaled(factor))
         return replace(self, caps=self.caps.scaled(factor), slc_cache=slc, dirty=dirty,
-                       speed=self.speed * factor)
+                       speed=self.speed * factor,
+                       transfer_caps={d: c.scaled(factor) for d, c in self.transfer_caps.items()},
+                       qd_iops={d: c.scaled(factor) for d, c in self.qd_iops.items()})
 
 
 # -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------
@@ -345,6 +347,3 @@ class NvmeFacts:
     apst_enabled: bool | None = None
     warning_temperature_c: float | None = None
     critical_temperature_c: float | None = None
-                       speed=self.speed * factor,
-                       transfer_caps={d: c.scaled(factor) for d, c in self.transfer_caps.items()},
-                       qd_iops={d: c.scaled(factor) for d, c in self.qd_iops.items()})
