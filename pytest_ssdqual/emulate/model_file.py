@@ -21,20 +21,8 @@ device (:mod:`pytest_ssdqual.emulate.model` holds the result, ``DriveModel``)::
       - {idle_s: 5, lift_pct: 50}
       - {idle_s: 15, lift_pct: 100}
 
-Behaviours that need the job's shape (told through the job-shape channel, ``emulate.shape``)
-and sizes that scale with the image::
-
-    transfer_caps:                        # sequential jobs: MB/s by fio bs (ATTO-like)
-      read: {4k: 90, 128k: 556, 1m: 556}
-      write: {4k: 80, 128k: 155}
-    qd_iops:                              # random jobs: IOPS by iodepth x numjobs (Anvil-like)
-      read: {1: 8400, 32: 60000}
-      write: {1: 9000, 32: 38000}
-    slc_cache: {size_pct: 40, write_bw_mbps: 60}     # % of the emulated capacity
-    dirty: {after_write_pct: 150, write_iops: 9000}
-    recovery: {clean_mbps: 100}           # or steps; a rate scales with the image
-    fragmentation: {after_random_write_pct: 50, seq_write_factor: 0.6, seq_read_factor: 0.9}
-    copy: {concurrent_factor: 0.4}
+Behaviours that need the job's shape, and sizes that scale with the image:
+:mod:`pytest_ssdqual.emulate.model_behaviours`.
 
 Units: bandwidth in decimal MB/s (10^6 B/s), sizes in bytes (an integer, or a string with a
 binary ``KiB/MiB/GiB/TiB`` or decimal ``KB/MB/GB/TB`` unit), times in seconds. A cap left out
@@ -56,7 +44,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -69,17 +57,19 @@ from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
-    CopyBehaviour,
-    Curve,
     DirtyState,
     DriveModel,
     FiguresScale,
-    Fragmentation,
     NvmeFacts,
     PowerStateSpec,
-    RecoveryRate,
-    RecoveryStep,
     SlcCache,
+)
+from pytest_ssdqual.emulate.model_behaviours import (
+    behaviour_fields,
+    branch_errors,
+    bs_bytes,
+    curve_for,
+    str_curve_keys,
 )
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
@@ -182,7 +172,7 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
                             fix="start with version: 1, identity: and caps: (see emulated/)")]
     validator = jsonschema.Draft202012Validator(load_schema())
     errors: list[ConfigError] = []
-    for error in _branch_errors(validator.iter_errors(_str_curve_keys(data))):
+    for error in branch_errors(validator.iter_errors(str_curve_keys(data))):
         path = list(error.absolute_path)
         message, fix = error.message, None
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -222,54 +212,6 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path) or None, fix=fix))
     return sorted(errors, key=lambda e: (e.line or 0, e.key or ""))
-
-
-def _branch_errors(errors: Iterable[Any]) -> Iterator[Any]:
-    """``recovery`` is steps (a list) or a rate (a mapping): report the errors of the form the
-    file chose, not jsonschema's "is not valid under any of the given schemas"."""
-    for error in errors:
-        if error.validator == "oneOf" and list(error.absolute_path) == ["recovery"]:
-            branch = 0 if isinstance(error.instance, list) else (
-                1 if isinstance(error.instance, dict) else None)
-            inner = [e for e in error.context or ()
-                     if branch is not None and e.relative_schema_path[0] == branch]
-            if inner:
-                yield from inner
-                continue
-        yield error
-
-
-def _str_curve_keys(data: object) -> object:
-    """``transfer_caps`` / ``qd_iops`` with their point keys as text (YAML reads ``1:`` and
-    ``512:`` as integers; JSON Schema property names are text)."""
-    if not isinstance(data, dict):
-        return data
-    out = dict(data)
-    for key in ("transfer_caps", "qd_iops"):
-        block = out.get(key)
-        if isinstance(block, dict):
-            out[key] = {d: ({str(k): v for k, v in c.items()} if isinstance(c, dict) else c)
-                        for d, c in block.items()}
-    return out
-
-
-_BS_UNITS = {"": 1, "k": 2**10, "m": 2**20}
-
-
-def bs_bytes(text: str | int) -> int:
-    """A transfer-size key (``4k``, ``128K``, ``1m``, ``512``) -> bytes (fio: k = 1024)."""
-    m = re.fullmatch(r"([0-9]+)([kKmM]?)", str(text))
-    if m is None:
-        raise ValueError(f"{text!r} is not a transfer size")
-    return int(m.group(1)) * _BS_UNITS[m.group(2).lower()]
-
-
-def _curves(block: dict[str, Any] | None, x_of: Any) -> dict[str, Curve]:
-    out: dict[str, Curve] = {}
-    for direction, points in (block or {}).items():
-        out[str(direction)] = Curve(tuple(sorted((float(x_of(k)), float(v))
-                                                 for k, v in points.items())))
-    return out
 
 
 def _caps(block: dict[str, Any] | None) -> Caps:
@@ -335,7 +277,7 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
             if f in fresh and dirty[f] >= fresh[f]:
                 err(["dirty", f], f"dirty {f} {dirty[f]} is not below caps.{f} {fresh[f]}",
                     f"lower dirty.{f}: a dirty drive is slower than a fresh one")
-            elif f not in fresh and recovery is not None and not _curve_for(data, f):
+            elif f not in fresh and recovery is not None and not curve_for(data, f):
                 curve = "transfer_caps" if f.endswith("_mbps") else "qd_iops"
                 err(["dirty", f], f"dirty {f} has no fresh cap caps.{f} (nor {curve}."
                     f"{f.split('_')[0]}) for recovery to lift it towards",
@@ -360,13 +302,6 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
     return errors
 
 
-def _curve_for(data: dict[str, Any], cap: str) -> bool:
-    """True when a curve gives the fresh figure of ``cap`` (``write_iops`` -> qd_iops.write)."""
-    direction = cap.split("_")[0]
-    key = "transfer_caps" if cap.endswith("_mbps") else "qd_iops"
-    return direction in (data.get(key) or {})
-
-
 def load_model(path: str | Path) -> DriveModel:
     """Read, validate and build the model in ``path``.
 
@@ -386,9 +321,6 @@ def load_model(path: str | Path) -> DriveModel:
     ident = data["identity"]
     slc = data.get("slc_cache")
     dirty = data.get("dirty")
-    recovery = data.get("recovery")
-    frag = data.get("fragmentation")
-    copy = data.get("copy")
     return DriveModel(
         name=Path(file).stem,
         file=file,
@@ -416,16 +348,7 @@ def load_model(path: str | Path) -> DriveModel:
             _caps(dirty),
             float(dirty["after_write_pct"]) if "after_write_pct" in dirty else None,
         ) if dirty is not None else None,
-        recovery=tuple(RecoveryStep(float(s["idle_s"]), float(s["lift_pct"]))
-                       for s in (recovery if isinstance(recovery, list) else ())),
-        recovery_rate=(RecoveryRate(float(recovery["clean_mbps"]))
-                       if isinstance(recovery, dict) else None),
-        transfer_caps=_curves(data.get("transfer_caps"), bs_bytes),
-        qd_iops=_curves(data.get("qd_iops"), int),
-        fragmentation=Fragmentation(float(frag["after_random_write_pct"]),
-                                    float(frag["seq_write_factor"]),
-                                    float(frag["seq_read_factor"])) if frag else None,
-        copy=CopyBehaviour(float(copy["concurrent_factor"])) if copy else None,
+        **behaviour_fields(data),
         source=str(data.get("source", "")).strip(),
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),
