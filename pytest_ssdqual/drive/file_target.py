@@ -17,7 +17,7 @@ import stat
 from pytest_ssdqual.drive.path_stat import stat_or_none
 from pytest_ssdqual.errors import ConfigError, DeviceError
 
-__all__ = ["ensure_file", "existing_file_id", "remove_file"]
+__all__ = ["ensure_file", "existing_file_id", "file_problem", "remove_file"]
 
 
 def ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
@@ -83,3 +83,20 @@ def remove_file(path: str) -> None:
     except FileNotFoundError:
         pass
 
+
+
+def file_problem(path: str, file_id: tuple[int, int] | None) -> str | None:
+    """What changed about a file target since it was opened, or None: ``is gone (...)``,
+    ``is now a symlink``, ``is no longer a regular file``, ``was replaced by another file``
+    (another ``st_dev``/``st_ino`` than ``file_id``)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"is gone ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is now a symlink"
+    if not stat.S_ISREG(st.st_mode):
+        return "is no longer a regular file"
+    if file_id is not None and (st.st_dev, st.st_ino) != file_id:
+        return "was replaced by another file"
+    return None

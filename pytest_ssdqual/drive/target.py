@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ssdqual.drive.ata_security import AtaSecurity, refuse_if_locked
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, disk_size_bytes, inspect_block_device
 from pytest_ssdqual.drive.device_types import smartctl_keywords
-from pytest_ssdqual.drive.file_target import ensure_file, remove_file
+from pytest_ssdqual.drive.file_target import ensure_file, file_problem, remove_file
 from pytest_ssdqual.drive.safety import (
     absolute_refusals,
     busy_reason,
@@ -96,6 +95,16 @@ class DriveTarget:
     assignment_entries: tuple[Entry, ...] = ()
     #: Extra ``(key, text)`` facts for reports (an emulated drive's model, caps, image).
     report_facts: tuple[tuple[str, str], ...] = ()
+
+    def before_fio(self, job_text: str) -> str:
+        """Called with every fio job's text just before fio starts on this drive; returns the
+        text fio runs. A no-op here (a real drive sees QD and pattern in its command stream);
+        ``EmulatedTarget`` tells its controller the job's shape (the job-shape channel).
+
+        Raises:
+            DeviceError: (emulated drive) the controller did not acknowledge the shape.
+        """
+        return job_text
 
     def __init__(
         self,
@@ -356,19 +365,9 @@ class DriveTarget:
         """Refuse for good when the file target's path no longer names the regular file opened
         at start (replaced, or swapped for a symlink)."""
         path = self.spec.path
-        try:
-            st = os.lstat(path)
-        except OSError as exc:
-            problem = f"is gone ({exc.strerror})"
-        else:
-            if stat.S_ISLNK(st.st_mode):
-                problem = "is now a symlink"
-            elif not stat.S_ISREG(st.st_mode):
-                problem = "is no longer a regular file"
-            elif self._file_id is not None and (st.st_dev, st.st_ino) != self._file_id:
-                problem = "was replaced by another file"
-            else:
-                return
+        problem = file_problem(path, self._file_id)
+        if problem is None:
+            return
         message = f"{path} {problem} since it was opened: refusing to continue"
         self._refuse(message)
         raise DeviceError(message)

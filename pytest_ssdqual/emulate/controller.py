@@ -6,7 +6,12 @@ so far, which caps its :class:`~pytest_ssdqual.emulate.model.DriveModel` allows 
 writes them to the folder's throttle files. It runs as a small daemon next to the test session::
 
     python -m pytest_ssdqual.emulate.controller --model M.yaml --speed 1 --cgroup DIR \\
-        --device 7:3 --parent PID [--loop /dev/loop3 --workdir DIR] [--log FILE]
+        --device 7:3 --image-bytes N --parent PID [--loop /dev/loop3 --workdir DIR] [--log FILE]
+
+The job-shape channel: the session writes one JSON line per fio job on the daemon's stdin
+(``emulate.shape.shapes_to_json``: ``{"seq": N, "jobs": [...]}``) before fio starts; the daemon
+puts the caps for that shape in force at once and answers ``ack N`` on stdout (``ready`` is its
+first line). A line it cannot read is answered ``error N? <why>``.
 
 The state machine (fresh caps, SLC cache, dirty state, recovery after idle) is
 :mod:`pytest_ssdqual.emulate.state`; the throttle files and counters are
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import signal
 import sys
 import time
@@ -30,6 +36,7 @@ from typing import TextIO
 
 from pytest_ssdqual.emulate.blkio import BlkioThrottle, orphan_cleanup
 from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.shape import shapes_from_json
 from pytest_ssdqual.emulate.state import LOG_HEADER, ThrottleController
 
 __all__ = ["DEFAULT_INTERVAL_S", "LOG_EVERY_S", "main", "run_loop"]
@@ -51,10 +58,15 @@ def run_loop(
     should_stop: Callable[[], bool] = lambda: False,
     log: TextIO | None = None,
     logged_values: dict[str, int] | None = None,
+    inbox: Callable[[float], list[str]] | None = None,
+    reply: Callable[[str], None] | None = None,
 ) -> None:
     """Poll the counters, update the controller, write the caps; until ``should_stop()``.
 
     Sleeps so that polls stay ``interval_s`` apart on average (a slow poll is not made up).
+    With ``inbox`` (wait up to N seconds for job-shape lines, return those that came) the wait
+    between polls is spent in it: each shape is put in force at once (counters read, caps
+    written) and answered through ``reply`` (``ack SEQ``).
     Logs a CSV line (``LOG_HEADER``) when the throttle values change and every ``LOG_EVERY_S``;
     ``logged_values`` are values the caller already logged at the start.
 
@@ -73,7 +85,55 @@ def run_loop(
             log.flush()
             last_log = t
         last_values = values
-        sleep(max(0.0, interval_s - (clock() - now)))
+        if inbox is None:
+            sleep(max(0.0, interval_s - (clock() - now)))
+            continue
+        while not should_stop() and (left := interval_s - (clock() - now)) > 1e-3:
+            lines = inbox(left)
+            for line in lines:
+                answer = _take_shape(controller, line)
+                if answer.startswith("ack"):
+                    values = throttle.apply(controller.step(clock(), throttle.counters()))
+                    if log is not None:
+                        log.write(controller.log_fields(clock() - start, values) + "\n")
+                        log.flush()
+                    last_values = values
+                if reply is not None:
+                    reply(answer)
+
+
+def _take_shape(controller: ThrottleController, line: str) -> str:
+    """Apply one job-shape line; the answer for the session (``ack N`` / ``error ...``)."""
+    try:
+        seq, shapes = shapes_from_json(line)
+    except ValueError as exc:
+        return f"error {exc}"
+    controller.set_shape(shapes)
+    return f"ack {seq}"
+
+
+class _StdinInbox:
+    """Job-shape lines from a pipe (the daemon's stdin), waited for with ``select``."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.closed = False
+
+    def __call__(self, timeout_s: float) -> list[str]:
+        if self.closed:
+            time.sleep(timeout_s)
+            return []
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if not ready:
+            return []
+        chunk = os.read(self.fd, 65536)
+        if not chunk:  # the session closed the pipe: no more shapes
+            self.closed = True
+            return []
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [line.decode(errors="replace") for line in lines if line.strip()]
 
 
 def _device(text: str) -> tuple[int, int]:
@@ -96,11 +156,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--loop", default=None, help="loop device to detach when orphaned")
     parser.add_argument("--workdir", default=None, help="folder to delete when orphaned")
     parser.add_argument("--log", type=Path, default=None, help="CSV log of the caps")
+    parser.add_argument("--image-bytes", type=int, default=None,
+                        help="emulated capacity (sizes in %% of it)")
+    parser.add_argument("--shapes", action="store_true",
+                        help="read job shapes on stdin, answer 'ack N' on stdout")
     args = parser.parse_args(argv)
 
     model = load_model(args.model).with_speed(args.speed)
     throttle = BlkioThrottle(args.cgroup, args.device)
-    controller = ThrottleController(model)
+    controller = ThrottleController(model, args.image_bytes)
     stop = {"signal": False}
 
     def on_signal(_signo: int, _frame: object) -> None:
@@ -126,8 +190,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.flush()
         sys.stdout.write("ready\n")
         sys.stdout.flush()
+        def reply(text: str) -> None:
+            try:
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+            except OSError:  # the session stopped listening
+                pass
+
         run_loop(throttle, controller, interval_s=args.interval, should_stop=should_stop,
-                 log=log, logged_values=values)
+                 log=log, logged_values=values,
+                 inbox=_StdinInbox(sys.stdin.fileno()) if args.shapes else None, reply=reply)
     except OSError as exc:
         if not stop["signal"]:
             sys.stderr.write(f"emu_controller: {exc}\n")

@@ -13,7 +13,9 @@ An emulated drive is built from real kernel parts, so every suite runs on it unc
   (``DriveTarget.cgroup``);
 * a **controller daemon** (``python -m pytest_ssdqual.emulate.controller``) that polls the folder's
   counters every 100 ms and rewrites the caps as the model says (SLC cache, dirty state,
-  recovery after idle).
+  recovery after idle, fragmentation), and is told the shape of every fio job before it starts
+  (:meth:`EmulatedDrive.send_shape`, the job-shape channel: transfer-size and queue-depth caps,
+  the copy factor).
 
 The identity is the model's (model, serial, firmware, real capacity; kind ``emu``, transport
 ``emulated``) and the model's controller / NAND are offered to the inventory resolution as a
@@ -41,11 +43,13 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_ssdqual.emulate.blkio import BlkioThrottle, orphan_cleanup
 from pytest_ssdqual.emulate.host import BLKIO_ROOT, image_folder, size_text
 from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.shape import JobShape, shapes_to_json
 from pytest_ssdqual.emulate.state import IoCounters, ThrottleController
 from pytest_ssdqual.errors import DeviceError
 
@@ -56,6 +60,9 @@ PREFIX = "ssdqual-emu-"
 
 #: Seconds the controller daemon may take to put the first caps in force.
 READY_TIMEOUT_S = 20.0
+
+#: Seconds the controller may take to acknowledge a job shape (it answers within one poll).
+SHAPE_TIMEOUT_S = 10.0
 
 #: Seconds to wait for processes to leave the cgroup folder before removing it.
 RMDIR_WAIT_S = 3.0
@@ -87,6 +94,8 @@ class EmulatedDrive:
         self._throttle: BlkioThrottle | None = None
         self._interval_s = 0.1
         self._closed = False
+        self._replies = b""
+        self._shape_seq = 0
 
     @classmethod
     def create(
@@ -172,7 +181,7 @@ class EmulatedDrive:
         assert self.cgroup is not None and self.device is not None
         # The first caps are in force before the daemon starts: no fio ever runs uncapped.
         BlkioThrottle(self.cgroup, self.device).apply(
-            ThrottleController(self.model).step(time.monotonic(), IoCounters()))
+            ThrottleController(self.model, self.image_bytes).step(time.monotonic(), IoCounters()))
         err_path = self.workdir / "controller.err"
         argv = [
             sys.executable, "-m", "pytest_ssdqual.emulate.controller",
@@ -180,18 +189,15 @@ class EmulatedDrive:
             "--cgroup", str(self.cgroup), "--device", f"{self.device[0]}:{self.device[1]}",
             "--interval", str(interval_s), "--parent", str(os.getpid()),
             "--loop", str(self.loop_device), "--workdir", str(self.workdir),
-            "--log", str(self.log_path),
+            "--log", str(self.log_path), "--image-bytes", str(self.image_bytes), "--shapes",
         ]
         with open(err_path, "wb") as err:
             self.process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                 start_new_session=True, close_fds=True,
             )
-        stdout = self.process.stdout
-        assert stdout is not None
-        ready, _, _ = select.select([stdout], [], [], READY_TIMEOUT_S)
-        line = stdout.readline().decode(errors="replace").strip() if ready else ""
-        stdout.close()
+        self._replies = b""
+        line = self._read_line(READY_TIMEOUT_S)
         if line != "ready":
             self.process.kill()
             self.process.wait()
@@ -200,6 +206,54 @@ class EmulatedDrive:
                 "the emulated drive's controller did not start"
                 + (f": {detail[-1]}" if detail else f" within {READY_TIMEOUT_S:.0f} s")
             )
+
+    def _read_line(self, timeout_s: float) -> str:
+        """The daemon's next stdout line, or "" after ``timeout_s`` / at its end."""
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._replies:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(0.0, left))
+            if not ready:
+                return ""
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return ""
+            self._replies += chunk
+        line, _, self._replies = self._replies.partition(b"\n")
+        return line.decode(errors="replace").strip()
+
+    def send_shape(self, shapes: Sequence[JobShape]) -> None:
+        """Tell the controller the shape of the fio job about to start; return once it has
+        put the caps for it in force (it answers ``ack SEQ``). See :mod:`emulate.shape`.
+
+        Raises:
+            DeviceError: the controller is gone or did not answer within
+                ``SHAPE_TIMEOUT_S`` (the job would run under the wrong caps).
+        """
+        proc = self.process
+        if proc is None or proc.stdin is None or proc.poll() is not None:
+            raise DeviceError("the emulated drive's controller is not running: cannot tell it "
+                              "the next fio job's shape (see controller.err in "
+                              f"{self.workdir})")
+        self._shape_seq += 1
+        seq = self._shape_seq
+        try:
+            proc.stdin.write((shapes_to_json(seq, shapes) + "\n").encode())
+            proc.stdin.flush()
+        except OSError as exc:
+            raise DeviceError(f"cannot tell the emulated drive's controller the job shape: "
+                              f"{exc}") from exc
+        while True:
+            line = self._read_line(SHAPE_TIMEOUT_S)
+            if line == f"ack {seq}":
+                return
+            if line.startswith("ack "):  # an older answer
+                continue
+            raise DeviceError(
+                "the emulated drive's controller did not acknowledge the fio job's shape "
+                f"within {SHAPE_TIMEOUT_S:g} s" + (f": {line}" if line else ""))
 
     @property
     def controller_pid(self) -> int | None:
@@ -210,6 +264,11 @@ class EmulatedDrive:
 
     def _stop_controller(self) -> None:
         """SIGTERM the daemon (it clears the throttles), SIGKILL it after 5 s."""
+        if self.process is not None and self.process.stdin is not None:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -217,6 +276,8 @@ class EmulatedDrive:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
 
     def close(self) -> None:
         """Stop the controller, clear the throttles, remove the cgroup folder (killing fio

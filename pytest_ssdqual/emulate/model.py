@@ -13,16 +13,21 @@ Units: bandwidth in decimal MB/s (10^6 B/s), sizes in bytes, times in seconds. A
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "CAP_FIELDS",
     "Caps",
+    "CopyBehaviour",
+    "Curve",
     "DirtyState",
     "DriveModel",
     "FiguresScale",
+    "Fragmentation",
     "NvmeFacts",
     "PowerStateSpec",
+    "RecoveryRate",
     "RecoveryStep",
     "SlcCache",
 ]
@@ -74,19 +79,63 @@ class Caps:
 
 
 @dataclass(frozen=True)
-class SlcCache:
-    """An SLC write cache: ``size_bytes`` at the fresh caps, then the post-cache caps.
+class Curve:
+    """A cap by a job parameter (transfer size in bytes, or outstanding I/Os): points
+    ``(x, value)`` with x increasing; between points log-log interpolated (``log value`` linear
+    in ``log x``: a straight line on the log-scaled charts reviews draw), clamped outside.
 
     Attributes:
-        size_bytes: bytes written before the cache is full.
+        points: ``((x, value), ...)``, x increasing, values > 0 (MB/s or IOPS).
+    """
+
+    points: tuple[tuple[float, float], ...]
+
+    def at(self, x: float) -> float:
+        """The value at ``x`` (> 0)."""
+        pts = self.points
+        if x <= pts[0][0]:
+            return pts[0][1]
+        if x >= pts[-1][0]:
+            return pts[-1][1]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+            if x0 <= x <= x1:
+                t = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+                return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
+        return pts[-1][1]  # pragma: no cover - x is inside [x0, xn]
+
+    def scaled(self, factor: float) -> Curve:
+        return Curve(tuple((x, y * factor) for x, y in self.points))
+
+
+@dataclass(frozen=True)
+class SlcCache:
+    """An SLC write cache: ``size_bytes`` (or ``size_pct`` of the emulated capacity) at the
+    fresh caps, then the post-cache caps.
+
+    Attributes:
+        size_bytes: bytes written before the cache is full (0 when ``size_pct`` is given).
         write_bw_mbps / write_iops: write caps once it is full (decimal MB/s, IOPS).
-        idle_flush_mbps: MB the drive moves out of the cache per idle second.
+        idle_flush_mbps: MB the drive moves out of the cache per second without writes.
+        size_pct: the cache as a share (%) of the emulated capacity (the image), or None.
     """
 
     size_bytes: int
     write_bw_mbps: float
     write_iops: float | None
     idle_flush_mbps: float
+    size_pct: float | None = None
+
+    def size_for(self, image_bytes: int | None) -> int:
+        """Bytes of cache on an image of ``image_bytes`` (``size_pct`` needs it).
+
+        Raises:
+            ValueError: ``size_pct`` without an image size.
+        """
+        if self.size_pct is None:
+            return self.size_bytes
+        if image_bytes is None:
+            raise ValueError("slc_cache.size_pct needs the emulated capacity (image size)")
+        return int(image_bytes * self.size_pct / 100)
 
     @property
     def caps(self) -> Caps:
@@ -95,10 +144,55 @@ class SlcCache:
 
 @dataclass(frozen=True)
 class DirtyState:
-    """Lower caps once ``after_write_bytes`` were written since the drive was last clean."""
+    """Lower caps once ``after_write_bytes`` (or ``after_write_pct`` % of the emulated
+    capacity) were written since the drive was last clean."""
 
     after_write_bytes: int
     caps: Caps
+    after_write_pct: float | None = None
+
+    def bytes_for(self, image_bytes: int | None) -> int:
+        """The byte count on an image of ``image_bytes``.
+
+        Raises:
+            ValueError: ``after_write_pct`` without an image size.
+        """
+        if self.after_write_pct is None:
+            return self.after_write_bytes
+        if image_bytes is None:
+            raise ValueError("dirty.after_write_pct needs the emulated capacity (image size)")
+        return max(1, int(image_bytes * self.after_write_pct / 100))
+
+
+@dataclass(frozen=True)
+class Fragmentation:
+    """Sequential speed after random writes (an HD Tach-style pass on a "tortured" drive).
+
+    Once random writes of ``after_random_write_pct`` % of the emulated capacity were made since
+    the drive was last in order, sequential jobs run at ``seq_write_factor`` /
+    ``seq_read_factor`` x the caps in force. Cleared by a purge (FOB reset) and by sequential
+    writes of the whole emulated capacity (the data laid down in order again).
+    """
+
+    after_random_write_pct: float
+    seq_write_factor: float
+    seq_read_factor: float
+
+
+@dataclass(frozen=True)
+class CopyBehaviour:
+    """A copy that hinders itself: while one job reads and writes at once (both directions
+    active in one stonewall group), every cap in force is x ``concurrent_factor``."""
+
+    concurrent_factor: float
+
+
+@dataclass(frozen=True)
+class RecoveryRate:
+    """Recovery as a rate that scales with the image: each idle second (while dirty) cleans
+    ``clean_mbps`` MB; the lift is the cleaned share of the dirty byte count (100 % = clean)."""
+
+    clean_mbps: float
 
 
 @dataclass(frozen=True)
@@ -130,6 +224,13 @@ class DriveModel:
             by the same factor when this drive is judged (``thresholds.scaling``).
         nvme: the NVMe identity facts of an emulated NVMe twin (power-state table, APST,
             WCTEMP / CCTEMP), ``None`` for a twin without them.
+        transfer_caps: per direction (``read``/``write``), bandwidth cap (MB/s) by transfer
+            size in bytes, for sequential jobs (an ATTO-like curve).
+        qd_iops: per direction, IOPS cap by outstanding I/Os (iodepth x numjobs), for random
+            jobs (an Anvil-like QD curve).
+        fragmentation, copy: optional behaviours. recovery_rate: recovery as an idle
+            cleaning rate (instead of ``recovery`` steps).
+        Curves act only once the controller knows the job's shape (``emulate.shape``).
     """
 
     name: str
@@ -154,15 +255,29 @@ class DriveModel:
     # -- H3 (figures_scale, NVMe facts): kept in one block, after the behaviours' fields --
     figures_scale: FiguresScale | None = None
     nvme: NvmeFacts | None = None
+    transfer_caps: dict[str, Curve] = field(default_factory=dict)
+    qd_iops: dict[str, Curve] = field(default_factory=dict)
+    fragmentation: Fragmentation | None = None
+    copy: CopyBehaviour | None = None
+    recovery_rate: RecoveryRate | None = None
+
+    @property
+    def recovers(self) -> bool:
+        """True when a dirty drive recovers after idle (steps or a rate)."""
+        return bool(self.recovery) or self.recovery_rate is not None
 
     def recovery_text(self) -> str:
-        """The recovery schedule in words: ``50 % after 5 s idle, 100 % after 15 s idle``."""
+        """The recovery schedule in words: ``50 % after 5 s idle, 100 % after 15 s idle``, or
+        ``cleans 50 MB per idle second``."""
+        if self.recovery_rate is not None:
+            return f"cleans {self.recovery_rate.clean_mbps:g} MB per idle second"
         return ", ".join(f"{s.lift_pct:g} % after {s.idle_s:g} s idle" for s in self.recovery)
 
     def with_speed(self, factor: float) -> DriveModel:
         """This model with every bandwidth / IOPS cap multiplied by ``factor`` (``@0.8``).
 
-        The SLC size, dirty threshold, idle flush rate and recovery schedule are unchanged.
+        Also the transfer-size and queue-depth curves. The SLC size, dirty threshold, idle
+        flush rate, recovery schedule, fragmentation and copy factors are unchanged.
         """
         slc = self.slc_cache
         if slc is not None:
@@ -175,7 +290,9 @@ class DriveModel:
         if dirty is not None:
             dirty = replace(dirty, caps=dirty.caps.scaled(factor))
         return replace(self, caps=self.caps.scaled(factor), slc_cache=slc, dirty=dirty,
-                       speed=self.speed * factor)
+                       speed=self.speed * factor,
+                       transfer_caps={d: c.scaled(factor) for d, c in self.transfer_caps.items()},
+                       qd_iops={d: c.scaled(factor) for d, c in self.qd_iops.items()})
 
 
 # -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------

@@ -21,6 +21,9 @@ device (:mod:`pytest_ssdqual.emulate.model` holds the result, ``DriveModel``)::
       - {idle_s: 5, lift_pct: 50}
       - {idle_s: 15, lift_pct: 100}
 
+Behaviours that need the job's shape, and sizes that scale with the image:
+:mod:`pytest_ssdqual.emulate.model_behaviours`.
+
 Units: bandwidth in decimal MB/s (10^6 B/s), sizes in bytes (an integer, or a string with a
 binary ``KiB/MiB/GiB/TiB`` or decimal ``KB/MB/GB/TB`` unit), times in seconds. A cap left out
 is not throttled: the host's speed applies. The behaviour (fresh caps, SLC cache, dirty state,
@@ -59,8 +62,14 @@ from pytest_ssdqual.emulate.model import (
     FiguresScale,
     NvmeFacts,
     PowerStateSpec,
-    RecoveryStep,
     SlcCache,
+)
+from pytest_ssdqual.emulate.model_behaviours import (
+    behaviour_fields,
+    branch_errors,
+    bs_bytes,
+    curve_for,
+    str_curve_keys,
 )
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
@@ -163,7 +172,7 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
                             fix="start with version: 1, identity: and caps: (see emulated/)")]
     validator = jsonschema.Draft202012Validator(load_schema())
     errors: list[ConfigError] = []
-    for error in validator.iter_errors(data):
+    for error in branch_errors(validator.iter_errors(str_curve_keys(data))):
         path = list(error.absolute_path)
         message, fix = error.message, None
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -188,6 +197,16 @@ def _schema_errors(data: object, lines: dict[str, int], file: str) -> list[Confi
         elif error.validator == "const" and path == ["version"]:
             message = f"unsupported version {error.instance!r}"
             fix = "set version: 1"
+        elif "propertyNames" in list(error.schema_path) and path and path[0] == "transfer_caps":
+            message = f"{error.instance!r} is not a transfer size"
+            fix = "write transfer sizes as fio does: 512, 4k, 128k, 1m"
+        elif "propertyNames" in list(error.schema_path) and path and path[0] == "qd_iops":
+            message = f"{error.instance!r} is not a queue depth"
+            fix = "write outstanding I/Os as whole numbers: 1, 2, 4 ... 32"
+        elif error.validator == "oneOf" and path == ["recovery"]:
+            message = "recovery is neither a list of steps nor a rate"
+            fix = ("write a list of {idle_s: S, lift_pct: P} steps, or {clean_mbps: N} "
+                   "(MB cleaned per idle second)")
         elif error.validator in ("exclusiveMinimum", "minimum", "maximum"):
             fix = "give a positive number" if error.validator != "maximum" else "at most 100"
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
@@ -209,6 +228,13 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
         errors.append(ConfigError(message, file=file, line=line_of(lines, path),
                                   key=json_path(path), fix=fix))
 
+    for parent, a, b in (("slc_cache", "size_bytes", "size_pct"),
+                         ("dirty", "after_write_bytes", "after_write_pct")):
+        block = data.get(parent)
+        if isinstance(block, dict) and (a in block) == (b in block):
+            err([parent], f"{parent} needs exactly one of {a} and {b}",
+                f"give {a} (bytes) or {b} (% of the emulated capacity, which scales with "
+                "the image)")
     sizes = [("identity", "capacity_bytes"), ("", "emulated_capacity_bytes"),
              ("slc_cache", "size_bytes"), ("dirty", "after_write_bytes")]
     for parent, key in sizes:
@@ -251,19 +277,28 @@ def _sense_errors(data: dict[str, Any], lines: dict[str, int], file: str) -> lis
             if f in fresh and dirty[f] >= fresh[f]:
                 err(["dirty", f], f"dirty {f} {dirty[f]} is not below caps.{f} {fresh[f]}",
                     f"lower dirty.{f}: a dirty drive is slower than a fresh one")
-            elif f not in fresh and recovery is not None:
-                err(["dirty", f], f"dirty {f} has no fresh cap caps.{f} for recovery to lift "
-                    "it towards", f"add caps.{f}, or remove recovery:")
+            elif f not in fresh and recovery is not None and not curve_for(data, f):
+                curve = "transfer_caps" if f.endswith("_mbps") else "qd_iops"
+                err(["dirty", f], f"dirty {f} has no fresh cap caps.{f} (nor {curve}."
+                    f"{f.split('_')[0]}) for recovery to lift it towards",
+                    f"add caps.{f} or {curve}.{f.split('_')[0]}, or remove recovery:")
     if recovery is not None:
         if dirty is None:
             err(["recovery"], "recovery without a dirty state",
                 "add dirty: (what the drive recovers from) or remove recovery:")
-        for i in range(1, len(recovery)):
-            prev, step = recovery[i - 1], recovery[i]
+        steps = recovery if isinstance(recovery, list) else []
+        for i in range(1, len(steps)):
+            prev, step = steps[i - 1], steps[i]
             if step["idle_s"] <= prev["idle_s"] or step["lift_pct"] <= prev["lift_pct"]:
                 err(["recovery", i], f"step idle_s {step['idle_s']} / lift_pct "
                     f"{step['lift_pct']} does not follow idle_s {prev['idle_s']} / lift_pct "
                     f"{prev['lift_pct']}", "order the steps by increasing idle_s and lift_pct")
+    for key, of in (("transfer_caps", bs_bytes), ("qd_iops", int)):
+        for direction, points in (data.get(key) or {}).items():
+            xs = [of(k) for k in points]
+            if key == "transfer_caps" and any(x % 512 for x in xs):
+                err([key, direction], f"{key}.{direction} has a transfer size that is not a "
+                    "multiple of 512 bytes", "use sizes fio can move with direct I/O: 512, 4k")
     return errors
 
 
@@ -302,15 +337,18 @@ def load_model(path: str | Path) -> DriveModel:
         physical_sector_bytes=int(ident.get("physical_sector_bytes", 4096)),
         caps=_caps(data["caps"]),
         slc_cache=SlcCache(
-            size_bytes=parse_size(slc["size_bytes"]),
+            size_bytes=parse_size(slc["size_bytes"]) if "size_bytes" in slc else 0,
+            size_pct=float(slc["size_pct"]) if "size_pct" in slc else None,
             write_bw_mbps=float(slc["write_bw_mbps"]),
             write_iops=float(slc["write_iops"]) if "write_iops" in slc else None,
             idle_flush_mbps=float(slc.get("idle_flush_mbps", slc["write_bw_mbps"])),
         ) if slc is not None else None,
-        dirty=DirtyState(parse_size(dirty["after_write_bytes"]), _caps(dirty))
-        if dirty is not None else None,
-        recovery=tuple(RecoveryStep(float(s["idle_s"]), float(s["lift_pct"]))
-                       for s in data.get("recovery") or ()),
+        dirty=DirtyState(
+            parse_size(dirty["after_write_bytes"]) if "after_write_bytes" in dirty else 0,
+            _caps(dirty),
+            float(dirty["after_write_pct"]) if "after_write_pct" in dirty else None,
+        ) if dirty is not None else None,
+        **behaviour_fields(data),
         source=str(data.get("source", "")).strip(),
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),

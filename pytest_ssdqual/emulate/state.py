@@ -7,14 +7,31 @@ at low caps, and a drive's firmware also waits a moment before it takes the host
 
 * **Fresh caps**: ``caps`` of the model.
 * **SLC cache**: every byte written fills the cache (up to ``size_bytes``); once full, the
-  post-cache write caps apply. Idle time empties it at ``idle_flush_mbps``.
+  post-cache write caps apply.
 * **Dirty state**: once ``after_write_bytes`` were written since the drive was last clean, the
   dirty caps apply.
 * **Recovery after idle**: while dirty, idle seconds accumulate; at each step's ``idle_s`` the
   caps are lifted ``lift_pct`` % of the way from dirty back to fresh. At 100 % the drive is clean
   (the byte count restarts). Writing ``after_write_bytes`` more undoes a partial recovery (lift
   and accumulated idle go back to 0).
-* The caps in force are, per dimension, the tightest of those that apply.
+* **Job shape** (:mod:`pytest_ssdqual.emulate.shape`, told before each fio job): sequential
+  jobs get the ``transfer_caps`` bandwidth at their transfer size, random jobs the ``qd_iops``
+  IOPS at their outstanding I/Os (iodepth x numjobs summed over the sections of a group
+  that go that direction). Over several stonewall groups, the loosest group's cap holds.
+* **Fragmentation**: random writes of ``after_random_write_pct`` % of the image since the data
+  was last in order make sequential jobs run at ``seq_write_factor`` / ``seq_read_factor`` x
+  the caps; sequential writes of the whole image (or a purge) put it back in order.
+* **Copy**: a job that reads and writes at once gets every cap x ``concurrent_factor``.
+* **SLC cache**: emptied at ``idle_flush_mbps`` while the drive does not *write* (reads do
+  not stop the drive folding its cache), once that lasts ``IDLE_MIN_S``.
+* **Recovery** also as a rate (``RecoveryRate``): ``clean_mbps`` per idle second, the lift
+  being the cleaned share of the dirty byte count (so it scales with the image).
+* The caps in force are, per dimension, the tightest of those that apply; fragmentation and
+  copy factors multiply them; the dirty caps are lifted towards the caps that would be in
+  force if the drive were clean.
+
+Sizes given as a share of the emulated capacity (``slc_cache.size_pct``,
+``dirty.after_write_pct``, fragmentation) need ``image_bytes``.
 
 The daemon (:mod:`pytest_ssdqual.emulate.controller`) feeds it counters and writes its caps
 through :mod:`pytest_ssdqual.emulate.blkio`.
@@ -22,9 +39,11 @@ through :mod:`pytest_ssdqual.emulate.blkio`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ssdqual.emulate.model import CAP_FIELDS, Caps, DriveModel
+from pytest_ssdqual.emulate.shape import JobShape
 
 __all__ = ["IDLE_MIN_S", "LOG_HEADER", "IoCounters", "ThrottleController"]
 
@@ -34,7 +53,7 @@ IDLE_MIN_S = 0.5
 #: Columns of the controller's CSV log (``ThrottleController.log_fields``).
 LOG_HEADER = (
     "t_s,read_bytes,write_bytes,idle_s,cache_used_bytes,written_since_clean_bytes,dirty,"
-    "lift_pct,read_bps,write_bps,read_iops,write_iops"
+    "lift_pct,read_bps,write_bps,read_iops,write_iops,fragmented,job"
 )
 
 
@@ -57,21 +76,40 @@ class ThrottleController:
 
     Args:
         model: the drive model, ``@SPEED`` already applied (:meth:`DriveModel.with_speed`).
+        image_bytes: the emulated capacity (image size); needed by sizes given in % of it.
 
     Attributes (state, for logs and tests): ``written_bytes`` total, ``idle_s`` since the last
-    I/O, ``cache_used_bytes``, ``written_since_clean_bytes``, ``lift_pct``, ``idle_credit_s``
-    (idle accumulated while dirty).
+    I/O, ``write_idle_s`` since the last write, ``cache_used_bytes``,
+    ``written_since_clean_bytes``, ``lift_pct``, ``idle_credit_s`` (idle accumulated while
+    dirty), ``random_written_bytes`` (since in order), ``fragmented``, ``shapes`` (the job in
+    force, from :meth:`set_shape`).
+
+    Raises:
+        ValueError: a size in % of the image without ``image_bytes``.
     """
 
-    def __init__(self, model: DriveModel) -> None:
+    def __init__(self, model: DriveModel, image_bytes: int | None = None) -> None:
         self.model = model
+        self.image_bytes = image_bytes
+        self.slc_bytes = model.slc_cache.size_for(image_bytes) if model.slc_cache else 0
+        self.dirty_after_bytes = model.dirty.bytes_for(image_bytes) if model.dirty else 0
+        frag = model.fragmentation
+        if frag is not None and image_bytes is None:
+            raise ValueError("fragmentation needs the emulated capacity (image size)")
+        self.frag_after_bytes = (int(image_bytes * frag.after_random_write_pct / 100)
+                                 if frag is not None and image_bytes is not None else 0)
         self.written_bytes = 0
         self.read_bytes = 0
         self.idle_s = 0.0
+        self.write_idle_s = 0.0
         self.cache_used_bytes = 0.0
         self.written_since_clean_bytes = 0
         self.lift_pct = 0.0
         self.idle_credit_s = 0.0
+        self.random_written_bytes = 0
+        self.seq_written_since_frag_bytes = 0
+        self.fragmented = False
+        self.shapes: tuple[JobShape, ...] = ()
         self._written_since_credit = 0
         self._last: IoCounters | None = None
         self._last_t: float | None = None
@@ -79,13 +117,17 @@ class ThrottleController:
     @property
     def dirty(self) -> bool:
         """True once the dirty state's byte count was reached since the drive was clean."""
-        d = self.model.dirty
-        return d is not None and self.written_since_clean_bytes >= d.after_write_bytes
+        return self.model.dirty is not None and (
+            self.written_since_clean_bytes >= self.dirty_after_bytes)
 
     @property
     def cache_full(self) -> bool:
-        slc = self.model.slc_cache
-        return slc is not None and self.cache_used_bytes >= slc.size_bytes
+        return self.model.slc_cache is not None and self.cache_used_bytes >= self.slc_bytes
+
+    def set_shape(self, shapes: Sequence[JobShape]) -> Caps:
+        """The job about to start (its sections); returns the caps for it."""
+        self.shapes = tuple(shapes)
+        return self.caps()
 
     def step(self, now_s: float, counters: IoCounters) -> Caps:
         """Account for what happened since the last call and return the caps for now.
@@ -107,6 +149,13 @@ class ThrottleController:
         self.read_bytes = counters.read_bytes
         self.written_bytes += written
         self._account_writes(written)
+        if written > 0:
+            self.write_idle_s = 0.0
+        else:
+            before, self.write_idle_s = self.write_idle_s, self.write_idle_s + dt
+            if self.write_idle_s >= IDLE_MIN_S:
+                self._flush(self.write_idle_s - before if before >= IDLE_MIN_S
+                            else self.write_idle_s)
         if active:
             self.idle_s = 0.0
         else:
@@ -115,29 +164,54 @@ class ThrottleController:
                 self._account_idle(self.idle_s - before if before >= IDLE_MIN_S else self.idle_s)
         return self.caps()
 
+    def _writes_random(self) -> bool | None:
+        """True/False when the job in force writes randomly / sequentially; None: no writes."""
+        writers = [s for s in self.shapes if s.does("write")]
+        if not writers:
+            return None
+        return any(s.random for s in writers)
+
     def _account_writes(self, written: int) -> None:
         if written <= 0:
             return
-        slc = self.model.slc_cache
-        if slc is not None:
-            self.cache_used_bytes = min(float(slc.size_bytes), self.cache_used_bytes + written)
+        if self.model.slc_cache is not None:
+            self.cache_used_bytes = min(float(self.slc_bytes), self.cache_used_bytes + written)
+        if self.model.fragmentation is not None and self.image_bytes is not None:
+            random_writes = self._writes_random()
+            if random_writes:
+                self.random_written_bytes += written
+                if self.random_written_bytes >= self.frag_after_bytes:
+                    if not self.fragmented:
+                        self.seq_written_since_frag_bytes = 0
+                    self.fragmented = True
+            elif random_writes is False and self.fragmented:
+                self.seq_written_since_frag_bytes += written
+                if self.seq_written_since_frag_bytes >= self.image_bytes:
+                    self.fragmented = False
+                    self.random_written_bytes = self.seq_written_since_frag_bytes = 0
         dirty = self.model.dirty
         if dirty is None:
             return
         self.written_since_clean_bytes += written
         if self.idle_credit_s > 0 or self.lift_pct > 0:
             self._written_since_credit += written
-            if self._written_since_credit >= dirty.after_write_bytes:
+            if self._written_since_credit >= self.dirty_after_bytes:
                 self.lift_pct = self.idle_credit_s = 0.0
                 self._written_since_credit = 0
 
-    def _account_idle(self, dt: float) -> None:
+    def _flush(self, dt: float) -> None:
         slc = self.model.slc_cache
         if slc is not None and self.cache_used_bytes > 0:
             self.cache_used_bytes = max(0.0, self.cache_used_bytes - slc.idle_flush_mbps * 1e6 * dt)
-        if not self.dirty or not self.model.recovery:
+
+    def _account_idle(self, dt: float) -> None:
+        if not self.dirty or not self.model.recovers:
             return
         self.idle_credit_s += dt
+        rate = self.model.recovery_rate
+        if rate is not None:
+            cleaned = rate.clean_mbps * 1e6 * self.idle_credit_s
+            self.lift_pct = max(self.lift_pct, min(100.0, 100 * cleaned / self.dirty_after_bytes))
         for stp in self.model.recovery:
             if self.idle_credit_s >= stp.idle_s - 1e-9:
                 self.lift_pct = max(self.lift_pct, stp.lift_pct)
@@ -146,22 +220,64 @@ class ThrottleController:
             self.lift_pct = self.idle_credit_s = 0.0
             self._written_since_credit = 0
 
+    def shape_caps(self) -> Caps:
+        """The caps the job in force gets from ``transfer_caps`` / ``qd_iops`` (uncapped where
+        the model has no curve or no job shape is known)."""
+        out: dict[str, float | None] = {}
+        for direction in ("read", "write"):
+            bw_curve = self.model.transfer_caps.get(direction)
+            iops_curve = self.model.qd_iops.get(direction)
+            bws: list[float | None] = []
+            iopss: list[float | None] = []
+            for group in sorted({s.group for s in self.shapes}):
+                members = [s for s in self.shapes if s.group == group and s.does(direction)]
+                if not members:
+                    continue
+                seq = [s for s in members if not s.random]
+                rnd = [s for s in members if s.random]
+                bws.append(max(bw_curve.at(s.bs(direction)) for s in seq)
+                           if seq and bw_curve is not None and not rnd else None)
+                iopss.append(iops_curve.at(sum(s.outstanding for s in rnd))
+                             if rnd and iops_curve is not None and not seq else None)
+            out[f"{direction}_bw_mbps"] = _loosest(bws)
+            out[f"{direction}_iops"] = _loosest(iopss)
+        return Caps(**out)
+
+    def _concurrent(self) -> bool:
+        """True when the job in force reads and writes at once (one stonewall group)."""
+        for group in {s.group for s in self.shapes}:
+            members = [s for s in self.shapes if s.group == group]
+            if any(s.does("read") for s in members) and any(s.does("write") for s in members):
+                return True
+        return False
+
+    def _sequential(self) -> bool:
+        return bool(self.shapes) and not any(s.random for s in self.shapes)
+
     def caps(self) -> Caps:
-        """The caps in force for the current state (tightest of fresh, post-cache, dirty)."""
-        caps = self.model.caps
+        """The caps in force for the current state: fresh, job shape, post-cache (tightest),
+        x fragmentation and copy factors, with the dirty caps lifted towards them."""
+        caps = self.model.caps.tightest(self.shape_caps())
         slc = self.model.slc_cache
         if slc is not None and self.cache_full:
             caps = caps.tightest(slc.caps)
+        frag = self.model.fragmentation
+        if frag is not None and self.fragmented and self._sequential():
+            caps = _factor(caps, read=frag.seq_read_factor, write=frag.seq_write_factor)
         dirty = self.model.dirty
         if dirty is not None and self.dirty:
             lifted: dict[str, float | None] = {}
             for name in CAP_FIELDS:
-                low, high = dirty.caps.get(name), self.model.caps.get(name)
-                if low is None or high is None:
-                    lifted[name] = low
+                low, high = dirty.caps.get(name), caps.get(name)
+                if low is None or high is None or low >= high:
+                    lifted[name] = low  # nothing to lift towards (tightest() keeps high)
                 else:
                     lifted[name] = low + (high - low) * self.lift_pct / 100
             caps = caps.tightest(Caps(**lifted))
+        copy = self.model.copy
+        if copy is not None and self._concurrent():
+            caps = _factor(caps, read=copy.concurrent_factor, write=copy.concurrent_factor,
+                           iops=True)
         return caps
 
     def log_fields(self, t_s: float, values: dict[str, int]) -> str:
@@ -170,5 +286,23 @@ class ThrottleController:
             f"{t_s:.3f},{self.read_bytes},{self.written_bytes},{self.idle_s:.3f},"
             f"{self.cache_used_bytes:.0f},{self.written_since_clean_bytes},{int(self.dirty)},"
             f"{self.lift_pct:g},{values['read_bw_mbps']},{values['write_bw_mbps']},"
-            f"{values['read_iops']},{values['write_iops']}"
+            f"{values['read_iops']},{values['write_iops']},{int(self.fragmented)},"
+            f"{'+'.join(s.section for s in self.shapes) or '-'}"
         )
+
+
+def _loosest(values: list[float | None]) -> float | None:
+    """Over stonewall groups run one after the other, the loosest cap (None = uncapped)."""
+    if not values or any(v is None for v in values):
+        return None
+    return max(v for v in values if v is not None)
+
+
+def _factor(caps: Caps, *, read: float, write: float, iops: bool = False) -> Caps:
+    """Bandwidth caps (and, with ``iops``, IOPS caps) x the factor of their direction."""
+    out: dict[str, float | None] = {}
+    for name in CAP_FIELDS:
+        value = caps.get(name)
+        f = read if name.startswith("read") else write
+        out[name] = value * f if value is not None and (iops or name.endswith("_mbps")) else value
+    return Caps(**out)

@@ -9,7 +9,7 @@ ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> Verdicts.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
@@ -272,6 +272,7 @@ class QualSession:
             ioengine=self.runner.ioengine(self.scratch_dir / "engine-probe.bin"),
             write_budget_bytes=ctx.write_budget_bytes,
         )
+        plan = replace(plan, text=target.before_fio(plan.text))
         run: FioRun | None = None
         try:
             run = self.runner.run(
@@ -315,7 +316,7 @@ class QualSession:
         plan = render_prefill(self.options.profile, target.fio_filename, target.size_bytes,
                               self.ioengine())
         run = self.runner.run(
-            plan.text, workdir=workdir, name=plan.name,
+            target.before_fio(plan.text), workdir=workdir, name=plan.name,
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
             cgroup=target.cgroup,
         )
@@ -362,6 +363,7 @@ class QualSession:
         if writes:
             target.assert_write_allowed()
         target.recheck_identity()  # every job: the drive is still there, and the same one
+        job_text = target.before_fio(job_text)
         run: FioRun | None = None
         try:
             run = self.runner.run(

@@ -251,7 +251,7 @@ def test_daemon_starts_reports_ready_and_clears_its_caps_on_sigterm(tmp_path: Pa
     assert proc.returncode == 0, err
     assert all((fake.folder / f).read_text() == "7:3 0\n" for f in THROTTLE_FILES.values())
     log = (tmp_path / "log.csv").read_text().splitlines()
-    assert log[0] == LOG_HEADER and log[1].endswith(",444800000,124000000,6720,30400")
+    assert log[0] == LOG_HEADER and log[1].endswith(",444800000,124000000,6720,30400,0,-")
 
 
 def test_daemon_rejects_a_bad_device_argument(tmp_path: Path) -> None:
