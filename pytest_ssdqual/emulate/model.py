@@ -107,6 +107,19 @@ class Curve:
         return Curve(tuple((x, y * factor) for x, y in self.points))
 
 
+def share_of_image(fixed_bytes: int, pct: float | None, image_bytes: int | None, key: str) -> int:
+    """``fixed_bytes``, or ``pct`` % of the emulated capacity (the image) when ``pct`` is given.
+
+    Raises:
+        ValueError: ``pct`` given without an image size (``key`` names the model key).
+    """
+    if pct is None:
+        return fixed_bytes
+    if image_bytes is None:
+        raise ValueError(f"{key} needs the emulated capacity (image size)")
+    return int(image_bytes * pct / 100)
+
+
 @dataclass(frozen=True)
 class SlcCache:
     """An SLC write cache: ``size_bytes`` (or ``size_pct`` of the emulated capacity) at the
@@ -131,11 +144,7 @@ class SlcCache:
         Raises:
             ValueError: ``size_pct`` without an image size.
         """
-        if self.size_pct is None:
-            return self.size_bytes
-        if image_bytes is None:
-            raise ValueError("slc_cache.size_pct needs the emulated capacity (image size)")
-        return int(image_bytes * self.size_pct / 100)
+        return share_of_image(self.size_bytes, self.size_pct, image_bytes, "slc_cache.size_pct")
 
     @property
     def caps(self) -> Caps:
@@ -157,11 +166,8 @@ class DirtyState:
         Raises:
             ValueError: ``after_write_pct`` without an image size.
         """
-        if self.after_write_pct is None:
-            return self.after_write_bytes
-        if image_bytes is None:
-            raise ValueError("dirty.after_write_pct needs the emulated capacity (image size)")
-        return max(1, int(image_bytes * self.after_write_pct / 100))
+        return max(1, share_of_image(self.after_write_bytes, self.after_write_pct, image_bytes,
+                                     "dirty.after_write_pct"))
 
 
 @dataclass(frozen=True)
