@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from pytest_ssdqual.catalog.sweeps import size_label
 from pytest_ssdqual.drive.identity import DriveIdentity
 from pytest_ssdqual.drive.inventory import Entry
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
@@ -186,8 +187,7 @@ def _x(x: float, label: str) -> str:
     """A curve point's x as the model writes it: ``4k`` / ``1m`` for sizes, ``8`` for QDs."""
     if label.startswith("QD"):
         return f"{x:g}"
-    n = int(x)
-    return f"{n >> 20}m" if n % 2**20 == 0 else f"{n >> 10}k" if n % 1024 == 0 else str(n)
+    return size_label(int(x))
 
 
 def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
