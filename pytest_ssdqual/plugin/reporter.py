@@ -10,7 +10,6 @@ process adds to the report of every test phase what its fio runs wrote since its
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -37,10 +36,10 @@ from pytest_ssdqual.qualify.host_facts import host_facts
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import (
-    TABLE_WIDTH,
     SummaryRow,
     final_line,
     format_drives,
+    format_skips,
     format_summary,
 )
 from pytest_ssdqual.results.gate_summary import format_gate_summary
@@ -182,15 +181,8 @@ class SsdQualReporter:
         self.skip_reasons.setdefault(reason, []).append(report.nodeid)
 
     def skip_lines(self) -> list[str]:
-        """``skipped (2 tests: suites/test_health.py::test_x[sdb], ...): <reason>``, one line
-        per reason (wrapped at ``TABLE_WIDTH``): pytest's ``-rs`` repeats a reason per test."""
-        lines: list[str] = []
-        for reason, nodeids in self.skip_reasons.items():
-            count = f"{len(nodeids)} test{'s' if len(nodeids) > 1 else ''}"
-            lines += textwrap.wrap(f"skipped ({count}: {', '.join(nodeids)}): {reason}",
-                                   TABLE_WIDTH, subsequent_indent="    ",
-                                   break_long_words=False, break_on_hyphens=False)
-        return lines
+        """The skipped tests, one line per reason (``report.summary.format_skips``)."""
+        return format_skips(self.skip_reasons)
 
     def written_lines(self) -> list[str]:
         """``ssdqual: wrote 1.42 GB (1,420,000,000 bytes) to DRIVE in 31 of 60 fio runs``, one

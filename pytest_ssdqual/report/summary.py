@@ -203,6 +203,17 @@ def _note_lines(drive: str, rows: list[SummaryRow], width: int) -> list[str]:
     return out
 
 
+def format_skips(reasons: Mapping[str, Sequence[str]], width: int = TABLE_WIDTH) -> list[str]:
+    """``skipped (2 tests: suites/test_health.py::test_x[sdb], ...): <reason>``: one line per
+    reason (``reasons``: reason -> node ids), wrapped at ``width`` -- pytest's ``-rs`` repeats a
+    reason once per test."""
+    lines: list[str] = []
+    for reason, nodeids in reasons.items():
+        count = f"{len(nodeids)} test{'s' if len(nodeids) > 1 else ''}"
+        lines += _wrap(f"skipped ({count}: {', '.join(nodeids)}): {reason}", width, "", "    ")
+    return lines
+
+
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
