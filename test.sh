@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# The project's own tests: set up (first time), then the unit and plugin tiers on 2 CPUs
-# (pytest-xdist, -n 2), then the end-to-end tier serially: its loop-device, zram and cgroup
-# timings must not share the CPU with other tests. End-to-end tests need root (they skip
-# otherwise). Options (-k, -ra, --durations=N, ...) are passed to both pytest runs; test paths
-# select: ./test.sh tests/unit/test_summary.py runs that file only (in the unit+plugin tier),
-# a path under tests/e2e goes to the end-to-end tier, and a tier given no path is not run. A
-# -k that selects no test of one tier is not a failure of that tier. The exit code is non-zero
-# when either tier failed, and the failed tier is named.
+# The project's own tests: set up (first time), then three tiers: unit+plugin on 2 CPUs
+# (pytest-xdist, -n 2); the end-to-end tests on 2 CPUs too (two at a time: each paces its own
+# devices with blkio caps or judges them on loose floors); then the end-to-end tests marked
+# e2e_solo one at a time (their timings, time-outs or process-table checks need the host to
+# themselves). End-to-end tests need root (they skip otherwise). Options (-k, -m, -ra,
+# --durations=N, ...) are passed to every pytest run (a -m is combined with each end-to-end
+# tier's own); test paths select: ./test.sh tests/unit/test_summary.py runs that file only (in
+# the unit+plugin tier), a path under tests/e2e goes to both end-to-end tiers, and a tier given
+# no path is not run. A -k or -m that selects no test of one tier is not a failure of that
+# tier. The exit code is non-zero when any tier failed, and the failed tier is named.
 set -uo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh || exit $?
 
-options=() unit_paths=() e2e_paths=() prev=""
+options=() unit_paths=() e2e_paths=() prev="" mark=""
 for arg in "$@"; do
   case $prev in  # the value of an option that takes one is never a test path
-    -k|-m|-n|-p|-o|-c|-W|--deselect|--ignore|--basetemp|--rootdir|--durations)
+    -m) mark=$arg prev="" ; continue ;;
+    -k|-n|-p|-o|-c|-W|--deselect|--ignore|--basetemp|--rootdir|--durations)
       options+=("$arg") prev="" ; continue ;;
   esac
   prev=$arg
   case $arg in
+    -m) ;;  # its value is the next argument
+    -m=*|-m*) mark=${arg#-m} mark=${mark#=} ;;
     -*) options+=("$arg") ;;
     *) if [ -e "${arg%%::*}" ]; then  # a path (or path::test id) of this checkout
          case $(realpath --relative-to=. "${arg%%::*}") in
@@ -47,8 +52,14 @@ run_tier() {  # run_tier NAME PYTEST-ARGS...
     *) failed+=("$name (pytest exit $rc)") ;;
   esac
 }
-[ ${#unit_paths[@]} -gt 0 ] && run_tier "unit+plugin" "${unit_paths[@]}" -n 2 "${options[@]}"
-[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" "${options[@]}"
+both() {  # both MARK-EXPRESSION: it and the user's -m, if any
+  if [ -n "$mark" ]; then echo "($mark) and ($1)"; else echo "$1"; fi
+}
+unit_mark=()
+[ -n "$mark" ] && unit_mark=(-m "$mark")
+[ ${#unit_paths[@]} -gt 0 ] && run_tier "unit+plugin" "${unit_paths[@]}" -n 2 "${unit_mark[@]}" "${options[@]}"
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 2 -m "$(both "not e2e_solo")" "${options[@]}"
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(both e2e_solo)" "${options[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED tier(s): ${failed[*]}" >&2
   exit 1

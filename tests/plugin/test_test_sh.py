@@ -1,0 +1,47 @@
+"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 2, e2e -n 2, e2e-solo
+one at a time), collecting only (``--collect-only``): what each tier would run is what it
+prints."""
+
+from __future__ import annotations
+
+import subprocess
+
+from ..conftest import REPO
+
+
+def _test_sh(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["./test.sh", *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _collected(out: str) -> list[str]:
+    """The ``N/M tests collected`` / ``N tests collected`` lines, in tier order."""
+    return [line.split(" in ")[0] for line in out.splitlines() if " collected" in line]
+
+
+def test_an_e2e_path_goes_to_both_e2e_tiers_split_by_the_solo_mark() -> None:
+    proc = _test_sh("tests/e2e/test_regression_e2e.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the file's one test is e2e_solo: the parallel tier selects none, the solo tier runs it
+    assert "no test selected in the e2e tier" in proc.stderr
+    assert _collected(proc.stdout) == ["no tests collected (1 deselected)",
+                                       "1 test collected"], proc.stdout
+    assert "test_a_throttled_build_fails_the_gate" in proc.stdout
+    assert "unit+plugin" not in proc.stderr
+
+
+def test_a_users_mark_is_combined_with_each_e2e_tiers_own() -> None:
+    proc = _test_sh("tests/e2e/test_emulator_e2e.py", "-m", "not e2e_solo")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the parallel tier keeps the file's other tests; the solo tier's own mark and the user's
+    # exclude each other, so it selects nothing (not a failure)
+    assert "no test selected in the e2e-solo tier" in proc.stderr
+    assert "test_a_killed_session_is_tidied_by_its_controller" not in proc.stdout
+    assert "test_slc_cache_cliff_at_the_cache_size_then_the_post_cache_cap" in proc.stdout
+
+
+def test_a_unit_path_runs_in_the_unit_tier_only() -> None:
+    proc = _test_sh("tests/unit/test_layout.py", "-mnot e2e")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "test_layout.py" in proc.stdout and "tests/e2e" not in proc.stdout
+    assert "e2e" not in proc.stderr
