@@ -28,7 +28,14 @@ import pytest
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.methodology.curves import curves_from_json
 
-from ..conftest import REPO, detach_loop_device, make_loop_device, need_root, ram_folder
+from ..conftest import (
+    REPO,
+    detach_loop_device,
+    make_loop_device,
+    need_root,
+    ram_folder,
+    tmp_path_in_ram,
+)
 from .test_e2e_methodology import BLKIO, _need_blkio, _need_fio, _results, _rule
 
 pytestmark = pytest.mark.e2e
@@ -39,14 +46,14 @@ SUITES = [str(REPO / "suites" / f"test_{name}.py")
 
 @pytest.fixture
 def plain_and_4kn(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
-    """A 320 MiB direct-I/O loop device with 512-byte sectors over a file in ``tmp_path`` and
-    a 64 MiB one with 4096-byte sectors over a file in RAM (``ram_folder``): (plain device,
-    4Kn device, the 4Kn image: its serial). The two run at once (-n 2); on one host disk the
-    4Kn device's 16 threads at QD32 queued the other's QD1 reads (CI: 39 IOPS, 25 ms mean).
-    Detached and removed afterwards."""
+    """A 320 MiB direct-I/O loop device with 512-byte sectors over ``tmp_path / "plain.img"``
+    (``tmp_path`` in RAM: ``tmp_path_in_ram``) and a 64 MiB one with 4096-byte sectors over a
+    file in RAM (``ram_folder``): (plain device, 4Kn device, the 4Kn image: its serial). The two
+    run at once (-n 2); on one host disk the 4Kn device's 16 threads at QD32 queued the other's
+    QD1 reads (CI: 39 IOPS, 25 ms mean). Detached and removed afterwards."""
     need_root("losetup")
     devices: list[str] = []
-    with ram_folder(tmp_path, 64 * 1024 * 1024) as ram:
+    with tmp_path_in_ram(tmp_path, 2 * 1024**3), ram_folder(tmp_path, 64 * 1024 * 1024) as ram:
         try:
             devices.append(make_loop_device(tmp_path / "plain.img", 320 * 1024 * 1024))
             image = ram / "k4.img"
