@@ -52,14 +52,14 @@ run_tier() {  # run_tier NAME PYTEST-ARGS...
     *) failed+=("$name (pytest exit $rc)") ;;
   esac
 }
-both() {  # both MARK-EXPRESSION: it and the user's -m, if any
+with_user_mark() {  # with_user_mark EXPR: EXPR and the user's -m, if one was given
   if [ -n "$mark" ]; then echo "($mark) and ($1)"; else echo "$1"; fi
 }
 unit_mark=()
 [ -n "$mark" ] && unit_mark=(-m "$mark")
 [ ${#unit_paths[@]} -gt 0 ] && run_tier "unit+plugin" "${unit_paths[@]}" -n 2 "${unit_mark[@]}" "${options[@]}"
-[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 2 -m "$(both "not e2e_solo")" "${options[@]}"
-[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(both e2e_solo)" "${options[@]}"
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 2 -m "$(with_user_mark "not e2e_solo")" "${options[@]}"
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(with_user_mark e2e_solo)" "${options[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED tier(s): ${failed[*]}" >&2
   exit 1
