@@ -5,6 +5,9 @@ burst, and their ratios to the continuous ones show what idle time buys. Judged 
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_burst_vs_sustained(run_methodology):

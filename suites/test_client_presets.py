@@ -3,6 +3,9 @@ read and write, at two test sizes (the size ratio shows a drive slowing on the l
 
 import pytest
 
+#: run order (plugin.ordering): random
+pytestmark = pytest.mark.ssdqual_phase("random")
+
 
 @pytest.mark.destructive
 def test_client_presets(run_methodology):

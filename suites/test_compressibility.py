@@ -6,6 +6,9 @@ figures must not depend on the data)."""
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_compressibility(run_methodology):

@@ -5,6 +5,9 @@ sizes (4 KiB-1 MiB), at steady state, and after each idle period; judged on reco
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_recovery_after_idle(run_methodology):

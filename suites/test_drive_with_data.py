@@ -6,6 +6,9 @@ lowest ratio, ``{worst_ratio: {min: 0.3}}``. The fill-state curves are in curves
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_drive_with_data(run_methodology):

@@ -9,6 +9,7 @@ import pytest
 
 
 @pytest.mark.ssdqual_family("health")
+@pytest.mark.ssdqual_phase("first")
 def test_health_at_start(drive_health):
     drive_health.check_start()
 

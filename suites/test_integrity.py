@@ -5,6 +5,9 @@ too. Both are implicit requirements no threshold profile can waive."""
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_data_integrity(run_methodology):

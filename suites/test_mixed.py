@@ -4,6 +4,9 @@ of the same size) judged on delay_ratio = copy time / (read time + write time)."
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_mixed_sweep(run_methodology):

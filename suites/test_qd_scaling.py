@@ -5,6 +5,9 @@ QD1). The curves are stored as curves.json."""
 
 import pytest
 
+#: run order (plugin.ordering): random
+pytestmark = pytest.mark.ssdqual_phase("random")
+
 
 @pytest.mark.destructive
 def test_qd_scaling(run_methodology):

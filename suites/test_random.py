@@ -3,6 +3,9 @@ read/write mix at QD32."""
 
 import pytest
 
+#: run order (plugin.ordering): random
+pytestmark = pytest.mark.ssdqual_phase("random")
+
 
 @pytest.mark.parametrize("workload_id", ["rand_read_4k_qd1", "rand_read_4k_qd32"])
 def test_random_read(qualify, workload_id):

@@ -5,6 +5,9 @@ the fragmented / clean ratios, e.g.
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_seq_after_random(run_methodology):

@@ -6,6 +6,9 @@ Bandwidth is judged in decimal MB/s, as spec sheets and reviews quote it (ATTO, 
 
 import pytest
 
+#: run order (plugin.ordering): sequential
+pytestmark = pytest.mark.ssdqual_phase("sequential")
+
 
 @pytest.mark.parametrize("workload_id", ["seq_read_128k_qd32", "seq_read_128k_qd1"])
 def test_sequential_read(qualify, workload_id):

@@ -5,6 +5,9 @@ most 25 rounds (the profile may cap them lower). Latency under load is judged at
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_steady_state_rand_write_4k(run_methodology):

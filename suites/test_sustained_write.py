@@ -5,6 +5,9 @@ sustained_bw_mbps (the speed once the cache is full), judged like
 
 import pytest
 
+#: run order (plugin.ordering): state
+pytestmark = pytest.mark.ssdqual_phase("state")
+
 
 @pytest.mark.destructive
 def test_sustained_write(run_methodology):

@@ -3,6 +3,9 @@ to 8 MiB (sizes below the drive's logical sector skipped); bandwidth and IOPS pe
 
 import pytest
 
+#: run order (plugin.ordering): sequential
+pytestmark = pytest.mark.ssdqual_phase("sequential")
+
 
 @pytest.mark.destructive
 def test_transfer_size_sweep(run_methodology):

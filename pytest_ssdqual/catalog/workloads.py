@@ -244,7 +244,7 @@ PROFILES: dict[str, RunProfile] = {
             "seconds per workload on the first 256 MiB (a smaller target: all of it): CI and "
             "dry runs, not a qualification",
             MethodologyPlan(
-                precondition_multiple=2, round_runtime_s=1, max_rounds=8,
+                precondition_multiple=2, round_runtime_s=1, max_rounds=14,
                 sustained_multiple=64, sustained_max_s=7, perf_runtime_s=1,
                 degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
                 steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,

@@ -300,6 +300,7 @@ class EmulatedDrive:
         if self.loop_device is not None:
             if not _detach(self.loop_device, self.image_path):
                 left.append(f"loop device {self.loop_device} (losetup -d {self.loop_device})")
+        _keep_log(self.log_path)
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.workdir.exists():
             left.append(f"folder {self.workdir}")
@@ -345,3 +346,18 @@ def _detach(loop: str, image: Path) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def _keep_log(log_path: Path) -> None:
+    """Copy the controller's CSV log to ``$SSDQUAL_EMU_LOG_DIR`` (when set) before the temp
+    folder goes: ``<image name>.csv``, one line per change of the caps or state (columns
+    ``state.LOG_HEADER``). For reading why a twin measured what it did."""
+    folder = os.environ.get("SSDQUAL_EMU_LOG_DIR")
+    if not folder or not log_path.is_file():
+        return
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log_path, Path(folder) / f"{log_path.parent.name}.csv")
+    except OSError as exc:
+        print(f"ssdqual: could not keep the controller log in {folder}: {exc}", file=sys.stderr)
+

@@ -154,11 +154,14 @@ class SlcCache:
 @dataclass(frozen=True)
 class DirtyState:
     """Lower caps once ``after_write_bytes`` (or ``after_write_pct`` % of the emulated
-    capacity) were written since the drive was last clean."""
+    capacity) were written since the drive was last clean; with ``random_writes_only`` only
+    random writes count (sequential overwrites free whole erase blocks: they leave the
+    garbage collector nothing to do, so they do not dirty a drive)."""
 
     after_write_bytes: int
     caps: Caps
     after_write_pct: float | None = None
+    random_writes_only: bool = False
 
     def bytes_for(self, image_bytes: int | None) -> int:
         """The byte count on an image of ``image_bytes``.

@@ -347,6 +347,7 @@ def load_model(path: str | Path) -> DriveModel:
             parse_size(dirty["after_write_bytes"]) if "after_write_bytes" in dirty else 0,
             _caps(dirty),
             float(dirty["after_write_pct"]) if "after_write_pct" in dirty else None,
+            bool(dirty.get("random_writes_only", False)),
         ) if dirty is not None else None,
         **behaviour_fields(data),
         source=str(data.get("source", "")).strip(),

@@ -1,7 +1,7 @@
 """The emulated drive's state and the caps it allows: pure logic, no I/O, time given by the caller.
 
 Behaviour (all byte counts from ``blkio.throttle.io_service_bytes``, I/O counts from
-``blkio.throttle.io_serviced`` of the device in the folder; idle time is time without new I/O,
+``blkio.throttle.io_serviced`` of the device in the folder; idle time is time without new writes,
 counted once it lasts ``IDLE_MIN_S``: the throttle itself leaves gaps of ~0.1 s between dispatches
 at low caps, and a drive's firmware also waits a moment before it takes the host for idle):
 
@@ -9,8 +9,10 @@ at low caps, and a drive's firmware also waits a moment before it takes the host
 * **SLC cache**: every byte written fills the cache (up to ``size_bytes``); once full, the
   post-cache write caps apply.
 * **Dirty state**: once ``after_write_bytes`` were written since the drive was last clean, the
-  dirty caps apply.
-* **Recovery after idle**: while dirty, idle seconds accumulate; at each step's ``idle_s`` the
+  dirty caps apply (with ``random_writes_only``, random writes only count: a write whose job
+  shape is sequential, or unknown, does not).
+* **Recovery after idle**: while dirty, seconds without writes (reads may go on: the firmware
+  collects garbage whenever the host does not write) accumulate; at each step's ``idle_s`` the
   caps are lifted ``lift_pct`` % of the way from dirty back to fresh. At 100 % the drive is clean
   (the byte count restarts). Writing ``after_write_bytes`` more undoes a partial recovery (lift
   and accumulated idle go back to 0).
@@ -25,7 +27,12 @@ at low caps, and a drive's firmware also waits a moment before it takes the host
 * **SLC cache**: emptied at ``idle_flush_mbps`` while the drive does not *write* (reads do
   not stop the drive folding its cache), once that lasts ``IDLE_MIN_S``.
 * **Recovery** also as a rate (``RecoveryRate``): ``clean_mbps`` per idle second, the lift
-  being the cleaned share of the dirty byte count (so it scales with the image).
+  being the cleaned share of the dirty byte count (so it scales with the image). Before the
+  drive is dirty the same rate is background garbage collection: each second without writes
+  (reads go on), once that lasts ``IDLE_MIN_S``, takes ``clean_mbps`` MB off the count, so
+  random writes separated by reads do not add up to the dirty state as one long burst does
+  (a drive's firmware collects garbage whenever the host lets it; PCMark 8's consistency
+  test dirties a drive with writes back to back).
 * The caps in force are, per dimension, the tightest of those that apply; fragmentation and
   copy factors multiply them; the dirty caps are lifted towards the caps that would be in
   force if the drive were clean.
@@ -154,14 +161,14 @@ class ThrottleController:
         else:
             before, self.write_idle_s = self.write_idle_s, self.write_idle_s + dt
             if self.write_idle_s >= IDLE_MIN_S:
-                self._flush(self.write_idle_s - before if before >= IDLE_MIN_S
-                            else self.write_idle_s)
+                stretch = self.write_idle_s - before if before >= IDLE_MIN_S else self.write_idle_s
+                self._flush(stretch)
+                self._background_clean(stretch)
+                self._account_idle(stretch)
         if active:
             self.idle_s = 0.0
         else:
-            before, self.idle_s = self.idle_s, self.idle_s + dt
-            if self.idle_s >= IDLE_MIN_S:  # the whole stretch counts once it is long enough
-                self._account_idle(self.idle_s - before if before >= IDLE_MIN_S else self.idle_s)
+            self.idle_s += dt
         return self.caps()
 
     def _writes_random(self) -> bool | None:
@@ -190,7 +197,7 @@ class ThrottleController:
                     self.fragmented = False
                     self.random_written_bytes = self.seq_written_since_frag_bytes = 0
         dirty = self.model.dirty
-        if dirty is None:
+        if dirty is None or (dirty.random_writes_only and not self._writes_random()):
             return
         self.written_since_clean_bytes += written
         if self.idle_credit_s > 0 or self.lift_pct > 0:
@@ -203,6 +210,15 @@ class ThrottleController:
         slc = self.model.slc_cache
         if slc is not None and self.cache_used_bytes > 0:
             self.cache_used_bytes = max(0.0, self.cache_used_bytes - slc.idle_flush_mbps * 1e6 * dt)
+
+    def _background_clean(self, dt: float) -> None:
+        """A drive not yet dirty collects garbage while the host does not write (reads go on):
+        ``recovery.clean_mbps`` x ``dt`` comes off the dirty byte count."""
+        rate = self.model.recovery_rate
+        if rate is None or self.dirty or self.written_since_clean_bytes <= 0:
+            return
+        self.written_since_clean_bytes = max(
+            0, self.written_since_clean_bytes - int(rate.clean_mbps * 1e6 * dt))
 
     def _account_idle(self, dt: float) -> None:
         if not self.dirty or not self.model.recovers:

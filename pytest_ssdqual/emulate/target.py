@@ -24,6 +24,7 @@ from pytest_ssdqual.emulate.emulator import EmulatedDrive
 from pytest_ssdqual.emulate.host import host_problems, size_text
 from pytest_ssdqual.emulate.model import DriveModel
 from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.pacing import pace_job
 from pytest_ssdqual.emulate.resolve import drive_id, emu_text
 from pytest_ssdqual.emulate.shape import parse_job_shapes
 from pytest_ssdqual.errors import DeviceError
@@ -105,10 +106,13 @@ class EmulatedTarget(DriveTarget):
         and wait until it has put the caps for it in force. A real drive sees queue depth and
         pattern in its command stream; the blkio throttle sees only bytes and I/O counts.
 
-        Returns the job with ``ioengine=io_uring`` run as ``libaio``: io_uring issues its I/O
-        non-blocking first, a 1 MiB bio over 256 scattered pages is more than the loop device's
-        128 segments and must be split, a non-blocking bio cannot be, so it fails with EAGAIN
-        and io_uring issues it again -- after blk-throttle has charged it once. Measured here
+        Returns the job with fio's own ``rate=`` per section (the shape's fresh caps:
+        :func:`~pytest_ssdqual.emulate.pacing.pace_job`, since blk-throttle lets a new job's
+        first slice through unthrottled) and ``ioengine=io_uring`` run as ``libaio``: io_uring
+        issues its I/O non-blocking first, a 1 MiB bio over 256 scattered pages is more than
+        the loop device's 128 segments and must be split, a non-blocking bio cannot be, so it
+        fails with EAGAIN and io_uring issues it again -- after blk-throttle has charged it
+        once. Measured here
         (kernel 6.18, 1 MiB reads under a 259 MB/s cap): io_uring QD4/QD8 ~130 MB/s with
         ``io_service_bytes`` counting every byte twice, libaio 254-257 MB/s, once. Transfers up
         to 512 KiB are not split and are the same with either engine.
@@ -118,7 +122,8 @@ class EmulatedTarget(DriveTarget):
                 wrong caps).
         """
         self.drive.send_shape(parse_job_shapes(job_text))
-        return _IO_URING.sub(r"\1libaio", job_text)
+        paced = pace_job(job_text, self.drive.model, self.drive.image_bytes)
+        return _IO_URING.sub(r"\1libaio", paced)
 
     @property
     def lock_key(self) -> str:

@@ -307,19 +307,3 @@ def drive_health(request: pytest.FixtureRequest, ssd_session: QualSession,
                  ssd_drive: DriveContext) -> DriveHealthTest:
     """The health checks of the drive under test (``suites/test_health.py``)."""
     return DriveHealthTest(request.node, ssd_session, ssd_drive)
-
-
-class HealthHooks:
-    """Registered by ``plugin.pytest_configure``: the ``ssdqual_last`` marker runs a test after
-    every other test (the session-end health reading)."""
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line(
-            "markers", "ssdqual_last: run after every other test (session-end health reading)"
-        )
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        last = [i for i in items if i.get_closest_marker("ssdqual_last") is not None]
-        if last:
-            items[:] = [i for i in items if i.get_closest_marker("ssdqual_last") is None] + last

@@ -33,10 +33,7 @@ from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found thr
     ssd_drive,
     ssd_session,
 )
-from pytest_ssdqual.plugin.health import (
-    HealthHooks,
-    drive_health,  # noqa: F401  (fixture: suites/test_health.py)
-)
+from pytest_ssdqual.plugin.health import drive_health  # noqa: F401  (fixture: suites/test_health.py)
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import (
     in_play,
@@ -46,6 +43,7 @@ from pytest_ssdqual.plugin.options import (
     scratch_path,
     session_run_id,
 )
+from pytest_ssdqual.plugin.ordering import OrderingHooks
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
 from pytest_ssdqual.plugin.scheduling import DriveSchedulerHooks, drive_test_ids
@@ -67,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     plugin_workers.register(config)  # crashed workers, interrupted tests, worker journals
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
-    config.pluginmanager.register(HealthHooks(), "ssdqual-health")
+    config.pluginmanager.register(OrderingHooks(), "ssdqual-ordering")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(XdistHooks(_scratch_for_workers(config), run_id),
                                       "ssdqual-xdist")

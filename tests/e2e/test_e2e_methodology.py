@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.catalog.workloads import PROFILES
+
 from ..conftest import (
     EMU_PROFILE,
     REPO,
@@ -193,7 +195,7 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
 
     steady = runs[(serial["plain"], "steady_state_rand_write_4k")]
     m = steady["metrics"]
-    assert 5 <= m["rounds"] <= 8 and m["write.iops"] > 2000
+    assert 5 <= m["rounds"] <= PROFILES["smoke"].methodology.max_rounds and m["write.iops"] > 2000
     assert m["steady_state_reached"] in (0, 1)
     if m["steady_state_reached"]:
         assert m["steady_state_round"] == m["rounds"]
@@ -220,10 +222,11 @@ def test_loop_devices_smoke_run_and_steady_state_on_constant_and_drifting_device
     assert m["write.iops"] == pytest.approx(3000, rel=0.15)
     assert m["data_excursion_pct"] <= 20 and m["slope_excursion_pct"] <= 10
 
-    # drifting device: never steady within the profile's 8 rounds
+    # drifting device: never steady within the profile's rounds (14)
     drift_run = runs[(serial["drifting"], "steady_state_rand_write_4k")]
     m = drift_run["metrics"]
-    assert m["steady_state_reached"] == 0 and m["rounds"] == 8, drift_run["rounds"]
+    max_rounds = PROFILES["smoke"].methodology.max_rounds
+    assert m["steady_state_reached"] == 0 and m["rounds"] == max_rounds, drift_run["rounds"]
     assert "steady_state_round" not in m
     assert m["slope_excursion_pct"] > 10
     assert drift_run["states"]["write.iops"].startswith("not steady")

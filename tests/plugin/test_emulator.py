@@ -94,13 +94,13 @@ def test_bad_model_file_is_a_usage_error_with_file_line_and_key(
 ) -> None:
     bad = pytester.path / "bad.yaml"
     bad.write_text((MODELS / "jmf612-43nm-64g.yaml").read_text()
-                   .replace("  read_iops: 3174", "  read_iopps: 3174"))
-    line = bad.read_text().splitlines().index("  read_iopps: 3174") + 1
+                   .replace("  read_bw_mbps: 259.3", "  read_bw_mbs: 259.3"))
+    line = bad.read_text().splitlines().index("  read_bw_mbs: 259.3") + 1
     result = _run(pytester, fake_fio, f"--drive=emu:{bad}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
-    assert f"bad.yaml:{line}: caps.read_iopps: unknown key 'read_iopps'" in err
-    assert "did you mean 'read_iops'?" in err
+    assert f"bad.yaml:{line}: caps.read_bw_mbs: unknown key 'read_bw_mbs'" in err
+    assert "did you mean 'read_bw_mbps'?" in err
     assert fake_fio.job_rws() == []
 
 

@@ -314,7 +314,7 @@ def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     health_skips = [line for line in out.splitlines()
                     if line.endswith("a scratch file has no SMART / NVMe health log")]
     assert [line.split(" ")[2].rsplit("/", 1)[1] for line in health_skips] == [
-        "test_health.py:11:", "test_health.py:16:"], health_skips  # the tests' own lines
+        "test_health.py:11:", "test_health.py:17:"], health_skips  # the tests' own lines
     assert "pytest_ssdqual" not in "".join(health_skips)
     assert "NVMe power states and APST exist only on an NVMe drive" in out
     assert fake_fio.job_rws() == ["write", "read"]  # the prefill and test_read only

@@ -75,6 +75,14 @@ class Clock:
             self.ios += 1
             self.c.step(self.t, IoCounters(self.read, self.written, self.ios))
 
+    def reads(self, nbytes: int, seconds: float = 1.0) -> None:
+        steps = max(1, round(seconds / 0.1))
+        for _ in range(steps):
+            self.t += 0.1
+            self.read += nbytes // steps
+            self.ios += 1
+            self.c.step(self.t, IoCounters(self.read, self.written, self.ios))
+
     def idle(self, seconds: float) -> None:
         for _ in range(round(seconds / 0.1)):
             self.t += 0.1
@@ -172,6 +180,36 @@ def test_dirty_after_write_pct_scales_with_the_image(tmp_path: Path) -> None:
     assert c.dirty and c.caps().write_iops == pytest.approx(9000)
 
 
+def test_dirty_random_writes_only_counts_random_writes_and_not_sequential_ones(
+        tmp_path: Path) -> None:
+    m = load(tmp_path, TWIN + "dirty: {after_write_pct: 100, random_writes_only: true, "
+                              "write_iops: 9000}\nrecovery: {clean_mbps: 100}\n")
+    assert m.dirty is not None and m.dirty.random_writes_only
+    c = ThrottleController(m, IMAGE)
+    clock = Clock(c)
+    c.set_shape(shape("write", "128k", 32))  # sequential overwrites: 4 x the image
+    clock.write(4 * IMAGE, seconds=4)
+    assert not c.dirty and c.written_since_clean_bytes == 0
+    c.set_shape(shape("randwrite", "4k", 32))
+    clock.write(IMAGE - MIB)
+    assert not c.dirty
+    clock.write(2 * MIB)
+    assert c.dirty and c.caps().write_iops == pytest.approx(9000)
+    clock.idle(1.5)  # 1 s of idle counted: 100 MB cleaned of 256 MiB
+    lift = c.lift_pct
+    assert 0 < lift < 100
+    c.set_shape(shape("write", "128k", 32))  # sequential writes do not undo the recovery
+    clock.write(2 * IMAGE, seconds=2)
+    assert c.lift_pct == lift
+    # without the key every write counts (the default)
+    d = ThrottleController(load(tmp_path, TWIN + "dirty: {after_write_pct: 100, "
+                                               "write_iops: 9000}\n", "d.yaml"), IMAGE)
+    dclock = Clock(d)
+    d.set_shape(shape("write", "128k", 32))
+    dclock.write(IMAGE + MIB)
+    assert d.dirty
+
+
 def test_size_bytes_and_size_pct_together_is_an_error_naming_key_and_fix(tmp_path: Path) -> None:
     path = tmp_path / "both.yaml"
     path.write_text(TWIN + "slc_cache: {size_bytes: 1GiB, size_pct: 10, write_bw_mbps: 60}\n"
@@ -255,6 +293,32 @@ def test_recovery_rate_lifts_by_the_cleaned_share_and_scales_with_the_image(
     assert not c.dirty and c.caps().write_iops == pytest.approx(38000)
 
 
+def test_recovery_rate_collects_garbage_while_the_host_only_reads_before_and_after_dirty(
+        tmp_path: Path) -> None:
+    # 0.8 x the image of random writes, 2 s of reads (all of it counted, once 0.5 s long:
+    # 200 MB cleaned), then
+    # 0.8 x the image again: not dirty; the same writes back to back are.
+    c = ThrottleController(load(tmp_path, RATE), IMAGE)
+    clock = Clock(c)
+    c.set_shape(shape("randwrite", "4k", 32))
+    clock.write(int(0.8 * IMAGE))
+    clock.reads(64 * MIB, seconds=2)
+    assert c.written_since_clean_bytes == pytest.approx(0.8 * IMAGE - 200e6, abs=2 * MIB)
+    clock.write(int(0.8 * IMAGE))
+    assert not c.dirty and c.caps().write_iops == pytest.approx(38000)
+    d = ThrottleController(load(tmp_path, RATE, "d.yaml"), IMAGE)
+    dclock = Clock(d)
+    d.set_shape(shape("randwrite", "4k", 32))
+    dclock.write(int(1.6 * IMAGE), seconds=2)
+    assert d.dirty and d.caps().write_iops == pytest.approx(9000)
+    # once dirty, seconds of reads recover it as idle does: 1.5 s lift 150 MB of the 268 MB
+    # (56 %), 3 s clean it
+    dclock.reads(64 * MIB, seconds=1.5)
+    assert d.dirty and d.lift_pct == pytest.approx(100 * 150e6 / IMAGE, rel=0.01)
+    dclock.reads(64 * MIB, seconds=1.5)
+    assert not d.dirty and d.caps().write_iops == pytest.approx(38000)
+
+
 def test_recovery_rate_without_dirty_is_an_error_and_a_bad_form_names_the_fix(
         tmp_path: Path) -> None:
     path = tmp_path / "r.yaml"
@@ -303,3 +367,36 @@ def test_run_loop_applies_a_shape_at_once_and_acknowledges_it(tmp_path: Path) ->
              should_stop=lambda: now["t"] > 0.5, inbox=inbox, reply=replies.append)
     assert replies[0] == "ack 1" and replies[1].startswith("error not a job-shape message")
     assert (folder / THROTTLE_FILES["read_iops"]).read_text() == "7:9 60000\n"
+
+
+# -- fio's own rate on an emulated drive's jobs (emulate.pacing) -------------------------------
+
+def test_pace_job_adds_the_shape_caps_as_fio_rate_per_thread(tmp_path: Path) -> None:
+    from pytest_ssdqual.emulate.pacing import pace_job
+
+    m = load(tmp_path, TWIN + "copy: {concurrent_factor: 0.5}\n")
+    seq = pace_job(job("read", "128k", 4), m, IMAGE)
+    assert "[read_128k]\nrate=556000000,\n" in seq  # transfer_caps.read at 128k, MB/s x 1e6
+    rnd = pace_job(job("randread", "4k", 32), m, IMAGE)
+    assert "rate=245760000,\n" in rnd  # qd_iops.read at QD32: 60,000 IOPS x 4096 B
+    threads = pace_job(job("randwrite", "4k", 2, numjobs=16), m, IMAGE)
+    assert f"rate=,{38000 * 4096 // 16}\n" in threads  # QD 2 x 16 = 32, split over 16 threads
+    copy = pace_job("[global]\nfilename=/dev/loop9\n[rd]\nrw=read\nbs=1m\n[wr]\nrw=write\n"
+                    "bs=1m\n", m, IMAGE)
+    # x 0.5; the write at 1 MiB sits halfway (log-log) between 155 at 128k and 160 at 8m
+    assert "[rd]\nrate=278000000,\n" in copy and "[wr]\nrate=,78740078\n" in copy
+    # a 70/30 mix at QD32 shares one budget: 1 / (0.7 / 60,000 + 0.3 / 38,000) = 51,114 IOPS,
+    # 70 % of them reads (not 60,000 reads plus 38,000 writes, more than either alone); x 0.5:
+    # a section that reads and writes at once is a copy to this model (concurrent_factor)
+    mixed = pace_job(job("randrw", "4k", 32, extra="rwmixread=70\n"), m, IMAGE)
+    total = 1 / (0.7 / 60000 + 0.3 / 38000)
+    assert f"rate={int(0.5 * 0.7 * total * 4096)},{int(0.5 * 0.3 * total * 4096)}\n" in mixed
+    assert 51000 < total < 51200
+    # bursts staggered by startdelay run one at a time: each gets the whole cap, not a third
+    bursts = pace_job("[global]\nrw=write\nbs=128k\niodepth=32\n" + "".join(
+        f"[b{k}]\nstartdelay={k * 10}s\n" for k in range(3)), m, IMAGE)
+    assert bursts.count("rate=,155000000\n") == 3
+    own = pace_job(job("read", "128k", 4, extra="rate=1m\n"), m, IMAGE)
+    assert own.count("rate=") == 1 and "[global]\nioengine" in own
+    glob = pace_job("[global]\nrate_iops=100\n[a]\nrw=read\n", m, IMAGE)
+    assert glob.count("rate") == 1

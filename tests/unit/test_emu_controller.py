@@ -238,20 +238,22 @@ def test_daemon_starts_reports_ready_and_clears_its_caps_on_sigterm(tmp_path: Pa
         [sys.executable, "-m", "pytest_ssdqual.emulate.controller",
          "--model", str(REPO / "emulated" / "jmf667h-l85c-128g.yaml"), "--speed", "0.8",
          "--cgroup", str(fake.folder), "--device", "7:3", "--parent", str(os.getpid()),
-         "--log", str(tmp_path / "log.csv"), "--interval", "0.05"],
+         "--log", str(tmp_path / "log.csv"), "--interval", "0.05",
+         "--image-bytes", str(256 * 2**20)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
-        assert fake.cap() == 124_000_000 and fake.cap("read_iops") == 6720
+        # before a job shape: the fresh caps block only (IOPS come from qd_iops per shape)
+        assert fake.cap() == 124_000_000 and fake.cap("read_iops") == 0
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert all((fake.folder / f).read_text() == "7:3 0\n" for f in THROTTLE_FILES.values())
     log = (tmp_path / "log.csv").read_text().splitlines()
-    assert log[0] == LOG_HEADER and log[1].endswith(",444800000,124000000,6720,30400,0,-")
+    assert log[0] == LOG_HEADER and log[1].endswith(",444800000,124000000,0,0,0,-"), log[1]
 
 
 def test_daemon_rejects_a_bad_device_argument(tmp_path: Path) -> None:

@@ -443,7 +443,17 @@ def test_yaml_loaders_refuse_numbers_out_of_range_naming_the_key(data: st.DataOb
         file.write_text(yaml.safe_dump(doc, allow_unicode=True))
         with pytest.raises(ConfigError) as caught:
             loader(file)
-    assert str(file) in str(caught.value) and json_path(path) in str(caught.value)
+    # a mapping's int key (qd_iops.read.1) is a key, not a list index
+    shown = json_path(str(p) if isinstance(p, int) and _is_key(doc, path, i) else p
+                      for i, p in enumerate(path))
+    assert str(file) in str(caught.value) and shown in str(caught.value)
+
+
+def _is_key(doc: Any, path: tuple[Any, ...], i: int) -> bool:
+    """True when ``path[i]`` is a key of a mapping (not an index of a list)."""
+    for part in path[:i]:
+        doc = doc[part]
+    return isinstance(doc, dict)
 
 
 @settings(FUZZ, max_examples=60)
