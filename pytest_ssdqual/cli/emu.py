@@ -42,17 +42,45 @@ def describe_model(model: DriveModel) -> list[str]:
         f"  controller {model.controller} / NAND {model.nand}",
         f"  fresh caps: {model.caps.describe()}",
     ]
+    for name, curves, unit in (("transfer_caps", model.transfer_caps, "MB/s"),
+                               ("qd_iops", model.qd_iops, "IOPS")):
+        for direction, curve in curves.items():
+            points = ", ".join(f"{_x(x, name)}: {v:,g}" for x, v in curve.points)
+            lines.append(f"  {name} {direction} ({unit}): {points}")
     if model.slc_cache is not None:
         slc = model.slc_cache
-        lines.append(f"  SLC cache {slc.size_bytes:,} bytes, then {slc.caps.describe()}; "
+        size = (f"{slc.size_pct:g} % of the image" if slc.size_pct is not None
+                else f"{slc.size_bytes:,} bytes")
+        lines.append(f"  SLC cache {size}, then {slc.caps.describe()}; "
                      f"emptied at {slc.idle_flush_mbps:g} MB/s while idle")
     if model.dirty is not None:
-        lines.append(f"  dirty after {model.dirty.after_write_bytes:,} bytes written: "
-                     f"{model.dirty.caps.describe()}")
-    if model.recovery:
+        dirty = model.dirty
+        after = (f"{dirty.after_write_pct:g} % of the image" if dirty.after_write_pct is not None
+                 else f"{dirty.after_write_bytes:,} bytes")
+        what = "random writes" if dirty.random_writes_only else "bytes written"
+        lines.append(f"  dirty after {after} of {what}: {dirty.caps.describe()}")
+    if model.recovers:
         lines.append("  recovery: " + model.recovery_text())
+    if model.fragmentation is not None:
+        frag = model.fragmentation
+        lines.append(f"  fragmented after random writes of {frag.after_random_write_pct:g} % of "
+                     f"the image: sequential write x{frag.seq_write_factor:g}, read "
+                     f"x{frag.seq_read_factor:g}")
+    if model.copy is not None:
+        lines.append(f"  reading and writing at once: every cap x{model.copy.concurrent_factor:g}")
     lines += _h3_lines(model)
     return lines
+
+
+def _x(x: float, curve: str) -> str:
+    """A curve's x as the model file writes it: ``4k`` / ``8m`` for a transfer size, else the
+    queue depth."""
+    if curve != "transfer_caps":
+        return f"{x:g}"
+    for unit, size in (("m", 2**20), ("k", 2**10)):
+        if x >= size and x % size == 0:
+            return f"{int(x // size)}{unit}"
+    return f"{x:g}"
 
 
 def _h3_lines(model: DriveModel) -> list[str]:

@@ -36,7 +36,7 @@ from pytest_ssdqual.drive.safety import (
 )
 from pytest_ssdqual.drive.signatures import probe_signatures
 from pytest_ssdqual.drive.spec import DriveSpec
-from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
+from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse, SafetyRefusal
 
 if TYPE_CHECKING:
     from pytest_ssdqual.drive.device_types import DeviceTypes
@@ -232,8 +232,16 @@ class DriveTarget:
         if spec.kind == "file":
             created, file_id = ensure_file(spec.path, file_size_bytes)
             try:
-                identity = fn(spec.path, kind="file", sysfs=sysfs)
-                size = os.lstat(spec.path).st_size
+                try:
+                    identity = fn(spec.path, kind="file", sysfs=sysfs)
+                    size = os.lstat(spec.path).st_size
+                except FileNotFoundError:
+                    # the process that created the file removed it meanwhile (a sibling
+                    # pytest-xdist worker that finished with the session's scratch file)
+                    raise DriveInUse(
+                        f"{spec.path} was removed while this process opened it: the process "
+                        "that created it (another pytest-xdist worker of this session, or "
+                        "another run) has finished with it", sibling=not created) from None
                 target = cls(
                     identity=identity,
                     fio_filename=spec.path,

@@ -22,6 +22,7 @@ import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ from pytest_ssdqual.drive.mounts import read_mountinfo, read_swaps
 from pytest_ssdqual.drive.safety import write_refusal_reasons
 from pytest_ssdqual.drive.spec import DriveSpec, _char_device_fix, parse_drive_option
 from pytest_ssdqual.drive.target import DriveTarget, IdentityFn
-from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
+from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse, SafetyRefusal
 
 SERIAL = "S3Z9NB0K123456"
 MIB = 1024 * 1024
@@ -590,6 +591,25 @@ def open_block(
         swaps=tree.swaps,
         root_dev=(8, 2),
     )
+
+
+def test_a_file_removed_while_it_is_opened_is_in_use_by_a_sibling_not_a_traceback(
+        tmp_path: Path) -> None:
+    # two pytest-xdist workers on the session's one scratch file: the one that created it
+    # finished and removed it while the other was opening it (a FileNotFoundError before)
+    path = tmp_path / "scratch.img"
+    path.write_bytes(b"\0" * MIB)
+
+    def identify_then_vanish(p: str, *, kind: str, sysfs: Path) -> Any:
+        os.remove(p)
+        return fake_identity(SERIAL, kind)
+
+    with pytest.raises(DriveInUse) as caught:
+        DriveTarget.open(DriveSpec(raw=f"file:{path}", kind="file", path=str(path)),
+                         confirmed_serials=(), file_size_bytes=MIB,
+                         identity_fn=identify_then_vanish)
+    assert caught.value.sibling and "was removed while this process opened it" in str(
+        caught.value)
 
 
 def test_open_block_confirmed(tree: FakeTree) -> None:

@@ -251,3 +251,20 @@ def test_seed_model_resolves_to_its_profile_and_its_caps_straddle_the_limits(nam
             assert any(limit.min <= cap and cap * 0.8 < limit.min for cap in caps), (
                 workload_id, metric, caps, limit.min)
     assert judged >= 3
+
+
+def test_emulated_list_shows_every_behaviour_of_a_twin_with_shares_of_the_image() -> None:
+    """The newcomer trial: ``ssdqual emulated list`` said "dirty after 0 bytes written" for a
+    dirty state given in % of the image, and showed no curve, fragmentation, copy or rate-form
+    recovery, so the README's table could not be checked against it."""
+    from pytest_ssdqual.cli.emu import describe_model
+
+    l85c = "\n".join(describe_model(load_model(MODELS / "jmf667h-l85c-128g.yaml")))
+    assert "dirty after 600 % of the image of random writes: write 11,400 IOPS" in l85c
+    assert "transfer_caps write (MB/s): 4k: 90, 32k: 124, 128k: 155, 8m: 155" in l85c
+    assert "qd_iops read (IOPS): 1: 8,400, 32: 33,600" in l85c
+    assert "recovery: cleans 500 MB per idle second" in l85c
+    assert "fragmented after random writes of 50 % of the image: sequential write x0.6" in l85c
+    jmf612 = "\n".join(describe_model(load_model(MODELS / "jmf612-43nm-64g.yaml")))
+    assert "reading and writing at once: every cap x0.36" in jmf612
+    assert "SLC cache 110,000,000 bytes, then write 171 MB/s" in jmf612
