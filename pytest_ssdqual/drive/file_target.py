@@ -13,11 +13,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
+from typing import Any
 
 from pytest_ssdqual.drive.path_stat import stat_or_none
-from pytest_ssdqual.errors import ConfigError, DeviceError
+from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse
 
-__all__ = ["ensure_file", "existing_file_id", "file_problem", "remove_file"]
+__all__ = ["ensure_file", "existing_file_id", "file_problem", "identify_file", "remove_file"]
 
 
 def ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
@@ -100,3 +102,22 @@ def file_problem(path: str, file_id: tuple[int, int] | None) -> str | None:
     if file_id is not None and (st.st_dev, st.st_ino) != file_id:
         return "was replaced by another file"
     return None
+
+
+def identify_file(identity_fn: Callable[..., Any], path: str, sysfs: Any, *,
+                  created: bool) -> tuple[Any, int]:
+    """``(identity_fn(path, kind="file", sysfs=sysfs), size in bytes)`` of a file target.
+
+    Raises:
+        DriveInUse: the file went away meanwhile (``sibling`` when this process did not create
+            it: a sibling pytest-xdist worker that created the session's scratch file removed
+            it when it finished), never a FileNotFoundError traceback.
+    """
+    try:
+        return identity_fn(path, kind="file", sysfs=sysfs), os.lstat(path).st_size
+    except FileNotFoundError:
+        raise DriveInUse(
+            f"{path} was removed while this process opened it: the process that created it "
+            "(another pytest-xdist worker of this session, or another run) has finished with it",
+            sibling=not created) from None
+

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ssdqual.drive.ata_security import AtaSecurity, refuse_if_locked
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, disk_size_bytes, inspect_block_device
 from pytest_ssdqual.drive.device_types import smartctl_keywords
-from pytest_ssdqual.drive.file_target import ensure_file, file_problem, remove_file
+from pytest_ssdqual.drive.file_target import ensure_file, file_problem, identify_file, remove_file
 from pytest_ssdqual.drive.safety import (
     absolute_refusals,
     busy_reason,
@@ -36,7 +36,7 @@ from pytest_ssdqual.drive.safety import (
 )
 from pytest_ssdqual.drive.signatures import probe_signatures
 from pytest_ssdqual.drive.spec import DriveSpec
-from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse, SafetyRefusal
+from pytest_ssdqual.errors import ConfigError, DeviceError, SafetyRefusal
 
 if TYPE_CHECKING:
     from pytest_ssdqual.drive.device_types import DeviceTypes
@@ -232,16 +232,7 @@ class DriveTarget:
         if spec.kind == "file":
             created, file_id = ensure_file(spec.path, file_size_bytes)
             try:
-                try:
-                    identity = fn(spec.path, kind="file", sysfs=sysfs)
-                    size = os.lstat(spec.path).st_size
-                except FileNotFoundError:
-                    # the process that created the file removed it meanwhile (a sibling
-                    # pytest-xdist worker that finished with the session's scratch file)
-                    raise DriveInUse(
-                        f"{spec.path} was removed while this process opened it: the process "
-                        "that created it (another pytest-xdist worker of this session, or "
-                        "another run) has finished with it", sibling=not created) from None
+                identity, size = identify_file(fn, spec.path, sysfs, created=created)
                 target = cls(
                     identity=identity,
                     fio_filename=spec.path,

@@ -84,7 +84,8 @@ def test_default_dry_run_writes_size_based_jobs_within_the_stated_bytes(
             assert opts.get("time_based") != "1", f"{name} is time based:\n{call['job']}"
             planned += int(opts.get("io_size") or opts["size"]) * int(opts.get("numjobs", 1))
     assert 1_500_000_000 < planned <= DRY_RUN_MAX_BYTES  # 2.20 GB when written
-    assert time_based_reads >= 30  # reads are not budgeted
+    # reads are not budgeted (the client presets' reads are one pass over their test size)
+    assert time_based_reads >= 20
     # the sweep's note says what a write point wrote (it said the 32 MiB of a drive's point)
     assert "sequential write QD4, 4 MiB per size (write budget; at least one transfer)" in out
     assert "sequential read QD4, 32 MiB per size" in out
