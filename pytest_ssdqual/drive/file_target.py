@@ -111,11 +111,15 @@ def identify_file(identity_fn: Callable[..., Any], path: str, sysfs: Any, *,
     Raises:
         DriveInUse: the file went away meanwhile (``sibling`` when this process did not create
             it: a sibling pytest-xdist worker that created the session's scratch file removed
-            it when it finished), never a FileNotFoundError traceback.
+            it when it finished), whether the removal shows as a FileNotFoundError or as the
+            identity function's DeviceError ("scratch file ...: No such file or directory").
+        DeviceError: any other failure to identify the file (the file is still there).
     """
     try:
         return identity_fn(path, kind="file", sysfs=sysfs), os.lstat(path).st_size
-    except FileNotFoundError:
+    except (FileNotFoundError, DeviceError) as exc:
+        if isinstance(exc, DeviceError) and os.path.lexists(path):
+            raise
         raise DriveInUse(
             f"{path} was removed while this process opened it: the process that created it "
             "(another pytest-xdist worker of this session, or another run) has finished with it",

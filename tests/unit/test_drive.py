@@ -28,6 +28,7 @@ import pytest
 
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, inspect_block_device
 from pytest_ssdqual.drive.identity import DriveIdentity
+from pytest_ssdqual.drive.identity import identify as real_identify
 from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.mounts import read_mountinfo, read_swaps
 from pytest_ssdqual.drive.safety import write_refusal_reasons
@@ -593,15 +594,21 @@ def open_block(
     )
 
 
+@pytest.mark.parametrize("identity_fn", ["raw", "real"])
 def test_a_file_removed_while_it_is_opened_is_in_use_by_a_sibling_not_a_traceback(
-        tmp_path: Path) -> None:
+        tmp_path: Path, identity_fn: str) -> None:
     # two pytest-xdist workers on the session's one scratch file: the one that created it
-    # finished and removed it while the other was opening it (a FileNotFoundError before)
+    # finished and removed it while the other was opening it. "raw": the removal shows as a
+    # FileNotFoundError (a traceback before); "real": the project's own identity function
+    # wraps it as DeviceError "scratch file ...: No such file or directory" (CI, session 9:
+    # the test broken with that text instead of the sibling advice)
     path = tmp_path / "scratch.img"
     path.write_bytes(b"\0" * MIB)
 
     def identify_then_vanish(p: str, *, kind: str, sysfs: Path) -> Any:
         os.remove(p)
+        if identity_fn == "real":
+            return real_identify(p, kind=kind, sysfs=sysfs)
         return fake_identity(SERIAL, kind)
 
     with pytest.raises(DriveInUse) as caught:
@@ -610,6 +617,19 @@ def test_a_file_removed_while_it_is_opened_is_in_use_by_a_sibling_not_a_tracebac
                          identity_fn=identify_then_vanish)
     assert caught.value.sibling and "was removed while this process opened it" in str(
         caught.value)
+
+
+def test_a_file_target_error_other_than_removal_is_not_called_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "scratch.img"
+    path.write_bytes(b"\0" * MIB)
+
+    def identify_fails(p: str, *, kind: str, sysfs: Path) -> Any:
+        raise DeviceError(f"scratch file {p}: Permission denied")
+
+    with pytest.raises(DeviceError, match="Permission denied") as caught:
+        DriveTarget.open(DriveSpec(raw=f"file:{path}", kind="file", path=str(path)),
+                         confirmed_serials=(), file_size_bytes=MIB, identity_fn=identify_fails)
+    assert not isinstance(caught.value, DriveInUse)
 
 
 def test_open_block_confirmed(tree: FakeTree) -> None:
