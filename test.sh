@@ -3,7 +3,8 @@
 # (pytest-xdist, -n 2); the end-to-end tests on 2 CPUs too (two at a time: each paces its own
 # devices with blkio caps or judges them on loose floors); then the end-to-end tests marked
 # e2e_solo one at a time (their timings, time-outs or process-table checks need the host to
-# themselves). End-to-end tests need root (they skip otherwise). Options (-k, -m, -ra,
+# themselves; the x0.8 JMF667H twins' whole-profile runs, marked e2e_twins_all, only with
+# SSDQUAL_ALL_TWINS=1). End-to-end tests need root (they skip otherwise). Options (-k, -m, -ra,
 # --durations=N, ...) are passed to every pytest run (a -m is combined with each end-to-end
 # tier's own); test paths select: ./test.sh tests/unit/test_summary.py runs that file only (in
 # the unit+plugin tier), a path under tests/e2e goes to both end-to-end tiers, and a tier given
@@ -59,7 +60,9 @@ unit_mark=()
 [ -n "$mark" ] && unit_mark=(-m "$mark")
 [ ${#unit_paths[@]} -gt 0 ] && run_tier "unit+plugin" "${unit_paths[@]}" -n 2 "${unit_mark[@]}" "${options[@]}"
 [ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 2 -m "$(with_user_mark "not e2e_solo")" "${options[@]}"
-[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(with_user_mark e2e_solo)" "${options[@]}"
+solo_mark="e2e_solo and not e2e_twins_all"  # SSDQUAL_ALL_TWINS=1: every twin's whole profile
+[ "${SSDQUAL_ALL_TWINS:-0}" = 1 ] && solo_mark="e2e_solo"
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(with_user_mark "$solo_mark")" "${options[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: FAILED tier(s): ${failed[*]}" >&2
   exit 1

@@ -237,8 +237,9 @@ def test_seed_model_resolves_to_its_profile_and_its_caps_straddle_the_limits(nam
     thresholds = ThresholdSet.load([REPO / "thresholds"])
     facts = DriveFacts(controller=model.controller, nand=model.nand, firmware=model.firmware,
                        model=model.model, serial=model.serial,
-                       capacity_bytes=model.capacity_bytes, transport="emulated", kind="emu")
-    limits = thresholds.resolve(facts)
+                       capacity_bytes=model.capacity_bytes, transport="emulated", kind="emu",
+                       figures_scale=model.figures_scale.factor if model.figures_scale else None)
+    limits = thresholds.resolve(facts)  # a twin at x0.8 (figures_scale): its limits x0.8 too
     assert SEED_PROFILES[name] in [p.name for p in limits.profiles]
     judged = 0
     for (workload_id, metric), (shape, direction) in CAP_SHAPES.items():
@@ -263,7 +264,7 @@ def test_emulated_list_shows_every_behaviour_of_a_twin_with_shares_of_the_image(
     assert "dirty after 600 % of the image of random writes: write 11,400 IOPS" in l85c
     assert "transfer_caps write (MB/s): 4k: 90, 32k: 124, 128k: 155, 8m: 155" in l85c
     assert "qd_iops read (IOPS): 1: 8,400, 32: 33,600" in l85c
-    assert "recovery: cleans 500 MB per idle second" in l85c
+    assert "recovery: cleans 1000 MB per idle second" in l85c
     assert "fragmented after random writes of 50 % of the image: sequential write x0.6" in l85c
     jmf612 = "\n".join(describe_model(load_model(MODELS / "jmf612-43nm-64g.yaml")))
     assert "reading and writing at once: every cap x0.36" in jmf612
