@@ -226,5 +226,8 @@ def test_crashed_xdist_worker_leaves_a_broken_result_and_no_fio(tmp_path: Path) 
     assert result["fullName"] == "test_crash#test_crashes_while_fio_runs"
     assert "worker 'gw0' crashed while running" in result["statusDetails"]["message"]
     # fio's own output file shows it was stopped by the parent-death SIGTERM, not run to its end
-    (output,) = {p.resolve() for p in basetemp.glob("popen-gw0/*/seq_read_128k_qd32.json")}
+    outputs = {p.resolve() for p in basetemp.rglob("seq_read_128k_qd32.json")}
+    listing = sorted(str(p.relative_to(basetemp)) for p in basetemp.rglob("*"))
+    assert len(outputs) == 1, f"fio's output file under {basetemp}: {listing}"  # CI: once none
+    (output,) = outputs
     assert "fio: terminating on signal 15" in output.read_text()

@@ -35,7 +35,7 @@ from ..conftest import REPO
 pytestmark = pytest.mark.e2e
 
 SEED_TWINS = ("jmf612-43nm-64g", "jmf667h-l85c-128g", "jmf667h-l85a-256g", "jmf667h-a19-128g",
-              "jmf667h-a19-240g")
+              "jmf667h-a19-240g", "phison-e12-960g")
 #: Twins at x0.8 of their review (``figures_scale``: Anvil's 78,000 IOPS QD32 write sat at this
 #: host's edge). Their whole-profile runs are marked ``e2e_twins_all``: ./test.sh (and CI) runs
 #: them only with ``SSDQUAL_ALL_TWINS=1``, 13-14 min more; each is in an ablation below anyway.
@@ -52,6 +52,9 @@ REVIEW_METHODS = {
     "jmf667h-l85a-256g": _JMF667H_METHODS,
     "jmf667h-a19-128g": _JMF667H_METHODS,
     "jmf667h-a19-240g": _JMF667H_METHODS,
+    # AnandTech's E12 preview: the SLC burst and post-cache write, sequential read after random
+    # writes, the power-state table (the fresh 128 KiB / 4 KiB peaks are judged too)
+    "phison-e12-960g": frozenset({"sustained_write", "seq_after_random", "idle_wake_read_4k_qd1"}),
 }
 #: Profiles that are not a review's: the generic floors, family defaults, built-in requirements.
 _NOT_A_REVIEW = ("generic", "family default", "implicit")
