@@ -57,8 +57,8 @@ def describe_model(model: DriveModel) -> list[str]:
         dirty = model.dirty
         after = (f"{dirty.after_write_pct:g} % of the image" if dirty.after_write_pct is not None
                  else f"{dirty.after_write_bytes:,} bytes")
-        what = "random writes" if dirty.random_writes_only else "bytes written"
-        lines.append(f"  dirty after {after} of {what}: {dirty.caps.describe()}")
+        what = f"{after} of random writes" if dirty.random_writes_only else f"{after} written"
+        lines.append(f"  dirty after {what}: {dirty.caps.describe()}")
     if model.recovers:
         lines.append("  recovery: " + model.recovery_text())
     if model.fragmentation is not None:

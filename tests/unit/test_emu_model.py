@@ -266,6 +266,8 @@ def test_emulated_list_shows_every_behaviour_of_a_twin_with_shares_of_the_image(
     assert "qd_iops read (IOPS): 1: 8,400, 32: 33,600" in l85c
     assert "recovery: cleans 1000 MB per idle second" in l85c
     assert "fragmented after random writes of 50 % of the image: sequential write x0.6" in l85c
+    demo = "\n".join(describe_model(load_model(MODELS / "demo-dirty-recovery.yaml")))
+    assert "dirty after 536,870,912 bytes written:" in demo  # newcomer trial: "bytes of bytes"
     jmf612 = "\n".join(describe_model(load_model(MODELS / "jmf612-43nm-64g.yaml")))
     assert "reading and writing at once: every cap x0.36" in jmf612
     assert "SLC cache 110,000,000 bytes, then write 171 MB/s" in jmf612
