@@ -474,3 +474,14 @@ def flat_verdicts(text: str) -> str:
         group = (match["workload"], match["state"]) if match else None
         out.append(line)
     return "\n".join(out)
+
+
+def need_emulation() -> None:
+    """Skip (with the reason) unless this host can build emulated drives and has fio."""
+    from pytest_ssdqual.emulate.host import host_problems
+
+    problems = host_problems()
+    if problems:
+        pytest.skip("; ".join(problems))
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (./test.sh installs it)")

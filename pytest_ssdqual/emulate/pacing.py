@@ -18,7 +18,7 @@ no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from pytest_ssdqual.emulate.model import DriveModel
 from pytest_ssdqual.emulate.shape import JobShape, parse_job_shapes
@@ -102,20 +102,30 @@ def pace_job(job_text: str, model: DriveModel, image_bytes: int | None) -> str:
     return "".join(lines)
 
 
-def _option_by_section(job_text: str, option: str) -> dict[str, str]:
-    """Section -> the value of ``option`` it sets (``[global]``'s for sections that do not)."""
-    values: dict[str, str] = {}
-    names: list[str] = []
+def _section_lines(job_text: str) -> Iterator[tuple[str, str | None, str, str]]:
+    """``(kind, section, key, value)`` per line of a fio job file, comments cut: kind
+    ``"section"`` for a ``[name]`` header (section = the name), ``"option"`` for a line inside a
+    section (key lower-cased, value stripped)."""
     current = None
     for raw in job_text.splitlines():
         text = raw.split(";", 1)[0].split("#", 1)[0].strip()
         if text.startswith("[") and text.endswith("]"):
             current = text[1:-1].strip()
-            names.append(current)
-            continue
-        key, _, value = text.partition("=")
-        if current is not None and key.strip().lower() == option:
-            values[current] = value.strip()
+            yield "section", current, "", ""
+        elif current is not None:
+            key, _, value = text.partition("=")
+            yield "option", current, key.strip().lower(), value.strip()
+
+
+def _option_by_section(job_text: str, option: str) -> dict[str, str]:
+    """Section -> the value of ``option`` it sets (``[global]``'s for sections that do not)."""
+    values: dict[str, str] = {}
+    names: list[str] = []
+    for kind, section, key, value in _section_lines(job_text):
+        if kind == "section":
+            names.append(section or "")
+        elif key == option:
+            values[section or ""] = value
     default = values.get("global", "")
     return {n: values.get(n, default) for n in names if n != "global"}
 
@@ -125,13 +135,9 @@ def _sections_with_own_rate(job_text: str) -> set[str]:
     counts for every section."""
     found: set[str] = set()
     names: list[str] = []
-    current = None
-    for raw in job_text.splitlines():
-        text = raw.split(";", 1)[0].split("#", 1)[0].strip()
-        if text.startswith("[") and text.endswith("]"):
-            current = text[1:-1].strip()
-            names.append(current)
-            continue
-        if current is not None and text.partition("=")[0].strip().lower() in _OWN:
-            found.add(current)
+    for kind, section, key, _ in _section_lines(job_text):
+        if kind == "section":
+            names.append(section or "")
+        elif key in _OWN:
+            found.add(section or "")
     return set(names) if "global" in found else found

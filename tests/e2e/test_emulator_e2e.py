@@ -30,14 +30,13 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.emulate.emulator import EmulatedDrive
-from pytest_ssdqual.emulate.host import host_problems
 from pytest_ssdqual.emulate.model_file import load_model
 from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.logs import bandwidth_series
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
-from ..conftest import REPO, popen_interruptible, sigint_ignored
+from ..conftest import REPO, need_emulation, popen_interruptible, sigint_ignored
 
 pytestmark = pytest.mark.e2e
 
@@ -45,13 +44,6 @@ MIB = 2**20
 SEED_MODELS = ("jmf667h-l85c-128g", "jmf667h-l85a-256g", "jmf667h-a19-128g", "jmf667h-a19-240g",
                "jmf612-43nm-64g")
 
-
-def _need_emulation() -> None:
-    problems = host_problems()
-    if problems:
-        pytest.skip("; ".join(problems))
-    if shutil.which("fio") is None:
-        pytest.skip("fio not installed (./test.sh installs it)")
 
 
 def _model(tmp_path: Path, body: str) -> Path:
@@ -67,7 +59,7 @@ def _model(tmp_path: Path, body: str) -> Path:
 @pytest.fixture
 def emulated(tmp_path: Path) -> Iterator[list[EmulatedDrive]]:
     """Drives a test builds with ``EmulatedDrive.create``; closed afterwards, and checked gone."""
-    _need_emulation()
+    need_emulation()
     drives: list[EmulatedDrive] = []
     yield drives
     for drive in drives:
@@ -231,7 +223,7 @@ def _is_controller(pid: int) -> bool:
 @pytest.fixture
 def emu_dir() -> Iterator[Path]:
     """A folder of this test's own on tmpfs for the emulated drives' images ($SSDQUAL_EMU_DIR)."""
-    _need_emulation()
+    need_emulation()
     folder = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir="/dev/shm"))
     try:
         yield folder

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,9 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_ssdqual.emulate.host import host_problems
-
-from ..conftest import REPO
+from ..conftest import REPO, need_emulation
 
 pytestmark = pytest.mark.e2e
 
@@ -88,13 +85,6 @@ def _flat_qd(model: dict[str, Any]) -> bool:
     return True
 
 
-def _need_emulation() -> None:
-    problems = host_problems()
-    if problems:
-        pytest.skip("; ".join(problems))
-    if shutil.which("fio") is None:
-        pytest.skip("fio not installed (./test.sh installs it)")
-
 
 def _thresholds() -> str:
     return os.environ.get("SSDQUAL_TWIN_THRESHOLDS", str(REPO / "thresholds"))
@@ -130,7 +120,7 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite(tmp_path: Path, twi
     profile passes (a ``warn`` limit may warn), no test fails, and every suite that implements
     one of its review's methods is judged by a limit of the twin's own profile
     (``REVIEW_METHODS``)."""
-    _need_emulation()
+    need_emulation()
     run = _session(tmp_path, [f"emu:{twin}"], ["suites/"], 0, 900)
     records = _records(run)
     assert records, f"{twin}: no test records in {run}"
@@ -158,7 +148,7 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite(tmp_path: Path, twi
 def test_a_twin_without_one_behaviour_fails_the_limit_that_catches_it(
         tmp_path: Path, twin: str, removed: str, edit: Any, suite: str, metric: str,
         expected: str) -> None:
-    _need_emulation()
+    need_emulation()
     model = yaml.safe_load((REPO / "emulated" / f"{twin}.yaml").read_text())
     edit(model)
     path = tmp_path / f"{twin}-{removed}.yaml"
