@@ -62,10 +62,7 @@ def describe_model(model: DriveModel) -> list[str]:
     if model.recovers:
         lines.append("  recovery: " + model.recovery_text())
     if model.fragmentation is not None:
-        frag = model.fragmentation
-        lines.append(f"  fragmented after random writes of {frag.after_random_write_pct:g} % of "
-                     f"the image: sequential write x{frag.seq_write_factor:g}, read "
-                     f"x{frag.seq_read_factor:g}")
+        lines.append("  " + model.fragmentation.describe())
     if model.copy is not None:
         lines.append(f"  reading and writing at once: every cap x{model.copy.concurrent_factor:g}")
     lines += _h3_lines(model)

@@ -187,6 +187,12 @@ class Fragmentation:
     seq_write_factor: float
     seq_read_factor: float
 
+    def describe(self) -> str:
+        """One line for ``ssdqual emulated list`` and the drive's report line."""
+        return (f"fragmented after random writes of {self.after_random_write_pct:g} % of the "
+                f"image: sequential write x{self.seq_write_factor:g}, read "
+                f"x{self.seq_read_factor:g}")
+
 
 @dataclass(frozen=True)
 class CopyBehaviour:

@@ -90,10 +90,7 @@ class EmulatedTarget(DriveTarget):
             parts.append(f"figures x{m.figures_scale.factor:g} of the real drive's "
                          "(figures_scale: rate limits scaled alike)")
         if m.fragmentation is not None:
-            f = m.fragmentation
-            parts.append(f"fragmented after random writes of {f.after_random_write_pct:g} % of "
-                         f"the image: sequential write x{f.seq_write_factor:g}, read "
-                         f"x{f.seq_read_factor:g}")
+            parts.append(m.fragmentation.describe())
         if m.copy is not None:
             parts.append(f"reading and writing at once: caps x{m.copy.concurrent_factor:g}")
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
