@@ -10,12 +10,15 @@ import fcntl
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 
 from pytest_ssdqual import installed_version
 from pytest_ssdqual.errors import DeviceError, DriveInUse
 
 __all__ = ["DriveLock"]
+
+HOLDER_SETTLE_S = 1.0  # how long a lock file may not yet name its holder (_flock_or_read_holder)
 
 
 def _default_lock_dir() -> Path:
@@ -73,24 +76,25 @@ class DriveLock:
         except OSError as exc:
             raise DeviceError(f"cannot open lock file {self.path}: {exc.strerror}") from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder, holder_session = _read_holder(fd)
+            _flock_or_read_holder(fd)
+        except _Held as held:
             os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                if self.session and holder_session == self.session:
-                    raise DriveInUse(
-                        f"drive {self.label} is in use by another worker of this same pytest "
-                        f"session (pid {holder or 'unknown'}): the drive's tests were handed to "
-                        "more than one pytest-xdist worker, so pytest-ssdqual's per-drive "
-                        f"scheduling did not take effect (pytest {installed_version('pytest')}, "
-                        f"pytest-xdist {installed_version('pytest-xdist')}); run this drive "
-                        "without -n meanwhile, and report the versions", sibling=True,
-                    ) from None
+            holder, holder_session = held.pid, held.session
+            if self.session and holder_session == self.session:
                 raise DriveInUse(
-                    f"drive {self.label} is in use by another pytest-ssdqual run "
-                    f"(pid {holder or 'unknown'}): wait for it or stop it (lock {self.path})"
+                    f"drive {self.label} is in use by another worker of this same pytest "
+                    f"session (pid {holder or 'unknown'}): the drive's tests were handed to "
+                    "more than one pytest-xdist worker, so pytest-ssdqual's per-drive "
+                    f"scheduling did not take effect (pytest {installed_version('pytest')}, "
+                    f"pytest-xdist {installed_version('pytest-xdist')}); run this drive "
+                    "without -n meanwhile, and report the versions", sibling=True,
                 ) from None
+            raise DriveInUse(
+                f"drive {self.label} is in use by another pytest-ssdqual run "
+                f"(pid {holder or 'unknown'}): wait for it or stop it (lock {self.path})"
+            ) from None
+        except OSError as exc:
+            os.close(fd)
             raise DeviceError(f"cannot lock {self.path}: {exc.strerror}") from exc
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n{self.session}\n".encode(), 0)
@@ -113,6 +117,40 @@ class DriveLock:
 
     def __exit__(self, *exc_info: object) -> None:
         self.release()
+
+
+class _Held(Exception):
+    """The lock is held by someone else: their pid and session ("" for what is not said)."""
+
+    def __init__(self, pid: str, session: str) -> None:
+        super().__init__(pid)
+        self.pid, self.session = pid, session
+
+
+def _flock_or_read_holder(fd: int, settle_s: float = HOLDER_SETTLE_S) -> None:
+    """Take the flock on ``fd`` without blocking, or raise :class:`_Held` with the holder.
+
+    A holder writes its pid and session just *after* its flock succeeds (and empties the file
+    just before it lets go), so a file that does not say who holds it is read again, with the
+    lock retried, for up to ``settle_s`` seconds: an xdist sibling caught in that gap was named
+    "another pytest-ssdqual run (pid unknown)" (CI, 2026-12-03).
+
+    Raises:
+        _Held: someone else holds the lock.
+        OSError: flock failed for another reason.
+    """
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+        pid, session = _read_holder(fd)
+        if pid or time.monotonic() >= deadline:
+            raise _Held(pid, session)
+        time.sleep(0.02)
 
 
 def _read_holder(fd: int) -> tuple[str, str]:

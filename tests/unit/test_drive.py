@@ -13,6 +13,7 @@ File targets and ``DriveLock`` use real files and processes; they need no root.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import stat
@@ -20,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -900,6 +903,31 @@ def test_lock_held_by_a_sibling_worker_of_the_same_session_says_so(tmp_path: Pat
         assert "another pytest-ssdqual run" not in message
         with pytest.raises(DeviceError, match="another pytest-ssdqual run"):  # another session
             DriveLock("file-x1.img", lock_dir=tmp_path, session="20261202-111111-cd34").acquire()
+
+
+def test_a_sibling_caught_between_its_flock_and_its_pid_write_is_still_a_sibling(
+        tmp_path: Path) -> None:
+    """CI (2026-12-03): a sibling xdist worker had taken the flock but not yet written its pid
+    and session, and the second worker said "another pytest-ssdqual run (pid unknown)". A lock
+    file that does not yet say who holds it is read again for up to a second."""
+    path = tmp_path / "pytest-ssdqual-file-s.img.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, the file still empty
+    writer = threading.Timer(0.3, lambda: os.pwrite(fd, b"4242\nrun-7\n", 0))
+    writer.start()
+    try:
+        with pytest.raises(DriveInUse) as info:
+            DriveLock("file-s.img", lock_dir=tmp_path, session="run-7").acquire()
+        assert info.value.sibling
+        assert "another worker of this same pytest session (pid 4242)" in str(info.value)
+        os.ftruncate(fd, 0)  # a holder that never says who it is: named as unknown, in time
+        started = time.monotonic()
+        with pytest.raises(DriveInUse, match=r"another pytest-ssdqual run \(pid unknown\)"):
+            DriveLock("file-s.img", lock_dir=tmp_path, session="run-7").acquire()
+        assert 0.9 <= time.monotonic() - started < 3
+    finally:
+        writer.join()
+        os.close(fd)
 
 
 def test_lock_file_name_is_sanitised(tmp_path: Path) -> None:
