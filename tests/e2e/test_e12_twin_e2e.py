@@ -1,6 +1,6 @@
 """End to end (issue 15, H3): the Phison E12 twin (``emu:phison-e12-960g``, figures_scale 0.1)
 on real fio, in one session, smoke profile: the sustained-write suite finds its SLC-cache cliff
--- a burst at ~300 MB/s (the drive's 3,000 x 0.1) falling past the 1 GiB cache to about a third
+-- a burst at ~300 MB/s (the drive's 3,000 x 0.1) falling past the 1,408 MiB cache to about a third
 (110 MB/s: "about twice as fast as any SATA SSD", 1,100 x 0.1) -- and passes the E12 profile's
 limits scaled by 0.1, each scaled verdict saying so; the idle-power suite runs on the twin (it
 skipped on every emulated drive before) with the review's power-state table, APST and WCTEMP /
@@ -63,12 +63,12 @@ def test_e12_twin_sustained_write_cliff_and_idle_power_pass_the_scaled_profile(
     assert all(r["status"] == "passed" for r in records.values())
     assert records["sustained_write"]["facts"]["figures_scale"] == 0.1
 
-    # the cliff: burst ~300 MB/s, post-cache ~1/3 of it, at the 1 GiB cache
+    # the cliff: burst ~300 MB/s, post-cache ~1/3 of it, at the 1,408 MiB cache
     sw = records["sustained_write"]["metrics"]
     assert sw["burst_bw_mbps"] == pytest.approx(300, rel=0.1)
     assert 0.3 <= sw["sustained_bw_mbps"] / sw["burst_bw_mbps"] <= 0.45, sw
     assert sw["sustained_bw_mbps"] == pytest.approx(110, rel=0.1)
-    assert sw["slc_cache_bytes"] == pytest.approx(2**30, rel=0.15)
+    assert sw["slc_cache_bytes"] == pytest.approx(1408 * 2**20, rel=0.15)
     verdicts = {v["metric"]: v for v in records["sustained_write"]["verdicts"]}
     for metric, scaled_min in (("burst_bw_mbps", 270), ("sustained_bw_mbps", 90)):
         v = verdicts[metric]
