@@ -3,13 +3,14 @@
 # (pytest-xdist, -n 2); the end-to-end tests on 2 CPUs too (two at a time: each paces its own
 # devices with blkio caps or judges them on loose floors); then the end-to-end tests marked
 # e2e_solo one at a time (their timings, time-outs or process-table checks need the host to
-# themselves; the x0.8 JMF667H twins' whole-profile runs, marked e2e_twins_all, only with
-# SSDQUAL_ALL_TWINS=1). End-to-end tests need root (they skip otherwise). Options (-k, -m, -ra,
-# --durations=N, ...) are passed to every pytest run (a -m is combined with each end-to-end
-# tier's own); test paths select: ./test.sh tests/unit/test_summary.py runs that file only (in
-# the unit+plugin tier), a path under tests/e2e goes to both end-to-end tiers, and a tier given
-# no path is not run. A -k or -m that selects no test of one tier is not a failure of that
-# tier. The exit code is non-zero when any tier failed, and the failed tier is named.
+# themselves; one seed twin's whole-profile run, picked by the commit or by SSDQUAL_TWIN=NAME;
+# the other twins' runs, marked e2e_twins_all, only with SSDQUAL_ALL_TWINS=1). End-to-end
+# tests need root (they skip otherwise). Options (-k, -m, -ra, --durations=N, ...) are passed
+# to every pytest run (a -m is combined with each end-to-end tier's own); test paths select:
+# ./test.sh tests/unit/test_summary.py runs that file only (in the unit+plugin tier), a path
+# under tests/e2e goes to both end-to-end tiers, and a tier given no path is not run. A -k or
+# -m that selects no test of one tier is not a failure of that tier. The exit code is non-zero
+# when any tier failed, and the failed tier is named.
 set -uo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh || exit $?
