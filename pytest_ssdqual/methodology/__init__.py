@@ -6,6 +6,6 @@
   compressibility, integrity) — one module each, each a ``run(MethodRun)``;
 * ``registry.run_methodology`` picks the module by workload id;
 * the analyses they use: ``steady_state`` (SNIA PTS steady-state window), ``slc_cache`` (the
-  write cliff), ``recovery`` (time to recover after idle), ``figure_state`` (the drive state a
-  figure was measured in).
+  write cliff; its result and texts in ``slc_report``), ``recovery`` (time to recover after
+  idle), ``figure_state`` (the drive state a figure was measured in).
 """

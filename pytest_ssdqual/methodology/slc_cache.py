@@ -18,11 +18,12 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
   return is a transient, as a start-up spike is) and makes up ``MAX_MISPLACED_SHARE`` or more
   of it and the windows below burst speed after the candidate together (the drive is back at
   its burst level for a good part of the time after the fall, so which level it holds is not
-  known: 10 s at 2,000 MB/s, 12 s at 500, 6 s at 2,000 has no cliff; with 13 s at 500 it has
-  one). A short refill burst at the end of a long post-cache phase (10 s at 2,000 MB/s, 48 s
-  at 500, 2 s back at 2,000: a drive folding its cache) therefore keeps its cliff and is
-  reported as a refill burst; so does a drive climbing part of the way back at the end (not
-  to the burst level, so not a refill burst either: post-cache speed). At most
+  known: 10 s at 2,000 MB/s, 12 s at 500, 6 s at 2,000 has no cliff but is undetermined,
+  below; with 13 s at 500 it has one). A short refill burst at the end of a long post-cache
+  phase (10 s at 2,000 MB/s, 48 s at 500, 2 s back at 2,000: a drive folding its cache)
+  therefore keeps its cliff and is reported as a refill burst; so does a drive climbing part
+  of the way back at the end (not to the burst level, so not a refill burst either:
+  post-cache speed). At most
   ``MAX_MISPLACED_SHARE`` of the windows may be on the wrong side (a noisy log that merely
   wanders between two levels has no cliff). Medians and the count make it robust to what
   fools "first fall below 70 % of the maximum": a start-up spike (the maximum is not the burst
@@ -71,12 +72,32 @@ and a *sustained* level. This module finds them in a bandwidth log (``fio.logs``
 
 No cliff (no candidate: the bandwidth never falls to below ``CLIFF_FRACTION`` of the burst
 level for the rest of the write, it ends back at the burst level, or the burst before the fall
-was too short): the cache, if any, is larger
-than what was written, so the post-cache speed was never seen. Neither ``slc_cache_bytes`` nor
-``sustained_bw_mbps`` is reported (a limit on them shows MISSING, a failure, never a silent pass
-of a burst figure); ``cache_not_exhausted_after_bytes`` says how much was written without
-finding the cliff. Only a *virtual* target (a loop device, zram or a file: no SLC cache at all,
-``virtual=True``) reports ``sustained_bw_mbps`` as the mean of the whole write.
+was too short), one of two (``slc_report`` holds the result and its texts):
+
+* *undetermined*: the write **fell and came back** (``slc_report.FallAndReturn``). The end
+  level is the median of the last windows a burst must last (``MIN_BURST_*``); the return is
+  the non-stall windows after the last one below ``CLIFF_FRACTION`` x it, as many as a burst
+  must last or more; the write up to the return has a cliff (found as above, its burst as long
+  as the whole write's must be), ``MIN_BURST_*`` windows or more below burst speed after it (a
+  fall, not a dip), and the end level is back at the burst level (at burst speed and
+  ``CLIFF_FRACTION`` x the burst level or more). The drive ran out of something where it fell
+  (10 s at 2,000 MB/s, 48 s at 500, 30 s at 2,000: after 20 GB; so 10 s, 12 s, 6 s above),
+  so "not exhausted after 104 GB" would be false, and which level it holds is not known, so
+  the write's median (500 MB/s there) is no burst level either: no ``slc_cache_bytes``,
+  ``burst_bw_mbps``, ``sustained_bw_mbps`` or ``cache_not_exhausted_after_bytes``; a limit on
+  any of them fails with the reason (``SlcCacheReport.unreached``), and the note says what it
+  fell to, after how many bytes, and how long it was back, and asks for a longer write past
+  the cache (the ``full`` run profile: a whole-drive fill, as AnandTech's and Tom's
+  Hardware's, above).
+* otherwise the cache, if any, is larger than what was written (a flat write, or one that
+  fell for a transient only), so the post-cache speed was never seen. Neither
+  ``slc_cache_bytes`` nor ``sustained_bw_mbps`` is reported (a limit on them shows MISSING, a
+  failure, never a silent pass of a burst figure); ``cache_not_exhausted_after_bytes`` says
+  how much was written without finding the cliff.
+
+Only a *virtual* target (a loop device, zram or a file: no SLC cache at all,
+``virtual=True``) reports ``sustained_bw_mbps`` as the mean of the whole write (never
+undetermined: it has no cache to run out of).
 
 Sources: the method reviewers use for "write-cache exhaustion" / "whole-drive fill" tests
 (sequential 128 KiB writes from a secure-erased state, bandwidth over time); SNIA PTS Client 2.0
@@ -90,10 +111,14 @@ from __future__ import annotations
 import bisect
 import math
 import statistics
-from dataclasses import dataclass
 
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.series import BandwidthSeries
+from pytest_ssdqual.methodology.slc_report import FallAndReturn, RefillBurst, SlcCacheReport
+
+__all__ = ["CLIFF_FRACTION", "MAX_MISPLACED_SHARE", "MIN_BURST_S", "MIN_BURST_SHARE",
+           "MIN_BURST_WINDOWS", "FallAndReturn", "RefillBurst", "SlcCacheReport",
+           "detect_slc_cliff", "running_median"]
 
 #: The post-cache (median) level must be below this share of the burst (median) level, and a
 #: window at burst speed is one at or above the post-cache level divided by it.
@@ -113,129 +138,6 @@ MIN_BURST_SHARE = 1 / 4
 
 #: A burst level is never one window (a single sample).
 MIN_BURST_WINDOWS = 2
-
-
-@dataclass(frozen=True)
-class RefillBurst:
-    """A stretch of consecutive windows after the cliff back at the burst level (module
-    docstring): the drive wrote to its SLC cache again for a while.
-
-    Attributes:
-        start_s: seconds into the write when it began (a window boundary).
-        duration_s: its length, seconds (whole windows).
-        bw_mbps: its mean bandwidth, decimal MB/s.
-        at_end: it lasted to the end of the write (stall windows after it aside).
-    """
-
-    start_s: float
-    duration_s: float
-    bw_mbps: float
-    at_end: bool = False
-
-    def describe(self) -> str:
-        """``2.0 s from 58.0 s at 2,000.0 MB/s``."""
-        return (f"{self.duration_s:.1f} s from {self.start_s:.1f} s at "
-                f"{self.bw_mbps:,.1f} MB/s")
-
-
-@dataclass(frozen=True)
-class SlcCacheReport:
-    """What the sustained write showed.
-
-    Attributes:
-        cliff_found: the write fell from the burst level to a post-cache level below
-            ``fraction`` x burst (module docstring).
-        slc_cache_bytes: bytes written at the burst level before the cliff, ``None`` without one.
-        cliff_t_s: seconds into the write when the burst ended (interpolated), or ``None``.
-        burst_bw_mbps: median bandwidth of the windows before the cliff (of the whole write
-            without one), stalls left out, decimal MB/s.
-        sustained_bw_mbps: the post-cache level: mean bandwidth after the cliff (bytes /
-            seconds, stalls included, refill bursts left out), decimal MB/s; ``None`` without a
-            cliff (the post-cache speed was not seen), except on a virtual target (no SLC
-            cache: the whole write's mean).
-        written_bytes: bytes written during the whole log.
-        threshold_bw_mbps: the burst-speed threshold the cliff was judged with (post-cache
-            level / ``fraction``); without a cliff ``fraction`` x the median of the write.
-        fraction: the cliff fraction used.
-        end_bw_mbps: mean bandwidth over the second half of the write (for the report).
-        virtual: the target has no SLC cache (loop, zram, file).
-        refill_bursts: the stretches after the cliff back at the burst level (module
-            docstring), in order; empty without a cliff or without any.
-        post_cache_mean_bw_mbps: mean bandwidth of every window after the cliff (refill
-            bursts and stalls included), decimal MB/s; ``None`` without a cliff.
-        refill_bw_mbps: the level a window must reach to be part of a refill burst (at
-            burst speed and ``fraction`` x the burst level or more); ``None`` without a cliff.
-    """
-
-    cliff_found: bool
-    slc_cache_bytes: int | None
-    cliff_t_s: float | None
-    burst_bw_mbps: float
-    sustained_bw_mbps: float | None
-    written_bytes: int
-    threshold_bw_mbps: float
-    fraction: float = CLIFF_FRACTION
-    end_bw_mbps: float | None = None
-    virtual: bool = False
-    refill_bursts: tuple[RefillBurst, ...] = ()
-    post_cache_mean_bw_mbps: float | None = None
-    refill_bw_mbps: float | None = None
-
-    @property
-    def cache_not_exhausted_after_bytes(self) -> int | None:
-        """Bytes written without finding the cliff (``None`` when there is one)."""
-        return None if self.cliff_found else self.written_bytes
-
-    def describe(self) -> str:
-        """One line for reports."""
-        if not self.cliff_found:
-            end = self.end_bw_mbps if self.end_bw_mbps is not None else self.burst_bw_mbps
-            line = (
-                f"no SLC-cache cliff within {self.written_bytes / 1e6:,.0f} MB written: "
-                f"bandwidth stayed near {self.burst_bw_mbps:,.1f} MB/s (ended at "
-                f"{end:,.1f} MB/s)"
-            )
-            if self.virtual:
-                return line + "; no SLC cache (virtual target): sustained = whole-write mean"
-            return (line + "; cache not exhausted: a cache, if any, is larger, so the "
-                    "sustained (post-cache) speed was not measured -- write more (a larger "
-                    "span or multiple) to find it")
-        assert self.slc_cache_bytes is not None and self.cliff_t_s is not None
-        assert self.sustained_bw_mbps is not None
-        line = (
-            f"SLC cache {self.slc_cache_bytes / 1e6:,.0f} MB "
-            f"({self.slc_cache_bytes / 2**20:,.0f} MiB): burst {self.burst_bw_mbps:,.1f} MB/s "
-            f"for {self.cliff_t_s:.1f} s, then {self.sustained_bw_mbps:,.1f} MB/s sustained "
-            f"(cliff: where the write drops under the burst-speed threshold "
-            f"{self.threshold_bw_mbps:,.1f} MB/s; post-cache level below {self.fraction:.0%} "
-            "of the burst level)"
-        )
-        if not self.refill_bursts:
-            return line
-        assert self.refill_bw_mbps is not None and self.post_cache_mean_bw_mbps is not None
-        count = len(self.refill_bursts)
-        bursts = ", ".join(b.describe() for b in self.refill_bursts[:5])
-        more = f" and {count - 5} more" if count > 5 else ""
-        last = self.refill_bursts[-1]
-        at_end = " (the last at the end of the write)" if last.at_end else ""
-        return (f"{line}; {count} refill burst{'s' if count != 1 else ''} after the cliff, "
-                f"back at the burst level (>= {self.refill_bw_mbps:,.1f} MB/s) while the "
-                f"drive folds its cache: {bursts}{more}{at_end}; not part of the sustained "
-                f"level (with them the post-cache mean is "
-                f"{self.post_cache_mean_bw_mbps:,.1f} MB/s)")
-
-    def metrics(self) -> dict[str, float]:
-        """``burst_bw_mbps``; with a cliff ``sustained_bw_mbps`` and ``slc_cache_bytes``;
-        without one ``cache_not_exhausted_after_bytes`` (and, on a virtual target only,
-        ``sustained_bw_mbps`` = the whole write's mean)."""
-        out = {"burst_bw_mbps": self.burst_bw_mbps}
-        if self.sustained_bw_mbps is not None:
-            out["sustained_bw_mbps"] = self.sustained_bw_mbps
-        if self.slc_cache_bytes is not None:
-            out["slc_cache_bytes"] = float(self.slc_cache_bytes)
-        if self.cache_not_exhausted_after_bytes is not None:
-            out["cache_not_exhausted_after_bytes"] = float(self.cache_not_exhausted_after_bytes)
-        return out
 
 
 def running_median(values: tuple[float, ...] | list[float]) -> list[float]:
@@ -282,13 +184,26 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
     durations = series.durations_s
     per_interval = series.bytes_per_interval()
     written = int(sum(per_interval))
-    cliff, threshold = _find_cliff(raw, fraction, statistics.median(durations))
-    if cliff is None:
-        half = raw[n // 2:] or raw
-        mean = written / 1e6 / sum(durations)
-        return SlcCacheReport(False, None, None, statistics.median(v for v in raw if v > 0),
-                              mean if virtual else None, written, threshold, fraction,
-                              end_bw_mbps=statistics.fmean(half), virtual=virtual)
+    window_s = statistics.median(durations)
+    cliff, threshold = _find_cliff(raw, fraction, window_s)
+    if cliff is not None:
+        return _cliff_report(raw, durations, per_interval, cliff, threshold, fraction)
+    fall = None if virtual else _fall_and_return(raw, durations, per_interval, fraction,
+                                                 window_s)
+    mean = written / 1e6 / sum(durations)
+    median = statistics.median(v for v in raw if v > 0)  # no burst level when undetermined
+    return SlcCacheReport(False, None, None, median if fall is None else None,
+                          mean if virtual else None, written, threshold, fraction,
+                          end_bw_mbps=statistics.fmean(raw[n // 2:] or raw), virtual=virtual,
+                          fall=fall)
+
+
+def _cliff_report(raw: list[float], durations: tuple[float, ...],
+                  per_interval: tuple[float, ...], cliff: int, threshold: float,
+                  fraction: float) -> SlcCacheReport:
+    """The report of a write with its cliff at window ``cliff``, judged with ``threshold``
+    (``_find_cliff``)."""
+    n = len(raw)
     # Windows cliff-1 and cliff hold the transition; those before it are all burst.
     before = [v for v in raw[:cliff - 1] if v > 0] or [raw[0]]
     after = [v for v in raw[cliff + 1:] if v > 0] or [raw[cliff]]
@@ -312,8 +227,41 @@ def detect_slc_cliff(series: BandwidthSeries, *, fraction: float = CLIFF_FRACTIO
                  else post_mean)
     refills = _refill_bursts(raw, durations, per_interval, cliff + 1, refill_level)
     return SlcCacheReport(True, int(round(cache_bytes)), cliff_t, burst_level,
-                          sustained, written, threshold, fraction, refill_bursts=refills,
-                          post_cache_mean_bw_mbps=post_mean, refill_bw_mbps=refill_level)
+                          sustained, int(sum(per_interval)), threshold, fraction,
+                          refill_bursts=refills, post_cache_mean_bw_mbps=post_mean,
+                          refill_bw_mbps=refill_level)
+
+
+def _fall_and_return(raw: list[float], durations: tuple[float, ...],
+                     per_interval: tuple[float, ...], fraction: float,
+                     window_s: float) -> FallAndReturn | None:
+    """The fall and return of a write without a cliff (module docstring), ``None`` when it has
+    none. The return: the non-stall windows after the last one below ``fraction`` x the end
+    level (the median of the last windows a burst must last); the fall: the cliff of the write
+    up to the return, found as in a whole write (a burst of the whole write's length first)."""
+    active = [i for i, v in enumerate(raw) if v > 0]
+    need = _min_windows(len(active), window_s)
+    end_level = statistics.median(raw[i] for i in active[-need:])
+    slow = [i for i in active if raw[i] < fraction * end_level]
+    back_windows = [i for i in active if slow and i > slow[-1]]
+    if len(back_windows) < need:  # never fell, or back for less than a burst: a transient
+        return None
+    back = back_windows[0]
+    cliff, threshold = _find_cliff(raw[:back], fraction, window_s, need)
+    if cliff is None:
+        return None
+    fell = _cliff_report(raw[:back], durations[:back], per_interval[:back], cliff, threshold,
+                         fraction)
+    assert fell.refill_bw_mbps is not None and fell.burst_bw_mbps is not None
+    assert fell.slc_cache_bytes is not None and fell.cliff_t_s is not None
+    assert fell.sustained_bw_mbps is not None
+    low = sum(1 for v in raw[cliff:back] if 0 < v < threshold)  # below burst speed
+    if end_level < fell.refill_bw_mbps or low < need:  # not back to the burst level, a dip
+        return None
+    back_s = sum(durations[back:])
+    return FallAndReturn(fell.burst_bw_mbps, fell.slc_cache_bytes, fell.cliff_t_s,
+                         fell.sustained_bw_mbps, sum(durations[:back]), back_s,
+                         sum(per_interval[back:]) / 1e6 / back_s)
 
 
 def _refill_bursts(raw: list[float], durations: tuple[float, ...],
@@ -339,12 +287,13 @@ def _refill_bursts(raw: list[float], durations: tuple[float, ...],
     return tuple(out)
 
 
-def _find_cliff(raw: list[float], fraction: float,
-                window_s: float) -> tuple[int | None, float]:
+def _find_cliff(raw: list[float], fraction: float, window_s: float,
+                min_windows: int | None = None) -> tuple[int | None, float]:
     """``(c, threshold)``: the index of the first window after the cliff (``None``: no cliff)
     and the burst-speed threshold ``S / fraction`` it was judged with (without a cliff,
     ``fraction`` x the median of the whole write, for the report). ``window_s``: the length of
-    a window (the burst's duration is its count of windows at burst speed times it).
+    a window (the burst's duration is its count of windows at burst speed times it);
+    ``min_windows``: the windows a burst must last (default: ``_min_windows`` of this write).
 
     O(n log n): the medians and counts come from sorted prefix and suffix lists of the non-stall
     windows (a stall is logged as 0)."""
@@ -355,8 +304,8 @@ def _find_cliff(raw: list[float], fraction: float,
     trailing_min_neg: list[float] = []  # negated: non-decreasing, for bisect
     for v in reversed(active):
         trailing_min_neg.append(max(-v, trailing_min_neg[-1]) if trailing_min_neg else -v)
-    min_windows = max(MIN_BURST_WINDOWS, min(math.ceil(MIN_BURST_S / window_s - 1e-9),
-                                             math.ceil(MIN_BURST_SHARE * len(active) - 1e-9)))
+    if min_windows is None:
+        min_windows = _min_windows(len(active), window_s)
     # right to left: sustained level S(c), threshold T(c) and windows at burst speed from c on
     suffix: list[float] = []
     thresholds: list[float | None] = [None] * n
@@ -402,6 +351,13 @@ def _find_cliff(raw: list[float], fraction: float,
     threshold = thresholds[cliff]
     assert threshold is not None
     return cliff, threshold
+
+
+def _min_windows(active: int, window_s: float) -> int:
+    """The non-stall windows a burst (or a return to it) must last in a write of ``active``
+    non-stall windows of ``window_s`` seconds (``MIN_BURST_*``, module docstring)."""
+    return max(MIN_BURST_WINDOWS, min(math.ceil(MIN_BURST_S / window_s - 1e-9),
+                                      math.ceil(MIN_BURST_SHARE * active - 1e-9)))
 
 
 def _median_sorted(values: list[float]) -> float:

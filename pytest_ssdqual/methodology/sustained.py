@@ -1,9 +1,11 @@
 """Sustained write past the SLC cache: purge, then sequential 128 KiB writes (QD32) across the
 span from FOB with a 1-second bandwidth log; the SLC-cache cliff gives ``slc_cache_bytes``,
 ``burst_bw_mbps`` and ``sustained_bw_mbps`` (``slc_cache.detect_slc_cliff``), and fio gives the
-whole write's ``write.*`` figures. Windows of the log in which no write completed are stalls
-(bandwidth 0; ``fio.logs``): their number, total and longest are a note of the result. When no
-purge method could run, the figures' state is
+whole write's ``write.*`` figures. A write that fell and came back to its burst level at its end
+leaves the cache size undetermined: none of the four SLC figures, and a limit on one fails with
+the reason (``SlcCacheReport.unreached``; the note says why). Windows of the log in which no
+write completed are stalls (bandwidth 0; ``fio.logs``): their number, total and longest are a
+note of the result. When no purge method could run, the figures' state is
 ``as found (purge failed: ...)`` and the metric ``purged`` = 0 fails the test (it must be >= 1).
 
 The write covers ``sustained_multiple`` x the span (wrapping over it) or stops after
@@ -68,5 +70,7 @@ def run(mr: MethodRun) -> MethodologyResult:
         f"in {sum(series.durations_s):.1f} s",
         *([f"write-bandwidth log: {series.gaps.describe()}"] if series.gaps else []),
     ]
+    # Undetermined (the write fell and came back): a limit on the figures fails, saying why.
     return purged_result(WORKLOAD_ID, _SOURCE_FILE, record, mr.steps, metrics,
-                         {name: state for name in metrics}, notes, purge_figure_state=state)
+                         {name: state for name in metrics}, notes, purge_figure_state=state,
+                         unreached=report.unreached())

@@ -16,6 +16,8 @@ from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import FioOutputError, SafetyRefusal
 from pytest_ssdqual.fio.series import BandwidthSeries
 from pytest_ssdqual.methodology import base as methodology_base
+from pytest_ssdqual.methodology import slc_cache
+from pytest_ssdqual.methodology import sustained as sustained_method
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.methodology.jobs import (
     MethodJob,
@@ -124,6 +126,33 @@ def test_sustained_write_finds_the_cliff_in_the_bandwidth_log(
     assert "sustained_bw_mbps 80 < min 100" in failed["sustained_bw_mbps"].line()
     assert "t_s,phase,round,job,bw_mbps,iops,lat_mean_us" in result.per_second_csv()
     assert result.per_second_csv().count("sustained write") == 7
+
+
+def test_sustained_write_that_fell_and_came_back_fails_its_limits_saying_why(
+    session: QualSession, fake_fio: FakeFio, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10 s at 2,000 MB/s, 12 s at 500, 6 s back at 2,000 on a drive with a cache (the file
+    target is virtual, so it is judged as a real drive here): the cache size is undetermined,
+    so the limits on burst_bw_mbps and sustained_bw_mbps fail with the reason, and the note
+    says where the write fell (it was burst 2,000 MB/s and "not exhausted after 38 GB")."""
+    monkeypatch.setenv("FAKEFIO_BW_SERIES", ",".join(["2000"] * 10 + ["500"] * 12
+                                                     + ["2000"] * 6))
+    monkeypatch.setattr(sustained_method, "detect_slc_cliff",
+                        lambda s, virtual: slc_cache.detect_slc_cliff(s))
+    ctx, result = _run(session, tmp_path, "sustained_write")
+    assert not {"burst_bw_mbps", "sustained_bw_mbps", "slc_cache_bytes",
+                "cache_not_exhausted_after_bytes"} & set(result.metrics)
+    assert set(result.unreached) == {"burst_bw_mbps", "sustained_bw_mbps", "slc_cache_bytes",
+                                     "cache_not_exhausted_after_bytes"}
+    assert any(n.startswith("SLC cache undetermined: the write fell from 2,000.0 MB/s to "
+                            "500.0 MB/s after 20,000 MB (10.0 s) and came back to the burst "
+                            "level for 6.0 s") for n in result.notes), result.notes
+    failed = {v.metric: v.line() for v in judge_result(result, ctx.limits).failed}
+    assert set(failed) == {"burst_bw_mbps", "sustained_bw_mbps"}
+    assert failed["sustained_bw_mbps"].startswith(
+        "sustained_bw_mbps not measured (SLC cache undetermined: the write fell to 500.0 MB/s "
+        "after 20,000 MB and came back to the burst level for 6.0 s, so the cache size cannot "
+        "be told from this write): fails the limit sustained_bw_mbps >= 100")
 
 
 def test_sustained_write_without_a_bandwidth_log_is_an_error(

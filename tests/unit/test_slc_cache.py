@@ -16,13 +16,14 @@ from pytest_ssdqual.fio.logs import LogSample, read_log, to_series
 from pytest_ssdqual.fio.series import BandwidthSeries
 from pytest_ssdqual.methodology.slc_cache import (
     MIN_BURST_S,
+    FallAndReturn,
     RefillBurst,
     detect_slc_cliff,
     running_median,
 )
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
-from pytest_ssdqual.thresholds.verdict import MISSING, judge
+from pytest_ssdqual.thresholds.verdict import FAIL, MISSING, judge
 
 from ..conftest import cases_dir
 
@@ -434,7 +435,7 @@ def test_a_long_return_to_the_burst_level_at_the_end_is_no_cliff() -> None:
     no cliff. 6 s back after 12 s at 500 MB/s: 6 of 18 windows, no cliff; after 13 s: 6 of
     19, a refill burst at the end; 4 s back (under 5 s) after 6 s: a refill burst as well."""
     back = detect_slc_cliff(series(*[2000] * 10, *[500] * 12, *[2000] * 6))
-    assert not back.cliff_found and back.cache_not_exhausted_after_bytes == 38e9
+    assert not back.cliff_found and back.fall is not None  # undetermined, below
     refill = detect_slc_cliff(series(*[2000] * 10, *[500] * 13, *[2000] * 6))
     assert refill.slc_cache_bytes == 20e9 and refill.sustained_bw_mbps == 500
     assert refill.refill_bursts == (RefillBurst(23.0, 6.0, 2000.0, at_end=True),)
@@ -487,3 +488,95 @@ def test_the_real_randrw_log_names_its_refill_burst() -> None:
     assert burst.start_s == 58.0 and burst.duration_s == 1.0 and burst.at_end
     assert burst.bw_mbps == pytest.approx(75084 * KIB)
     assert report.post_cache_mean_bw_mbps == pytest.approx((228274 + 75084) * KIB / 36)
+
+
+# --- A fall and a long return at the end: undetermined (issue 20 item 6, audit) ---------------
+
+
+def limits_on(tmp_path: Path, **mins: float) -> ThresholdSet:
+    path = tmp_path / "limits.yaml"
+    rows = ", ".join(f"{metric}: {{min: {value}}}" for metric, value in mins.items())
+    path.write_text("version: 1\nprofiles:\n  - name: lab\n    match: {kind: block}\n"
+                    f"    source: test\n    limits:\n      sustained_write: {{{rows}}}\n")
+    return ThresholdSet.load([path])
+
+
+def test_a_long_fall_then_a_long_return_is_undetermined(tmp_path: Path) -> None:
+    """10 s at 2,000 MB/s, 48 s at 500, 30 s back at 2,000: the 30 s return is a third of the
+    time after the fall or more, so no cliff (which level the drive holds is not known); it
+    was burst 500 MB/s (the write's median) and "cache not exhausted after 104 GB", though it
+    fell after 20 GB. Now undetermined: where it fell (10 x 2,000 MB; the window at 500 wrote
+    nothing beyond the level), to what (windows 12-58: 500 MB/s), back from 58 s for 30 s."""
+    report = detect_slc_cliff(series(*[2000] * 10, *[500] * 48, *[2000] * 30))
+    assert not report.cliff_found and report.written_bytes == 104e9
+    assert report.fall == FallAndReturn(2000.0, 20_000_000_000, 10.0, 500.0, 58.0, 30.0, 2000.0)
+    assert report.cache_not_exhausted_after_bytes is None
+    assert report.burst_bw_mbps is None and report.sustained_bw_mbps is None
+    assert report.slc_cache_bytes is None and report.metrics() == {}
+    why = ("not measured (SLC cache undetermined: the write fell to 500.0 MB/s after 20,000 MB "
+           "and came back to the burst level for 30.0 s, so the cache size cannot be told "
+           "from this write)")
+    assert report.unreached() == {"slc_cache_bytes": why, "burst_bw_mbps": why,
+                                  "sustained_bw_mbps": why,
+                                  "cache_not_exhausted_after_bytes": why}
+    assert report.describe() == (
+        "SLC cache undetermined: the write fell from 2,000.0 MB/s to 500.0 MB/s after "
+        "20,000 MB (10.0 s) and came back to the burst level for 30.0 s (from 58.0 s to the "
+        "end, at 2,000.0 MB/s), so the cache size cannot be told from this write: it ran out "
+        "of something at 20,000 MB, but which level the drive holds is not known; no cache "
+        "size, burst or sustained figure, and no 'cache not exhausted' -- write longer past "
+        "the cache (the full run profile: a whole-drive fill) to find it")
+    # a limit on the burst or sustained level fails, saying why -- never passes on 500 MB/s
+    limits = limits_on(tmp_path, burst_bw_mbps=400, sustained_bw_mbps=400,
+                       cache_not_exhausted_after_bytes=1e9)
+    verdicts = judge(CATALOG["sustained_write"], report.metrics(),
+                     limits.resolve(DriveFacts(None, None, kind="block")),
+                     unreached=report.unreached())
+    assert {v.metric: (v.status, v.measured) for v in verdicts} == {
+        m: (FAIL, None) for m in ("burst_bw_mbps", "sustained_bw_mbps",
+                                  "cache_not_exhausted_after_bytes")}
+    [burst] = [v for v in verdicts if v.metric == "burst_bw_mbps"]
+    assert burst.failed and burst.line().startswith(f"burst_bw_mbps {why}: fails the limit")
+
+
+def test_the_fall_after_20_gb_with_6_s_back_is_undetermined() -> None:
+    """10 s at 2,000 MB/s, 12 s at 500, 6 s back at 2,000: 6 of 18 windows after the fall,
+    no cliff (above). It said "not exhausted after 38 GB"; the cache ran out at 20 GB."""
+    report = detect_slc_cliff(series(*[2000] * 10, *[500] * 12, *[2000] * 6))
+    assert report.fall == FallAndReturn(2000.0, 20_000_000_000, 10.0, 500.0, 22.0, 6.0, 2000.0)
+    assert report.cache_not_exhausted_after_bytes is None and report.metrics() == {}
+    assert report.burst_bw_mbps is None
+    assert report.describe().startswith(
+        "SLC cache undetermined: the write fell from 2,000.0 MB/s to 500.0 MB/s after "
+        "20,000 MB (10.0 s) and came back to the burst level for 6.0 s (from 22.0 s")
+    # the same with stalls in the fall and in the return: they are post-cache behaviour in
+    # the fall's level (windows 12-24, the transition window left out: 11 x 500 MB over 13 s)
+    # and time of the return (windows 25-31: 6 x 2,000 MB over 7 s)
+    stalls = detect_slc_cliff(series(*[2000] * 10, *[500] * 6, 0, *[500] * 6, 0,
+                                     *[2000] * 3, 0, *[2000] * 3))
+    assert stalls.fall == FallAndReturn(2000.0, 20_000_000_000, 10.0, 500 * 11 / 13, 24.0,
+                                        7.0, 12000 / 7)
+
+
+def test_a_flat_write_or_a_short_dip_is_still_not_exhausted(tmp_path: Path) -> None:
+    """Never fell (no cache, or one larger than the write): "not exhausted after" the bytes
+    written, as before; so with a dip shorter than a burst must last (3 s at 500 in a write at
+    2,000: a transient, not a fall)."""
+    flat = detect_slc_cliff(series(*[2000] * 88))
+    assert flat.fall is None and flat.unreached() == {}
+    assert flat.metrics() == {"burst_bw_mbps": 2000, "cache_not_exhausted_after_bytes": 176e9}
+    dip = detect_slc_cliff(series(*[2000] * 10, *[500] * 3, *[2000] * 30))
+    assert dip.fall is None and not dip.cliff_found and dip.unreached() == {}
+    assert dip.metrics() == {"burst_bw_mbps": 2000,
+                             "cache_not_exhausted_after_bytes": 81.5e9}
+    assert "cache not exhausted" in dip.describe()
+    # a virtual target has no cache to run out of: never undetermined
+    virtual = detect_slc_cliff(series(*[2000] * 10, *[500] * 48, *[2000] * 30), virtual=True)
+    assert virtual.fall is None and virtual.sustained_bw_mbps == pytest.approx(104e9 / 88e6)
+    # a limit on the sustained level of a flat write shows MISSING (not measured), as before
+    verdicts = judge(CATALOG["sustained_write"], flat.metrics(),
+                     limits_on(tmp_path, sustained_bw_mbps=400).resolve(
+                         DriveFacts(None, None, kind="block")), unreached=flat.unreached())
+    assert [(v.metric, v.status) for v in verdicts] == [
+        ("sustained_bw_mbps", MISSING), ("burst_bw_mbps", "not_judged"),
+        ("cache_not_exhausted_after_bytes", "not_judged")]
