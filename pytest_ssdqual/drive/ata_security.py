@@ -30,6 +30,7 @@ __all__ = [
     "AtaSecurity",
     "ata_security_from_hdparm",
     "ata_security_from_smartctl",
+    "has_ata_security",
     "locked_reason",
     "read_ata_security",
     "refuse_if_locked",
@@ -40,6 +41,30 @@ ATA_PASSWORD = "ssdqual"
 
 #: Transports whose drives speak ATA security (USB: a SATA drive behind a SAT bridge).
 ATA_TRANSPORTS = ("SATA", "USB")
+
+#: How smartctl's ``-d`` types for an NVMe drive behind a USB bridge begin (``sntjmicron``,
+#: ``sntasmedia``, ``sntrealtek``): such a drive has no ATA security to ask.
+NVME_BRIDGE_TYPE_PREFIX = "snt"
+
+
+def has_ata_security(transport: str, device_type: str = "") -> bool:
+    """Whether a drive is one to ask about, and handle by, the ATA Security feature set: the
+    one decision used by the open-time refusal (:func:`refuse_if_locked`) and the purge
+    (``methodology.purge_ata.ata_secure_erase``).
+
+    Args:
+        transport: ``DriveIdentity.transport`` (``'SATA'``, ``'USB'``, ``'NVMe'``, ...).
+        device_type: ``DriveIdentity.smartctl_device_type``, smartctl's ``-d`` type that read
+            the drive (``''``: smartctl's own choice).
+
+    Returns:
+        True for a transport in ``ATA_TRANSPORTS`` -- SATA, or USB: a SATA drive behind a
+        USB-SATA bridge, which smartctl (``-d sat``) and hdparm reach through SAT ATA
+        PASS-THROUGH -- unless ``device_type`` is an NVMe bridge's (``snt*``). Never raises.
+
+    Sources: ACS-3 4.20 Security feature set; smartctl(8) ``-d sat`` / ``-d snt*``; hdparm(8).
+    """
+    return transport in ATA_TRANSPORTS and not device_type.startswith(NVME_BRIDGE_TYPE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -136,7 +161,7 @@ def read_ata_security(
     found = ata_security_from_smartctl(doc) if doc is not None else None
     if found is not None:
         return found
-    if device_type.startswith("snt"):  # an NVMe drive behind a USB bridge: no ATA to ask
+    if device_type.startswith(NVME_BRIDGE_TYPE_PREFIX):  # NVMe behind a USB bridge: no ATA
         return None
     hdparm = (which or shutil.which)("hdparm")
     if hdparm is None:
@@ -151,7 +176,8 @@ def read_ata_security(
 def refuse_if_locked(path: str, transport: str, device_type: str = "",
                      read: Callable[[str], AtaSecurity | None] | None = None) -> None:
     """Refuse a SATA/USB drive that ATA security has locked, before any I/O (every read and
-    write would fail); other transports are not asked.
+    write would fail); a drive :func:`has_ata_security` rejects (another transport, an NVMe
+    drive behind a USB bridge) is not asked.
 
     Args:
         read: ``path -> AtaSecurity | None`` (default :func:`read_ata_security` with
@@ -160,7 +186,7 @@ def refuse_if_locked(path: str, transport: str, device_type: str = "",
     Raises:
         DeviceError: the drive is locked (:func:`locked_reason`).
     """
-    if transport not in ATA_TRANSPORTS:
+    if not has_ata_security(transport, device_type):
         return
     security = (read(path) if read is not None
                 else read_ata_security(path, device_type=device_type))

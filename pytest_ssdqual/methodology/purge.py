@@ -9,18 +9,22 @@ The best method the drive supports is tried first, falling back in this order:
    Controller, Format NVM Attributes, ``nvme id-ctrl -o json`` ``fna``) says a format (bit 0) or
    a secure erase (bit 1) applies to all namespaces -- or when FNA cannot be read: formatting
    would erase the other namespaces too.
-2. SATA: ATA SECURITY ERASE UNIT through ``hdparm`` (a temporary user password
-   ``ATA_PASSWORD`` = ``ssdqual`` is set, then the enhanced erase when supported, else the
-   normal one), only when ``hdparm -I`` reports the security feature supported, not enabled and
-   *not frozen* (a frozen drive needs a power cycle or a suspend/resume first). Unless the erase
-   succeeded (which clears the password), ``--security-disable`` is always attempted afterwards,
-   also on a timeout or Ctrl-C; if that fails too, the record / error says the drive may be left
-   locked with that password and how to unlock it. A drive that already has a password set
-   (security *enabled*, by someone else or an interrupted earlier run) is not touched -- its
-   password is unknown -- but :attr:`PurgeRecord.warnings` says so: an enabled drive locks
-   itself at the next power cycle, a locked one refuses every read and write; such a purge is
-   never FOB (:attr:`PurgeRecord.not_fob`). A password set is first tried with
-   ``ATA_PASSWORD``: an interrupted earlier run leaves exactly that one, and it is removed.
+2. SATA (USB: read only, below): ATA SECURITY ERASE UNIT through ``hdparm`` (a temporary
+   user password ``ATA_PASSWORD`` = ``ssdqual`` is set, then the enhanced erase when
+   supported, else the normal one), only when ``hdparm -I`` reports the security feature
+   supported, not enabled and *not frozen* (a frozen drive needs a power cycle or a
+   suspend/resume first). Unless the erase succeeded (which clears the password),
+   ``--security-disable`` is always attempted afterwards, also on a timeout or Ctrl-C; if that
+   fails too, the record / error says the drive may be left locked with that password and how
+   to unlock it. A drive that already has a password set (security *enabled*, by someone else
+   or an interrupted earlier run) is not touched -- its password is unknown -- but
+   :attr:`PurgeRecord.warnings` says so: an enabled drive locks itself at the next power
+   cycle, a locked one refuses every read and write; such a purge is never FOB
+   (:attr:`PurgeRecord.not_fob`). A password set is first tried with ``ATA_PASSWORD``: an
+   interrupted earlier run leaves exactly that one, and it is removed. A USB drive (a SATA
+   drive behind a bridge) gets ``hdparm -I`` only: a password found set is warned about and
+   never FOB as above, but no security command goes through the bridge (no password tried,
+   no erase: ``purge_ata``), and blkdiscard runs.
 3. ``blkdiscard -f <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
    file gets its holes punched, and zram). ``-f`` (util-linux >= 2.36) skips blkdiscard's
    check for an existing signature, which refuses (only when stdin is a terminal: ``pytest -s``)
@@ -66,6 +70,7 @@ from pytest_ssdqual.methodology.purge_ata import (
     ATA_LEFT_LOCKED,
     ATA_LOCKED,
     ATA_PASSWORD_SET,
+    ATA_USB_UNTRIED,
     ata_locked_warning,
     ata_password_warning,
     ata_secure_erase,
@@ -97,9 +102,9 @@ class PurgeRecord:
         warnings: what the operator must act on whatever the method, e.g. an ATA password
             found set on the drive (``"ATA security is enabled on /dev/sdb ..."``).
         not_fob: why the drive is not fresh out of box although a method ran (an ATA
-            password that is not pytest-ssdqual's is set: the drive was only discarded and
-            locks itself at its next power cycle; or the temporary password could not be
-            removed); ``''`` when nothing stands against FOB.
+            password that is not pytest-ssdqual's -- or, behind a USB bridge, any password --
+            is set: the drive was only discarded and locks itself at its next power cycle; or
+            the temporary password could not be removed); ``''`` when nothing stands against FOB.
     """
 
     method: str | None
@@ -170,9 +175,10 @@ def purge(
         if name == "ata-secure-erase" and ATA_PASSWORD_SET in outcome:
             locked = f"(security {ATA_LOCKED})" in outcome
             warnings.append(ata_password_warning(dev, locked=locked))
-            not_fob.append("ATA security is enabled with a password that is not "
-                           "pytest-ssdqual's: the drive was not securely erased and locks "
-                           "itself at its next power cycle")
+            whose = ("that was not tried (the drive is behind a USB bridge)"
+                     if ATA_USB_UNTRIED in outcome else "that is not pytest-ssdqual's")
+            not_fob.append(f"ATA security is enabled with a password {whose}: the drive was "
+                           "not securely erased and locks itself at its next power cycle")
         if name == "ata-secure-erase" and ATA_LEFT_LOCKED in outcome:
             warnings.append(ata_locked_warning(dev))
             not_fob.append("pytest-ssdqual's temporary ATA password could not be removed")

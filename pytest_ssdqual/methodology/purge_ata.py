@@ -9,8 +9,18 @@ then reports security disabled, the erase goes ahead, else the drive is left alo
 password is unknown). An erase that exits 0 is checked with ``hdparm -I`` again: the erase
 clears the password, so a drive still enabled was not erased. Unless the erase succeeded,
 ``--security-disable`` (after ``--security-unlock`` when it fails) is always attempted
-afterwards, also on a timeout or Ctrl-C. ACS-3 SECURITY ERASE UNIT and the Security feature
-set; hdparm(8).
+afterwards, also on a timeout or Ctrl-C.
+
+Which drives: those ``drive.ata_security.has_ata_security`` accepts -- SATA, and USB (a SATA
+drive behind a USB-SATA bridge; hdparm reaches it through SAT ATA PASS-THROUGH). Behind a USB
+bridge only ``hdparm -I`` is sent: its security state is read and a password found set is
+reported exactly as on SATA (never FOB), but no security command goes through the bridge -- no
+password is tried, set or removed, and no erase is attempted (many bridges do not pass SECURITY
+ERASE UNIT through, or reset the drive when the erase outlasts their command timeout, which
+would leave the temporary password set); the purge falls back to blkdiscard and says why.
+
+Sources: ACS-3 SECURITY ERASE UNIT and 4.20 Security feature set; hdparm(8); T10 SAT (ATA
+PASS-THROUGH).
 """
 
 from __future__ import annotations
@@ -18,7 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pytest_ssdqual.drive.ata_security import ATA_PASSWORD, ata_security_from_hdparm
+from pytest_ssdqual.drive.ata_security import (
+    ATA_PASSWORD,
+    ata_security_from_hdparm,
+    has_ata_security,
+)
 from pytest_ssdqual.methodology.purge_commands import CommandRunner, first_line
 from pytest_ssdqual.methodology.purge_nvme import is_nvme
 
@@ -30,6 +44,7 @@ __all__ = [
     "ATA_LOCKED",
     "ATA_PASSWORD",
     "ATA_PASSWORD_SET",
+    "ATA_USB_UNTRIED",
     "ata_locked_warning",
     "ata_password_warning",
     "ata_secure_erase",
@@ -39,6 +54,8 @@ __all__ = [
 #: What the erase's outcome says when the drive already had a password (not ours).
 ATA_PASSWORD_SET = "an ATA security password is already set on the drive"
 ATA_LOCKED = "locked"
+#: What an outcome says of a drive behind a USB bridge (no security command sent through it).
+ATA_USB_UNTRIED = "the drive is behind a USB bridge"
 #: What an outcome says when pytest-ssdqual's temporary password could not be removed.
 ATA_LEFT_LOCKED = "drive may be left locked with the ATA user password"
 
@@ -47,9 +64,22 @@ def ata_secure_erase(
     target: DriveTarget, dev: str, run: CommandRunner, which: Callable[[str], str | None],
     timeout_s: float,
 ) -> tuple[str, str | None]:
-    """Method 2: ATA SECURITY ERASE UNIT -> ``(outcome, method or None)``."""
-    if is_nvme(target, dev) or target.identity.transport != "SATA":
-        return f"not an ATA drive (transport {target.identity.transport})", None
+    """Method 2: ATA SECURITY ERASE UNIT -> ``(outcome, method or None)``.
+
+    ``method`` is ``ata-secure-erase[-enhanced]`` when the erase ran and cleared the password,
+    else None and ``outcome`` says why: not an ATA drive (``has_ata_security``), hdparm missing
+    or failing, no Security feature set, a password found set (``ATA_PASSWORD_SET`` and the
+    state, ``(security locked)`` / ``(security enabled, not locked)``: the caller warns and
+    marks the purge not FOB), frozen, behind a USB bridge (read only: see the module), or the
+    erase failing. Raises only what ``run`` raises (after trying to remove the temporary
+    password).
+    """
+    identity = target.identity
+    device_type = str(getattr(identity, "smartctl_device_type", "") or "")
+    if is_nvme(target, dev) or not has_ata_security(identity.transport, device_type):
+        typed = f", smartctl -d {device_type}" if device_type else ""
+        return f"not an ATA drive (transport {identity.transport}{typed})", None
+    usb = identity.transport == "USB"
     hdparm = which("hdparm")
     if hdparm is None:
         return "hdparm not installed (apt-get install hdparm)", None
@@ -62,6 +92,10 @@ def ata_secure_erase(
     before = ""
     if security.get("enabled") or security.get("locked"):
         state = ATA_LOCKED if security.get("locked") else "enabled, not locked"
+        if usb:  # no security command through a bridge: not even one try of our password
+            return (f"{ATA_PASSWORD_SET} (security {state}) and {ATA_USB_UNTRIED}: no "
+                    f"password is tried through it (not even pytest-ssdqual's "
+                    f"'{ATA_PASSWORD}'), not touching it"), None
         # pytest-ssdqual's own password, left by a run killed during its erase? Try it once.
         removed = _ata_remove_password(hdparm, dev, run, locked=bool(security.get("locked")),
                                        retry=False)
@@ -76,6 +110,11 @@ def ata_secure_erase(
                     "unknown, not touching it"), None
         before = (f"security was {state} with pytest-ssdqual's own password '{ATA_PASSWORD}' "
                   "(left by an interrupted run): removed; ")
+    if usb:
+        return ("ATA security not enabled (hdparm -I); SECURITY ERASE UNIT not attempted: "
+                f"{ATA_USB_UNTRIED}, and many bridges do not pass the erase through or reset "
+                "the drive when it outlasts their command timeout, which would leave the "
+                "temporary password set"), None
     if security.get("frozen"):
         return (before + "the drive's security state is frozen (power-cycle it or "
                 "suspend/resume the host, then run again)"), None

@@ -9,7 +9,9 @@ import copy
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +27,7 @@ from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import DeviceError
 from pytest_ssdqual.methodology.base import purge_requirement, purge_state, purged_result
 from pytest_ssdqual.methodology.purge import purge
+from pytest_ssdqual.methodology.purge_ata import ata_password_warning
 
 from ..conftest import cases_dir
 from .test_drive import MIB, SERIAL, FakeIdentify, FakeTree
@@ -325,3 +328,90 @@ def test_an_nvme_drive_behind_a_usb_bridge_gets_no_hdparm() -> None:
 def test_no_probe_on_a_path_that_is_not_a_device() -> None:
     assert ata_security._is_block("/nonexistent/sdz") is False
     assert read_ata_security("/nonexistent/sdz", run=lambda argv: pytest.fail(str(argv))) is None
+
+
+# ------------------------------------------ USB: a SATA drive behind a USB-SATA bridge (B32)
+
+
+@dataclass
+class UsbTarget(FakeTarget):
+    """A drive whose identity is USB, read by smartctl with ``device_type`` (``''``: none)."""
+
+    transport: str = "USB"
+    device_type: str = ""
+
+    @property
+    def identity(self) -> SimpleNamespace:
+        return SimpleNamespace(transport="USB", smartctl_device_type=self.device_type)
+
+
+@pytest.mark.parametrize("password", ["not-ours", "ssdqual"])
+def test_a_password_behind_a_usb_bridge_is_read_warned_about_and_never_fob(
+        password: str) -> None:
+    """Audit of issue 20 item 5: B32 with transport USB ran blkdiscard without reading the
+    security state, and the purge said FOB with no warning. Now hdparm -I is read, nothing
+    else is sent through the bridge (not even our own password), and the figures are not FOB
+    with the SATA path's warning."""
+    drive = AtaDrive(_found("B32_hdparm_I_security_enabled_not_locked.txt").read_text(),
+                     password=password)
+    record = purge(UsbTarget("/dev/sdz"), run=drive, which=which_all)  # type: ignore[arg-type]
+    assert drive.calls == [_hd("-I", "/dev/sdz"), ["/usr/sbin/blkdiscard", "-f", "/dev/sdz"]]
+    assert drive.password == password
+    assert record.method == "blkdiscard" and record.ran and not record.fob
+    assert record.attempts[1] == (
+        "ata-secure-erase: an ATA security password is already set on the drive (security "
+        "enabled, not locked) and the drive is behind a USB bridge: no password is tried "
+        "through it (not even pytest-ssdqual's 'ssdqual'), not touching it")
+    assert record.warnings == (ata_password_warning("/dev/sdz", locked=False),)
+    assert record.warnings[0].startswith("ATA security is enabled on /dev/sdz (a user password "
+                                         "is set) and it will lock itself at its next power")
+    assert record.not_fob == (
+        "ATA security is enabled with a password that was not tried (the drive is behind a USB "
+        "bridge): the drive was not securely erased and locks itself at its next power cycle")
+    assert purge_state(record) == f"as found (not FOB: {record.not_fob})"
+    assert [(r.metric, r.min) for r in purge_requirement("sustained_write", record, "f")] == [
+        ("purged", 1.0)]
+
+
+def test_a_usb_drive_without_a_password_is_discarded_as_before_and_says_why() -> None:
+    """hdparm -I says security supported, not enabled: no security command goes through the
+    bridge (no temporary password, no erase), blkdiscard runs, the purge is FOB."""
+    drive = AtaDrive(_found("B32_hdparm_I_security_enabled_not_locked.txt").read_text(),
+                     password=None)
+    record = purge(UsbTarget("/dev/sdz", device_type="sat"), run=drive,  # type: ignore[arg-type]
+                   which=which_all)
+    assert drive.calls == [_hd("-I", "/dev/sdz"), ["/usr/sbin/blkdiscard", "-f", "/dev/sdz"]]
+    assert record.method == "blkdiscard" and record.fob and record.warnings == ()
+    assert record.attempts[1] == (
+        "ata-secure-erase: ATA security not enabled (hdparm -I); SECURITY ERASE UNIT not "
+        "attempted: the drive is behind a USB bridge, and many bridges do not pass the erase "
+        "through or reset the drive when it outlasts their command timeout, which would leave "
+        "the temporary password set")
+    assert purge_state(record) == "FOB"
+
+
+def test_one_decision_says_which_drives_have_ata_security() -> None:
+    """The open-time refusal and the purge ask the same question: SATA, and USB unless smartctl
+    reads it as an NVMe drive behind its bridge (-d snt*)."""
+    decide = ata_security.has_ata_security
+    assert decide("SATA") and decide("USB") and decide("USB", "sat") and decide("SATA", "sat")
+    assert not decide("USB", "sntjmicron") and not decide("NVMe") and not decide("SAS")
+    b32 = _found("B32_hdparm_I_security_enabled_not_locked.txt").read_text()
+    locked = ata_security_from_hdparm(b32.replace("\tnot\tlocked", "\t\tlocked"))
+    asked: list[str] = []
+
+    def read(path: str) -> AtaSecurity | None:
+        asked.append(path)
+        return locked
+
+    with pytest.raises(DeviceError, match=r"^/dev/sdz is locked by ATA security"):
+        ata_security.refuse_if_locked("/dev/sdz", "USB", "sat", read)
+    ata_security.refuse_if_locked("/dev/sdz", "USB", "sntjmicron", read)  # no ATA to ask
+    assert asked == ["/dev/sdz"]
+    # the purge: an NVMe drive behind a USB bridge gets no hdparm either
+    drive = AtaDrive(b32, password="not-ours")
+    record = purge(UsbTarget("/dev/sdz", device_type="sntjmicron"), run=drive,  # type: ignore[arg-type]
+                   which=which_all)
+    assert drive.calls == [["/usr/sbin/blkdiscard", "-f", "/dev/sdz"]]
+    assert record.attempts[1] == ("ata-secure-erase: not an ATA drive (transport USB, smartctl "
+                                  "-d sntjmicron)")
