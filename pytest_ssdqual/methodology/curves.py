@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_ssdqual.bounds import load_json
+
 __all__ = ["CURVES_FILE", "Curve", "CurveError", "curves_from_json", "curves_to_json",
            "write_curves"]
 
@@ -80,11 +82,12 @@ def curves_from_json(text: str, *, source: str = "curves.json") -> list[Curve]:
     """Read a ``curves.json`` document.
 
     Raises:
-        CurveError: not JSON, another schema, or a curve without its keys; the message names
-            ``source`` and the curve.
+        CurveError: not JSON (nested too deeply, an integer of more than 4300 digits too), another
+            schema, or a curve without its keys or with a number ``float()`` cannot hold (401
+            digits); the message names ``source`` and the curve.
     """
     try:
-        doc = json.loads(text)
+        doc = load_json(text)  # nested too deeply or an over-long integer: not JSON either
     except json.JSONDecodeError as exc:
         raise CurveError(f"{source}: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -97,7 +100,7 @@ def curves_from_json(text: str, *, source: str = "curves.json") -> list[Curve]:
             )
             curves.append(Curve(str(c["name"]), str(c["x_name"]), str(c["x_unit"]),
                                 str(c["y_name"]), str(c["y_unit"]), points))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # float() of 401 digits
             raise CurveError(f"{source}: curve {i} is malformed ({exc!r})") from None
     return curves
 

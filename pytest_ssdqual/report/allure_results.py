@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_ssdqual.report.allure_labels import DRIVE_IDENTITY_PARAM, drive_identity, parent_suite
 from pytest_ssdqual.results.stored import ATTACH_DRIVE
+from pytest_ssdqual.results.stored_json import read_stored_json
 
 __all__ = [
     "mark_current_broken",
@@ -97,12 +98,13 @@ def mark_current_broken(message: str) -> None:
 
 
 def result_uuids(alluredir: Path) -> set[str]:
-    """The ``uuid`` of every ``*-result.json`` in ``alluredir`` (unreadable files skipped)."""
+    """The ``uuid`` of every ``*-result.json`` in ``alluredir`` (unreadable or damaged files,
+    ``stored_json.read_stored_json``, skipped)."""
     out = set()
     for path in alluredir.glob("*-result.json"):
         try:
-            out.add(str(json.loads(path.read_text(encoding="utf-8")).get("uuid", "")))
-        except (OSError, ValueError, AttributeError):
+            out.add(str(read_stored_json(path).get("uuid", "")))
+        except (OSError, ValueError):  # DamagedJson is a ValueError
             continue
     return out
 

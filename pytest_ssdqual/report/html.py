@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_ssdqual.bounds import load_json
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.report.allure_session import CATEGORIES
 from pytest_ssdqual.results.stored import load_results
@@ -140,7 +141,7 @@ def _read_history(history: Path | None) -> bytes:
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         if line.strip():
             try:
-                json.loads(line)
+                load_json(line)  # nested too deeply, a number too long: not JSON either
             except ValueError:
                 raise ConfigError("not an Allure history file (each line must be JSON)",
                                   file=str(source), line=number, key="--history",

@@ -219,13 +219,14 @@ def load_run(store: ResultsStore, ref: str) -> StoredRun:
     """A stored run for a command: a run id of ``store`` or a run folder.
 
     Raises:
-        ConfigError: no such run, or an incomplete one (exit 4, a usage error).
+        ConfigError: no such run, an incomplete one, or a damaged stored file (exit 4, a usage
+            error; a damaged file is named with its key and fix: remove or restore the run).
     """
     try:
         return store.load(ref)
     except StoreError as exc:
-        raise ConfigError(str(exc), key=ref,
-                          fix="give a run id of --results-dir or a run folder") from None
+        raise ConfigError(str(exc), key=ref, fix=None if exc.fix else
+                          "give a run id of --results-dir or a run folder") from None
 
 
 def add_parser(sub: Any) -> None:

@@ -144,9 +144,9 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
     try:
         run = StoredRun.load(store.resolve(raw))
     except StoreError as exc:
-        raise ConfigError(str(exc), key="--baseline",
-                          fix="give a run id of --results-dir, a run folder, or firmware:NAME "
-                          f"(for a firmware: --baseline=firmware:{raw})") from None
+        raise ConfigError(str(exc), key="--baseline", fix=None if exc.fix else (
+            "give a run id of --results-dir, a run folder, or firmware:NAME (for a firmware: "
+            f"--baseline=firmware:{raw})")) from None
     if run.profile != profile:
         raise ConfigError(
             f"baseline run {run.run_id} used profile {run.profile or '?'}, this run uses "

@@ -267,13 +267,16 @@ class ResultsIndex:
                             facts.get("controller") or "", facts.get("nand") or "",
                             facts.get("firmware"),
                             record_name(str(record.get("workload")), record.get("states") or {}),
-                            metric, value,
+                            metric, _real(value),
                             spreads.get(metric), record.get("repeat", 1),
                         ),
                     )
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             conn.execute("ROLLBACK")
+            if isinstance(exc, OverflowError):  # an integer SQLite cannot hold (2**63 or more)
+                raise StoreError(f"run {run.path} holds a number the index cannot hold ({exc})",
+                                 fix=f"remove or restore the run folder {run.path}") from None
             raise
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
@@ -326,3 +329,11 @@ class ResultsIndex:
             "ORDER BY r.started_utc DESC, r.run_id DESC",
             (firmware,),
         )
+
+
+def _real(value: Any) -> Any:
+    """A metric's figure for the ``REAL`` column: an integer of 2**63 or more (a 128-bit NVMe
+    counter) bound as the float SQLite would store it anyway, not refused by the binding."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return float(value)
+    return value

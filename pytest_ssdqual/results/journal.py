@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.results.stored_json import read_stored_json
+
 #: The controller's list of crashed tests: node id -> message.
 CRASHED_FILE = "crashed.json"
 
@@ -48,9 +50,11 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def _read_json(path: Path) -> Any:
+    """The journal in ``path``; None when there is none or it is unreadable or damaged (deep
+    nesting, a number beyond 2**128: ``stored_json.read_stored_json``)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_stored_json(path)
+    except (OSError, ValueError):  # DamagedJson is a ValueError
         return None
 
 

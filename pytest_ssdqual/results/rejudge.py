@@ -35,7 +35,8 @@ a test failed or broke without leaving a record, a workload this version does no
 baseline, an interrupted session; a drive whose per-drive summary would be INCOMPLETE -- the
 summary's own decision, ``drive_summary.overall_verdict`` --: a read limit passed only on media
 as found, ``PASS (as found)``, or no limit judged): what was never judged cannot pass; 4 bad
-input (unknown run, bad threshold file).
+input (unknown run, a damaged stored file -- named with its key and the fix --, bad threshold
+file).
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.errors import SsdQualError
+from pytest_ssdqual.results.stored_json import DamagedJson, read_stored_json
 
 __all__ = [
     "INDEX_NAME",
@@ -62,7 +63,28 @@ RUN_ID = re.compile(r"^\d{8}T\d{6}(?:\.\d{6})?Z-[0-9a-f]{6}$")
 
 
 class StoreError(SsdQualError):
-    """The results store cannot be read or written (permissions, disk full, a foreign folder)."""
+    """The results store cannot be read or written (permissions, disk full, a foreign folder,
+    a damaged file).
+
+    Args:
+        message: what is wrong.
+        file: the stored file at fault, when one is (``RUN/run.json``).
+        key: the JSON path of the offending value in ``file`` (``metrics["write.iops"]``).
+        fix: what the user should do (``remove or restore the run folder RUN``).
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
+                 fix: str | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.key = key
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.file, self.key) if p]
+        text = (": ".join(parts) + ": " if parts else "") + self.message
+        return text + (f" (fix: {self.fix})" if self.fix else "")
 
 
 def utc_now() -> str:
@@ -121,19 +143,28 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A stored JSON object (``run.json``, ``record.json``).
+    """A stored JSON object (``run.json``, ``record.json``), read through
+    ``stored_json.read_stored_json``: deep nesting, a number beyond 2**128 (a 401-digit
+    figure), NaN or Infinity where no figure goes (anywhere in ``run.json``; a record's facts,
+    counts and limits) are refused like invalid JSON, never raised as ``RecursionError`` or
+    ``OverflowError`` by a later reader.
 
     Raises:
-        StoreError: the file is missing, unreadable, or not a JSON object.
+        StoreError: the file is missing, unreadable, damaged or not a JSON object; a damaged
+            one names the file, the key and the fix (remove or restore the run folder).
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = read_stored_json(path, strict=path.name == RUN_FILE)
     except FileNotFoundError:
         raise StoreError(f"{path} is missing") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise StoreError(f"{path} is unreadable: {exc}") from None
-    if not isinstance(data, dict):
-        raise StoreError(f"{path} does not hold a JSON object")
+    except DamagedJson as exc:
+        run = path.parents[2] if path.name == RECORD_FILE and len(path.parents) > 2 else (
+            path.parent)
+        raise StoreError(f"unreadable, the stored file is damaged: {exc.reason}",
+                         file=str(path), key=exc.key or None,
+                         fix=f"remove or restore the run folder {run}") from None
     return data
 
 

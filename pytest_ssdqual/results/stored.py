@@ -20,7 +20,6 @@ test (Allure ``historyId``, which holds the drive's identity) only the latest re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +30,7 @@ from pytest_ssdqual.drive.identity import NO_SERIAL
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX, NOT_RERUN_PREFIX
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord
+from pytest_ssdqual.results.stored_json import DamagedJson, read_stored_json
 
 ATTACH_DRIVE = "drive"
 ATTACH_METRICS = "metrics"
@@ -118,14 +118,20 @@ class StoredTest:
         """The parsed JSON attachment ``name``, or None when the test has none.
 
         Raises:
-            ConfigError: the attachment file is missing or not JSON (a damaged results folder).
+            ConfigError: the attachment file is missing, not JSON or damaged (a damaged results
+                folder: nested too deeply, a number beyond 2**128, NaN where no figure goes;
+                ``stored_json``), naming the file and the key.
         """
         path = self.attachments.get(name)
         if path is None:
             return None
         try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
+            return read_stored_json(path, require_object=False)
+        except DamagedJson as exc:
+            raise ConfigError(f"attachment {name!r} of {self.name!r} is unreadable: "
+                              f"{exc.reason}", file=str(path), key=exc.key or None,
+                              fix="regenerate the results") from None
+        except OSError as exc:
             raise ConfigError(f"attachment {name!r} of {self.name!r} is unreadable: {exc}",
                               file=str(path), fix="regenerate the results") from None
 
@@ -195,18 +201,27 @@ def _walk_attachments(node: dict[str, Any], folder: Path, out: dict[str, Path]) 
 
 
 def read_result(path: Path) -> StoredTest:
-    """Read one ``*-result.json``.
+    """Read one ``*-result.json`` (through ``stored_json.read_stored_json``, strict: no NaN or
+    Infinity anywhere, no number beyond 2**128, no nesting past 64 levels).
 
     Raises:
-        ConfigError: unreadable or not an Allure result.
+        ConfigError: unreadable, damaged (naming the key) or not an Allure result.
     """
     try:
-        doc = json.loads(path.read_text())
-        if not isinstance(doc, dict) or "uuid" not in doc:
-            raise ValueError("no 'uuid': not an Allure test result")
+        doc = read_stored_json(path, strict=True)
+        if "uuid" not in doc:
+            raise DamagedJson("no 'uuid': not an Allure test result")
+        return _stored_test(path, doc)
+    except DamagedJson as exc:
+        raise ConfigError(f"unreadable Allure result: {exc.reason}", file=str(path),
+                          key=exc.key or None,
+                          fix="remove the damaged file or rerun the tests") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"unreadable Allure result: {exc}", file=str(path),
                           fix="remove the damaged file or rerun the tests") from None
+
+
+def _stored_test(path: Path, doc: dict[str, Any]) -> StoredTest:
     labels: dict[str, list[str]] = {}
     for lab in doc.get("labels") or []:
         labels.setdefault(str(lab.get("name")), []).append(str(lab.get("value")))

@@ -237,6 +237,38 @@ def test_a_baseline_of_another_model_breaks_the_test_with_the_reason(gate: Gate)
     assert "Other SSD 256GB" in record["regression"]["error"]
 
 
+def test_a_damaged_baseline_is_a_usage_error_or_a_broken_test_never_internalerror(
+    gate: Gate,
+) -> None:
+    """Issue 20 item 8: a stored figure of 401 digits (or a run.json nested 100000 deep) made
+    float() / json raise inside the gate: INTERNALERROR, exit 3."""
+    gate.run("500", "--firmware=A").assert_outcomes(passed=1)
+    [run] = gate.runs()
+    [record] = run.path.glob("*/*/record.json")
+    data = json.loads(record.read_text())
+    data["metrics"]["write.bw_mbps"] = 10**400
+    record.write_text(json.dumps(data))
+    jobs = len(gate.fake_fio.job_rws())
+    damage = (f'{record}: metrics["write.bw_mbps"]: unreadable, the stored file is damaged: a '
+              "401-digit integer is beyond 2^128 (fix: remove or restore the run folder "
+              f"{run.path})")
+    by_id = gate.run("500", "--firmware=B", f"--baseline={run.run_id}")
+    assert by_id.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"--baseline: {damage}" in by_id.stderr.str()
+    assert len(gate.fake_fio.job_rws()) == jobs  # refused before any I/O
+    # firmware:A finds the run in the index (indexed while it was sound): the test is broken
+    by_firmware = gate.run("500", "--firmware=C", "--baseline=firmware:A")
+    by_firmware.assert_outcomes(failed=1)
+    assert damage in flat_verdicts(by_firmware.stdout.str())
+    (run.path / RUN_FILE).write_text('{"run_id": ' + "[" * 100000 + "]" * 100000 + "}")
+    deep = gate.run("500", "--firmware=D", f"--baseline={run.path}")
+    assert deep.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"--baseline: {run.path / RUN_FILE}: unreadable, the stored file is damaged: not "
+            "valid JSON: nested too deeply to read") in deep.stderr.str()
+    for result in (by_id, by_firmware, deep):
+        assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
 def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> None:
     """Issue 9 item 1: these drops passed as "too noisy to gate" before."""
     gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
