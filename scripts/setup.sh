@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian machine with Python 3.11: OS tools (fio, smartmontools,
-# nvme-cli, util-linux's wipefs) when missing, then a virtual environment in .venv with the
+# nvme-cli, hdparm, util-linux's wipefs) when missing, then a virtual environment in .venv with the
 # package and its dependencies. Sourced by ./run.sh and ./test.sh; safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,6 +9,9 @@ need_apt=()
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
 command -v smartctl >/dev/null 2>&1 || need_apt+=(smartmontools)
 command -v nvme >/dev/null 2>&1 || need_apt+=(nvme-cli)
+# hdparm: a SATA drive's ATA security state (a password set makes its purge not FOB; unread, too)
+{ command -v hdparm || command -v /usr/sbin/hdparm || command -v /sbin/hdparm; } >/dev/null 2>&1 \
+  || need_apt+=(hdparm)
 command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 # wipefs / blkid: a block device's own partition-table and file-system signatures are read
 # before any write; without them writes are refused (an unchecked drive is not blank)

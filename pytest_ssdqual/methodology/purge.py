@@ -24,7 +24,8 @@ The best method the drive supports is tried first, falling back in this order:
    interrupted earlier run leaves exactly that one, and it is removed. A USB drive (a SATA
    drive behind a bridge) gets ``hdparm -I`` only: a password found set is warned about and
    never FOB as above, but no security command goes through the bridge (no password tried,
-   no erase: ``purge_ata``), and blkdiscard runs.
+   no erase: ``purge_ata``), and blkdiscard runs. An ATA drive whose security state could not
+   be read (hdparm missing, ``hdparm -I`` failing) is never FOB either: a password may be set.
 3. ``blkdiscard -f <dev>``: TRIM / deallocate the whole device (also loop devices, whose backing
    file gets its holes punched, and zram). ``-f`` (util-linux >= 2.36) skips blkdiscard's
    check for an existing signature, which refuses (only when stdin is a terminal: ``pytest -s``)
@@ -70,6 +71,7 @@ from pytest_ssdqual.methodology.purge_ata import (
     ATA_LEFT_LOCKED,
     ATA_LOCKED,
     ATA_PASSWORD_SET,
+    ATA_STATE_UNREAD,
     ATA_USB_UNTRIED,
     ata_locked_warning,
     ata_password_warning,
@@ -104,7 +106,8 @@ class PurgeRecord:
         not_fob: why the drive is not fresh out of box although a method ran (an ATA
             password that is not pytest-ssdqual's -- or, behind a USB bridge, any password --
             is set: the drive was only discarded and locks itself at its next power cycle; or
-            the temporary password could not be removed); ``''`` when nothing stands against FOB.
+            the temporary password could not be removed; or an ATA drive's security state
+            could not be read); ``''`` when nothing stands against FOB.
     """
 
     method: str | None
@@ -179,6 +182,9 @@ def purge(
                      if ATA_USB_UNTRIED in outcome else "that is not pytest-ssdqual's")
             not_fob.append(f"ATA security is enabled with a password {whose}: the drive was "
                            "not securely erased and locks itself at its next power cycle")
+        if name == "ata-secure-erase" and outcome.startswith(ATA_STATE_UNREAD):
+            not_fob.append(f"the drive's ATA security state could not be read ({outcome}): a "
+                           "password may be set, so the drive may not have been erased")
         if name == "ata-secure-erase" and ATA_LEFT_LOCKED in outcome:
             warnings.append(ata_locked_warning(dev))
             not_fob.append("pytest-ssdqual's temporary ATA password could not be removed")

@@ -44,6 +44,7 @@ __all__ = [
     "ATA_LOCKED",
     "ATA_PASSWORD",
     "ATA_PASSWORD_SET",
+    "ATA_STATE_UNREAD",
     "ATA_USB_UNTRIED",
     "ata_locked_warning",
     "ata_password_warning",
@@ -56,6 +57,9 @@ ATA_PASSWORD_SET = "an ATA security password is already set on the drive"
 ATA_LOCKED = "locked"
 #: What an outcome says of a drive behind a USB bridge (no security command sent through it).
 ATA_USB_UNTRIED = "the drive is behind a USB bridge"
+#: How the outcomes start when the security state of an ATA drive could not be read (hdparm
+#: missing or ``hdparm -I`` failing): a password may be set, so the purge is not FOB.
+ATA_STATE_UNREAD = ("hdparm not installed", "hdparm -I failed (")
 #: What an outcome says when pytest-ssdqual's temporary password could not be removed.
 ATA_LEFT_LOCKED = "drive may be left locked with the ATA user password"
 

@@ -266,6 +266,27 @@ def test_successful_erase_records_the_temporary_password() -> None:
                                    "password 'ssdqual' set for the erase, cleared by it)",)
 
 
+@pytest.mark.parametrize(("hdparm", "rules", "why"), [
+    (None, {}, "hdparm not installed (apt-get install hdparm)"),
+    ("/usr/sbin/hdparm", {"-I": (5, "HDIO_DRIVE_CMD(identify) failed: Input/output error")},
+     "hdparm -I failed (exit 5: HDIO_DRIVE_CMD(identify) failed: Input/output error)"),
+])
+def test_an_ata_drive_whose_security_state_is_unread_is_discarded_but_never_fob(
+    hdparm: str | None, rules: dict[str, tuple[int, str]], why: str
+) -> None:
+    """A password may be set on a SATA drive whose ``hdparm -I`` could not be read: its
+    blkdiscard is recorded, but its figures are not FOB (the drive may not be fresh)."""
+    target = FakeTarget("/dev/sdb")
+    tools = {"hdparm": hdparm, "blkdiscard": "/usr/sbin/blkdiscard"}
+    run = Commands({**rules, "blkdiscard": (0, "")})
+    record = purge(target, run=run, which=tools.get)  # type: ignore[arg-type]
+    assert record.method == "blkdiscard" and record.ran
+    assert not record.fob
+    assert record.not_fob == (f"the drive's ATA security state could not be read ({why}): a "
+                              "password may be set, so the drive may not have been erased")
+    assert "NOT FOB: the drive's ATA security state could not be read" in record.describe()
+
+
 def test_no_method_at_all_is_recorded_not_raised() -> None:
     target = FakeTarget("/dev/sdb")
     record = purge(target, run=Commands({}), which=lambda _name: None)  # type: ignore[arg-type]
