@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help=f"run profile: {', '.join(sorted(PROFILES))} (default smoke)")
     p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
 
-    for command in (compare, rejudge, trend, runs, report_commands, emu_commands):  # ssdqual_handler
+    # each sets ssdqual_handler
+    for command in (compare, rejudge, trend, runs, report_commands, emu_commands):
         command.add_parser(sub)
 
     args = parser.parse_args(argv)

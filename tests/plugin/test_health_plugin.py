@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.drive.health import DriveHealth
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.plugin import health as plugin_health
 from pytest_ssdqual.qualify import idle_wake as idle_wake_module
-from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
