@@ -1,2 +1,2 @@
-"""The ``ssdqual`` command: identify, rejudge, compare, trend, report, summary, emulated (``main``;
-``emu`` and ``report`` hold the sub-commands of emulated drives and of reports)."""
+"""The ``ssdqual`` command (``main``); one module per command group (``compare``, ``rejudge``,
+``trend``, ``runs``, ``report``, ``emu``) and ``options``: exit codes and the shared options."""

@@ -4,15 +4,18 @@
                                           (or --drive=/dev/sdb, as the error fixes spell it)
     ssdqual thresholds check [PATH ...]   validate threshold files (exit 4 on errors, like pytest)
     ssdqual thresholds show --controller JMF667H --nand L85C --firmware SVN417w --capacity-gb 128
-    ssdqual workloads [--profile smoke]   the workload catalog and the fio job of each
+    ssdqual workloads [--ssd-profile smoke]   the workload catalog and the fio job of each
+    ssdqual runs                                    the stored runs, newest first
     ssdqual compare A B [--format md|html|json]     metric deltas between two stored runs
     ssdqual rejudge RUN --thresholds DIR            re-judge a stored run, no I/O (exit 1: fails)
-    ssdqual trend --model M --workload W --metric X [-o PNG]   a metric across firmware
+    ssdqual trend --workload W --metric X [--model M] [-o PNG]   a metric across firmware
     ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
     ssdqual summary RESULTS [-o DIR]                 one-page summary per drive (HTML + Markdown)
     ssdqual emulated list|check                      emulated drive models (--drive=emu:MODEL)
 
-Exit codes follow pytest's: 0 fine, 4 usage error (bad file or option).
+Exit codes follow pytest's (``cli.options``): 0 fine, 1 failed, 4 usage error (bad file or
+option). The commands reading the results store find it as pytest does (``--results-dir``, else
+$SSDQUAL_RESULTS_DIR, the ini value ssdqual_results_dir, ssdqual-results/ in pytest's rootdir).
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
+from pytest_ssdqual.cli import compare, rejudge, runs, trend
 from pytest_ssdqual.cli import emu as emu_commands
 from pytest_ssdqual.cli import report as report_commands
+from pytest_ssdqual.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, add_profile_option
 from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.health_checks import health_lines
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
@@ -36,27 +40,14 @@ from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.fio.job import render_job
-from pytest_ssdqual.results import compare, rejudge, trend
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import Limit, format_number
 
-EXIT_OK = 0
-EXIT_USAGE = 4
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with pytest's usage-error exit status (4, not argparse's 2), as the README's
-    exit-code table says; its subcommand parsers are of this class too."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ssdqual``; returns the exit code (a bad command line exits 4)."""
-    parser = _Parser(prog="ssdqual", description=__doc__.splitlines()[0])
+    parser = Parser(prog="ssdqual", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_id = sub.add_parser("identify", help="show a drive's identity and whether writes are allowed")
@@ -83,10 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_show.add_argument("--kind", default="block")
 
     p_wl = sub.add_parser("workloads", help="list the workload catalog and show fio jobs")
-    p_wl.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
+    add_profile_option(p_wl, default="smoke", choices=sorted(PROFILES),
+                       help=f"run profile: {', '.join(sorted(PROFILES))} (default smoke)")
     p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
 
-    for command in (compare, rejudge, trend, report_commands, emu_commands):  # ssdqual_handler
+    # each sets ssdqual_handler
+    for command in (compare, rejudge, trend, runs, report_commands, emu_commands):
         command.add_parser(sub)
 
     args = parser.parse_args(argv)
@@ -103,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except SsdQualError as exc:
         print(f"ssdqual: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except BrokenPipeError:  # `ssdqual ... | head`: the reader left; not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (no flush error at exit)
         return EXIT_OK

@@ -40,6 +40,11 @@ from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.results.gate import ResultsGate
 from pytest_ssdqual.results.gate_options import build_gate_options
+from pytest_ssdqual.results.location import (
+    RESULTS_DIR_INI,
+    add_results_dir_option,
+    resolve_results_dir,
+)
 from pytest_ssdqual.results.run_folder import new_run_id
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
@@ -142,12 +147,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     parser.addini("ssdqual_inventory", "default lab inventory file", default="")
     parser.addini("ssdqual_fio_bin", "default fio executable", default="")
-    group.addoption(
-        "--results-dir", default=None, metavar="DIR",
-        help="results store: one folder per run (run.json, fio jobs, outputs, logs, verdicts) "
-        "and an SQLite index. Default: $SSDQUAL_RESULTS_DIR, else ini ssdqual_results_dir, else "
-        "ssdqual-results/ in the rootdir.",
-    )
+    add_results_dir_option(group.addoption)  # the ssdqual commands' --results-dir too
     group.addoption(
         "--baseline", default=None, metavar="REF",
         help="firmware regression gate: compare every gated metric with this run -- a run id "
@@ -182,7 +182,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: the inventory's smartctl_device_type, else smartctl's choice, then the USB "
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
-    parser.addini("ssdqual_results_dir", "default --results-dir", default="")
+    parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     add_outcome_options(group)  # --allow-skipped-writes
 
 
@@ -229,10 +229,9 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
-    option, ini = config.getoption("results_dir"), config.getini("ssdqual_results_dir")
-    env = os.environ.get("SSDQUAL_RESULTS_DIR", "")
-    results_dir = (Path(config.invocation_params.dir) / option if option
-                   else Path(config.rootpath) / (env or ini or "ssdqual-results"))
+    results_dir = resolve_results_dir(
+        config.getoption("results_dir"), invocation_dir=Path(config.invocation_params.dir),
+        rootdir=Path(config.rootpath), ini=config.getini(RESULTS_DIR_INI))
     return ResultsGate(build_gate_options(
         results_dir=results_dir,
         run_id=session_run_id(config),

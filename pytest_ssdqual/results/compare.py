@@ -2,41 +2,50 @@
 
 Drives are paired by model, controller and NAND (the same serial first); every metric both runs
 measured for a workload gets a row: A's figure, B's, the signed change, and whether it is better
-or worse (direction-aware, ``gated_metrics.is_higher_better``). Where B was gated on a baseline the
-row also shows the regression limit B was judged with. Where B was gated on A itself, a metric
-the gate found ``regressed`` or ``inconclusive`` (``regression_stats``: on every run of both)
-shows that decision, and no other metric is called regressed; against another run, ``regressed``
-marks a worsening of the figures beyond B's limit. Output: Markdown (default), self-contained
-HTML, or JSON.
+or worse (direction-aware, ``gated_metrics.is_higher_better``) or *within noise*: a change no
+larger than the noise band (``noise_band``) -- the run-to-run spread the runs measured
+(``spread_pct``, with ``--repeat``; the larger of A's and B's), else B's regression limit for the
+metric when B was gated, else ``DEFAULT_NOISE_PCT``; each row names the band it used. Where B
+was gated on a baseline the row also shows the regression limit B was judged with. Where B was
+gated on A itself, a metric the gate found ``regressed`` or ``inconclusive``
+(``regression_stats``: on every run of both) shows that decision, and no other metric is called
+regressed; against another run, ``regressed`` marks a worsening of the figures beyond B's limit
+(never called noise). Output: Markdown (default), self-contained HTML, or JSON.
 
 Drive-health records (workload ``health``: readings of the moment, several per drive) are not
-compared. Plain Python (no pytest); reads run folders only (``store.StoredRun``), each
-workload's record as a ``record.TestRecord``.
+compared. Plain Python (no pytest, no printing: the command is ``cli.compare``); reads run
+folders only (``store.StoredRun``), each workload's record as a ``record.TestRecord``.
 """
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
-from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.comparison import format_figure, signed_pct
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression_stats import INCONCLUSIVE, REGRESSED
-from pytest_ssdqual.results.run_folder import StoredRun, StoreError
-from pytest_ssdqual.results.store import ResultsStore
+from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.thresholds.verdict import format_number
 
-__all__ = ["Delta", "compare_runs", "load_run", "render", "add_parser", "run_command"]
+__all__ = ["DEFAULT_NOISE_PCT", "Delta", "FORMATS", "compare_runs", "noise_band", "render"]
 
 FORMATS = ("md", "html", "json")
+#: The noise band of a metric neither run repeated (no spread) and B's gate gave no limit for.
+DEFAULT_NOISE_PCT = 1.0
+#: What ``Delta.noise_from`` says, and the legend under the table.
+NOISE_SPREAD, NOISE_LIMIT, NOISE_DEFAULT = "spread", "gate limit", "default"
+NOISE_LEGEND = (
+    "within noise: the change is inside the noise band -- the larger run-to-run spread of A's "
+    "and B's repetitions (spread, --repeat), else B's regression limit for the metric (gate "
+    f"limit), else {DEFAULT_NOISE_PCT:g} % (default)"
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,10 @@ class Delta:
         a, b: figures (None when that run did not measure it).
         change_pct: ``(b - a) / a * 100``; None when not computable.
         higher_is_better: direction. limit_pct: B's regression limit for it, when B was gated.
-        status: ``better``, ``worse``, ``unchanged``, ``changed`` (a metric without a direction,
+        noise_pct, noise_from: the noise band (``noise_band``) and where it came from
+            (``spread``, ``gate limit``, ``default``).
+        status: ``better``, ``worse``, ``within noise`` (a change inside the noise band),
+            ``unchanged``, ``changed`` (a metric without a direction,
             ``gated_metrics.has_direction``), ``regressed`` (the gate's decision when B
             was gated on A, else worse beyond B's limit), ``inconclusive`` (the gate's decision
             when B was gated on A), ``only in A``, ``only in B``.
@@ -68,6 +80,20 @@ class Delta:
     higher_is_better: bool
     limit_pct: float | None
     status: str
+    noise_pct: float = DEFAULT_NOISE_PCT
+    noise_from: str = NOISE_DEFAULT
+
+
+def noise_band(spreads: Sequence[float | None], limit_pct: float | None) -> tuple[float, str]:
+    """The band (in %) inside which a change is noise, and its source: the largest measured
+    run-to-run spread (``spread``), else B's regression limit (``gate limit``), else
+    ``DEFAULT_NOISE_PCT`` (``default``)."""
+    measured = [s for s in spreads if s is not None and math.isfinite(s)]
+    if measured:
+        return max(measured), NOISE_SPREAD
+    if limit_pct is not None:
+        return limit_pct, NOISE_LIMIT
+    return DEFAULT_NOISE_PCT, NOISE_DEFAULT
 
 
 def _pair_drives(
@@ -115,15 +141,19 @@ def compare_runs(a: StoredRun, b: StoredRun) -> tuple[list[Delta], list[str]]:
             decided = ({c["metric"]: str(c.get("status")) for c in comparisons}
                        if gate.get("baseline_run") == a.run_id else None)
             for metric in sorted(set(ma) | set(mb)):
+                band = noise_band([ta.spread_pct.get(metric), tb.spread_pct.get(metric)],
+                                  limits.get(metric))
                 deltas.append(_delta(db, da, workload, metric, ma.get(metric), mb.get(metric),
-                                     limits.get(metric), decided))
+                                     limits.get(metric), decided, band))
     return deltas, notes
 
 
 def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
            va: float | None, vb: float | None, limit: float | None,
-           decided: dict[str, str] | None = None) -> Delta:
-    """One row; ``decided``: the gate's status per metric when B was gated on A."""
+           decided: dict[str, str] | None = None,
+           band: tuple[float, str] = (DEFAULT_NOISE_PCT, NOISE_DEFAULT)) -> Delta:
+    """One row; ``decided``: the gate's status per metric when B was gated on A; ``band``:
+    ``noise_band``'s."""
     higher = is_higher_better(metric)
     change = None
     if va is None:
@@ -135,19 +165,20 @@ def _delta(db: dict[str, Any], da: dict[str, Any], workload: str, metric: str,
         worsening = 0.0 if change is None else (-change if higher else change)
         if decided is not None and decided.get(metric) in (REGRESSED, INCONCLUSIVE):
             status = decided[metric]
-        elif worsening != 0 and not has_direction(metric):
-            status = "changed"  # no direction (gain ratio, saturation QD): neither way
-        elif decided is None and limit is not None and worsening > limit:
-            status = "regressed"
-        elif worsening > 0:
-            status = "worse"
-        elif worsening < 0:
-            status = "better"
-        else:
+        elif worsening == 0:
             status = "unchanged"
+        elif (decided is None and limit is not None and worsening > limit
+              and has_direction(metric)):
+            status = "regressed"  # never hidden as noise
+        elif change is not None and abs(change) <= band[0]:
+            status = "within noise"
+        elif not has_direction(metric):
+            status = "changed"  # no direction (gain ratio, saturation QD): neither way
+        else:
+            status = "worse" if worsening > 0 else "better"
     return Delta(str(db.get("model", "")), workload, metric, str(da.get("drive")),
                  str(db.get("drive")), str(da.get("firmware", "")), str(db.get("firmware", "")),
-                 va, vb, change, higher, limit, status)
+                 va, vb, change, higher, limit, status, band[0], band[1])
 
 
 def _cells(d: Delta) -> list[str]:
@@ -158,11 +189,13 @@ def _cells(d: Delta) -> list[str]:
         "-" if d.change_pct is None else signed_pct(d.change_pct),
         "-" if d.limit_pct is None else
         ("\u2212" if d.higher_is_better else "+") + f"{format_number(d.limit_pct)} %",
+        f"\u00b1{format_number(d.noise_pct)} % ({d.noise_from})",
         d.status,
     ]
 
 
-HEADER = ["model", "workload", "metric", "A", "B", "change", "gate limit", "status"]
+HEADER = ["model", "workload", "metric", "A", "B", "change", "gate limit", "noise band",
+          "status"]
 
 
 def _title(a: StoredRun, b: StoredRun) -> str:
@@ -187,6 +220,8 @@ def render(a: StoredRun, b: StoredRun, deltas: Sequence[Delta], notes: Sequence[
     warn = []
     if a.profile != b.profile:
         warn.append(f"profiles differ ({a.profile} vs {b.profile}): figures are not comparable")
+    if any(d.status == "within noise" for d in deltas):
+        warn.append(NOISE_LEGEND)
     if fmt == "html":
         colors = {"regressed": "#f8c9c9", "inconclusive": "#f8c9c9", "worse": "#fbe9d0",
                   "better": "#d6f0d6"}
@@ -213,54 +248,3 @@ def render(a: StoredRun, b: StoredRun, deltas: Sequence[Delta], notes: Sequence[
     lines.append("|" + "---|" * len(HEADER))
     lines += ["| " + " | ".join(_cells(d)) + " |" for d in deltas]
     return "\n".join(lines) + "\n"
-
-
-def load_run(store: ResultsStore, ref: str) -> StoredRun:
-    """A stored run for a command: a run id of ``store`` or a run folder.
-
-    Raises:
-        ConfigError: no such run, an incomplete one, or a damaged stored file (exit 4, a usage
-            error; a damaged file is named with its key and fix: remove or restore the run).
-    """
-    try:
-        return store.load(ref)
-    except StoreError as exc:
-        raise ConfigError(str(exc), key=ref, fix=None if exc.fix else
-                          "give a run id of --results-dir or a run folder") from None
-
-
-def add_parser(sub: Any) -> None:
-    """Register ``compare`` on the ``ssdqual`` subcommand parser."""
-    p = sub.add_parser("compare", help="table of metric deltas between two stored runs")
-    p.add_argument("a", metavar="A", help="baseline: run id (in --results-dir) or run folder")
-    p.add_argument("b", metavar="B", help="candidate: run id or run folder")
-    p.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    p.add_argument("--results-dir", default="ssdqual-results", metavar="DIR",
-                   help="results store holding the run ids (default ssdqual-results)")
-    p.set_defaults(ssdqual_handler=run_command)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """``ssdqual compare``; exit 0 (a table is informational; the gate is the pytest run).
-
-    Raises:
-        ConfigError: (exit 4) the runs have no drive and workload in common: nothing to
-            compare, and an empty table would read as "no change".
-    """
-    store = ResultsStore(args.results_dir)
-    a, b = load_run(store, args.a), load_run(store, args.b)
-    deltas, notes = compare_runs(a, b)
-    if not deltas:
-        raise ConfigError(
-            f"runs {a.run_id} and {b.run_id} have no figure in common: "
-            + ("; ".join(notes) or "no workload ran in both"), key="A B",
-            fix="compare runs of the same drive model, controller and NAND that ran the same "
-            "workloads (ssdqual compare pairs drives by those, not by the /dev name)")
-    text = render(a, b, deltas, notes, args.format)
-    if args.output:
-        Path(args.output).write_text(text)
-        print(f"wrote {args.output} ({len(deltas)} metrics)")
-    else:
-        print(text, end="")
-    return 0

@@ -29,22 +29,19 @@ the reading of the moment, and the readings are judged again as the ``health`` r
 start reading is one record per drive, listed as the run listed it (unlisted while it passes
 when no health suite ran).
 
-Exit status (pytest's convention): 0 every limit met and no regression, 1 a limit or
-regression fails under the new thresholds, or the run is *incomplete* (``incomplete_reasons``:
-a test failed or broke without leaving a record, a workload this version does not know, a refused
-baseline, an interrupted session; a drive whose per-drive summary would be INCOMPLETE -- the
-summary's own decision, ``drive_summary.overall_verdict`` --: a read limit passed only on media
-as found, ``PASS (as found)``, or no limit judged): what was never judged cannot pass; 4 bad
-input (unknown run, a damaged stored file -- named with its key and the fix --, bad threshold
-file).
+The run fails the re-judgement (``run_fails``: ``ssdqual rejudge``, in ``cli.rejudge``, exits 1)
+when a limit or regression fails under the new thresholds, or the run is *incomplete*
+(``incomplete_reasons``: a test failed or broke without leaving a record, a workload this
+version does not know, a refused baseline, an interrupted session; a drive whose per-drive
+summary would be INCOMPLETE -- the summary's own decision, ``drive_summary.overall_verdict``
+--: a read limit passed only on media as found, ``PASS (as found)``, or no limit judged): what
+was never judged cannot pass. Plain Python: no printing, no exit codes.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
@@ -61,21 +58,16 @@ from pytest_ssdqual.report.drive_summary import (
     status_word,
 )
 from pytest_ssdqual.report.summary import count_lines, rows_from_records
-from pytest_ssdqual.results.compare import load_run
 from pytest_ssdqual.results.comparison import UNDECIDED, Comparison
 from pytest_ssdqual.results.record import TestRecord, listed_in_table, record_name
 from pytest_ssdqual.results.regression import compare_workload, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun
-from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 
-__all__ = ["Rejudged", "drive_verdicts", "incomplete_reasons", "rejudge_run", "add_parser",
-           "run_command"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
+__all__ = ["Rejudged", "drive_verdicts", "format_report", "incomplete_reasons", "rejudge_run",
+           "run_fails"]
 
 
 @dataclass
@@ -343,25 +335,7 @@ def format_report(run: StoredRun, results: Sequence[Rejudged], paths: Sequence[s
     return lines
 
 
-def add_parser(sub: Any) -> None:
-    """Register ``rejudge`` on the ``ssdqual`` subcommand parser."""
-    p = sub.add_parser("rejudge", help="judge a stored run against new threshold files (no I/O)")
-    p.add_argument("run", metavar="RUN", help="run id (in --results-dir) or run folder")
-    p.add_argument("--thresholds", action="append", required=True, metavar="PATH",
-                   help="threshold YAML file or folder, repeatable")
-    p.add_argument("--results-dir", default="ssdqual-results", metavar="DIR",
-                   help="results store holding the run id (default ssdqual-results)")
-    p.set_defaults(ssdqual_handler=run_command)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """``ssdqual rejudge``: exit 1 when the run fails under the new thresholds or is
-    incomplete."""
-    run = load_run(ResultsStore(args.results_dir), args.run)
-    thresholds = ThresholdSet.load([Path(p) for p in args.thresholds])
-    results = rejudge_run(run, thresholds)
-    for line in format_report(run, results, args.thresholds):
-        print(line)
-    if any(r.failed for r in results) or incomplete_reasons(run, results):
-        return EXIT_FAILED
-    return EXIT_OK
+def run_fails(run: StoredRun, results: Sequence[Rejudged]) -> bool:
+    """True when ``run`` does not pass the re-judgement: a limit or regression fails, drive
+    health failed in the run, or the run is incomplete (``incomplete_reasons``)."""
+    return any(r.failed for r in results) or bool(incomplete_reasons(run, results))

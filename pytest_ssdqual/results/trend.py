@@ -10,8 +10,10 @@ it (firmware not listed follow in first-seen order). ``-o PNG`` also draws the c
 (matplotlib, Agg backend: no display needed): each run's figure as a dot, the median per
 firmware as a line.
 
-Runs of different run profiles are not comparable: when the matching figures come from several
-profiles, ``--profile`` must pick one (a usage error otherwise). Nor are drives of different
+Without a selection, the one drive model holding figures of the metric is taken
+(``stored_models``: the command says so); several models need a selection. Runs of different
+run profiles are not comparable: when the matching figures come from several profiles,
+``--ssd-profile`` must pick one (a usage error otherwise). Nor are drives of different
 controller, NAND or capacity: a firmware build is made per flash type (JMF667H: SVN417w for IMFT
 L85C / L85A, SVN418a for Toshiba A19 128 GB, SVN423a for A19 240 GB), so a selection that mixes
 them would chart the NAND's difference as a firmware change. Such a selection is refused,
@@ -21,7 +23,6 @@ select one (``--nand L85C --capacity-gb 128``).
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import statistics
 from collections.abc import Sequence
@@ -37,7 +38,7 @@ from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["FirmwarePoint", "Selection", "trend_points", "format_table", "parse_capacity_gb",
-           "plot_trend", "add_parser", "run_command"]
+           "plot_trend", "stored_models"]
 
 
 @dataclass
@@ -213,8 +214,8 @@ def trend_points(
         raise ConfigError(
             f"figures from several run profiles match ({', '.join(profiles)}): they are not "
             "comparable",
-            key="--profile",
-            fix=f"pick one, e.g. --profile {profiles[0]}",
+            key="--ssd-profile",
+            fix=f"pick one, e.g. --ssd-profile {profiles[0]}",
         )
     _refuse_mixed_boards(rows, selection)
     points: dict[str, FirmwarePoint] = {}
@@ -293,45 +294,8 @@ def plot_trend(points: Sequence[FirmwarePoint], *, title: str, metric: str, out:
     return out
 
 
-def add_parser(sub: Any) -> None:
-    """Register ``trend`` on the ``ssdqual`` subcommand parser."""
-    p = sub.add_parser("trend", help="one metric across firmware versions (table, PNG chart)")
-    p.add_argument("--model", default=None, help="drive model (glob, case-insensitive)")
-    p.add_argument("--controller", default=None, help="controller, e.g. JMF667H")
-    p.add_argument("--nand", default=None, help="NAND, e.g. L85C")
-    p.add_argument("--capacity-gb", default=None, metavar="N|LOW-HIGH",
-                   help="capacity, decimal GB: 128 (within 5 %%) or 120-130")
-    p.add_argument("--workload", required=True, help="workload id, e.g. seq_write_128k_qd32")
-    p.add_argument("--metric", required=True,
-                   help="metric, e.g. write.bw_mbps (a bare name is the workload's direction)")
-    p.add_argument("--order", default="", metavar="A,B,C",
-                   help="firmware release order (default: first-seen run order)")
-    p.add_argument("--profile", default=None, help="run profile (needed when several match)")
-    p.add_argument("-o", "--output", metavar="PNG", help="write the chart here")
-    p.add_argument("--results-dir", default="ssdqual-results", metavar="DIR",
-                   help="results store (default ssdqual-results)")
-    p.set_defaults(ssdqual_handler=run_command)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """``ssdqual trend``: prints the table, writes the PNG when asked; exit 0."""
-    metric = canonical_metric(args.workload, args.metric)
-    order = [fw.strip() for fw in args.order.split(",") if fw.strip()]
-    selection = Selection(
-        args.model, args.controller, args.nand,
-        None if args.capacity_gb is None else parse_capacity_gb(args.capacity_gb))
-    if selection == Selection():
-        raise ConfigError("ssdqual trend needs a drive selection", key="--model",
-                          fix="give --model, --controller, --nand and/or --capacity-gb, e.g. "
-                              "--controller JMF667H --nand L85C --capacity-gb 128")
-    points = trend_points(ResultsStore(args.results_dir), workload=args.workload,
-                          metric=metric, profile=args.profile, order=order,
-                          selection=selection)
-    title = f"{selection.describe()} {args.workload} {metric}"
-    print(f"# {title}")
-    for line in format_table(points, metric):
-        print(line)
-    if args.output:
-        plot_trend(points, title=title, metric=metric, out=Path(args.output))
-        print(f"wrote {args.output}")
-    return 0
+def stored_models(store: ResultsStore, workload: str, metric: str) -> list[str]:
+    """The drive models with a stored figure of ``workload`` ``metric``, sorted."""
+    rows = store.query("SELECT DISTINCT model FROM metrics WHERE workload = ? AND metric = ? "
+                       "AND value IS NOT NULL ORDER BY model", (workload, metric))
+    return [str(r["model"] or "") for r in rows]

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, STATE_WRITES_AS_FOUND
 from pytest_ssdqual.qualify.session import STATE_AS_FOUND
-from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import READ_WRITE_SUITE, FakeFio, flat_verdicts, limits_yaml, qual_args, write_suite
@@ -58,7 +58,7 @@ def _rejudge(store: Path, thresholds: Path, capsys: pytest.CaptureFixture[str]
              ) -> tuple[int, str]:
     [run] = ResultsStore(store).complete_runs()
     capsys.readouterr()
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run.name, results_dir=str(store), thresholds=[str(thresholds)]))
     return code, capsys.readouterr().out
 

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.drive.health import DriveHealth
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.plugin import health as plugin_health
 from pytest_ssdqual.qualify import idle_wake as idle_wake_module
-from pytest_ssdqual.results import rejudge
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
@@ -115,7 +115,7 @@ COUNT_LINE = re.compile(r"^\d+ limits passed.*measured metrics had no limit \(no
 def _rejudge(results: Path, limits: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     [run] = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()]
     capsys.readouterr()
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
     return code, capsys.readouterr().out
 

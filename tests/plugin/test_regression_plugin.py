@@ -451,15 +451,17 @@ def test_compare_and_trend_across_firmware_builds(
     md = capsys.readouterr().out
     assert f"firmware A, profile smoke) vs B = run {b.run_id} (firmware B" in md
     assert (f"| Scratch file | seq_write_128k_qd32 | write.bw_mbps | 500 | 400 | {MINUS}20.0 % "
-            "| - | worse |") in md
+            "| - | \u00b11 % (default) | worse |") in md
     assert "| Scratch file | seq_write_128k_qd32 | write.lat_p99_us | 200 | 200 | +0.0 % | - " \
-           "| unchanged |" in md
+           "| \u00b11 % (default) | unchanged |" in md
 
     assert cli.main(["compare", a.run_id, c.run_id, "--format=json", *results]) == 0
     data = json.loads(capsys.readouterr().out)
     bw = next(d for d in data["deltas"] if d["workload"] == "seq_write_128k_qd32"
               and d["metric"] == "write.bw_mbps")
-    assert (bw["a"], bw["b"], bw["status"], bw["limit_pct"]) == (500, 520, "better", 5.0)
+    # +4 % inside C's 5 % regression limit, the noise band of runs without repetitions
+    assert (bw["a"], bw["b"], bw["status"], bw["limit_pct"]) == (500, 520, "within noise", 5.0)
+    assert (bw["noise_pct"], bw["noise_from"]) == (5.0, "gate limit")
     assert bw["change_pct"] == pytest.approx(4.0)
 
     page = tmp_path / "cmp.html"
@@ -559,6 +561,28 @@ def test_results_default_to_ssdqual_results_dir_env(gate: Gate,
     gate.monkeypatch.delenv("SSDQUAL_RESULTS_DIR")
     gate.pytester.runpytest(*args).assert_outcomes(passed=1)
     assert len(ResultsStore(gate.pytester.path / "ssdqual-results").complete_runs()) == 1
+
+
+def test_the_commands_read_the_store_pytest_wrote_from_any_folder_of_the_project(
+    gate: Gate, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ssdqual rejudge``/``compare``/``runs`` took ``ssdqual-results`` of the current folder,
+    where pytest took the ini value in its rootdir (issue 17 item 3)."""
+    gate.monkeypatch.delenv("SSDQUAL_RESULTS_DIR")
+    gate.monkeypatch.setenv("FAKEFIO_BW_MBPS", "500")
+    gate.pytester.makeini("[pytest]\nssdqual_results_dir = lab-store\n")
+    args = [a for a in gate.args() if not a.startswith("--results-dir")]
+    gate.pytester.runpytest(*args).assert_outcomes(passed=1)
+    [run] = ResultsStore(gate.pytester.path / "lab-store").complete_runs()
+    suites = gate.pytester.path / "suites"
+    suites.mkdir()
+    gate.monkeypatch.chdir(suites)
+    capsys.readouterr()
+    assert cli.main(["runs"]) == 0
+    out = capsys.readouterr().out
+    assert f"1 run(s) in {gate.pytester.path / 'lab-store'}" in out and run.name in out
+    assert cli.main(["rejudge", run.name, "--thresholds",
+                     str(gate.pytester.path / "limits.yaml")]) == 0
 
 
 def test_repeat_takes_the_maximum_and_the_worst_percentile_and_records_how(gate: Gate) -> None:

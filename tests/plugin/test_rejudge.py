@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify import measure as qualify_measure
 from pytest_ssdqual.results import rejudge
@@ -51,7 +52,7 @@ def _rejudge(tmp_path: Path, records: list[dict[str, Any]], info: dict[str, Any]
                               "status": "complete", **info})
     limits = tmp_path / "limits.yaml"
     limits.write_text(LIMITS)
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run_id, results_dir=str(store.root), thresholds=[str(limits)]))
     return code, capsys.readouterr().out
 
@@ -128,7 +129,7 @@ def _rejudge_with(tmp_path: Path, record: dict[str, Any], limits_text: str,
                               "tests": {"skipped": 0, "deselected": 0, "failed": 1}})
     limits = tmp_path / "limits.yaml"
     limits.write_text(limits_text)
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run_id, results_dir=str(store.root), thresholds=[str(limits)]))
     return code, capsys.readouterr().out
 
@@ -218,7 +219,7 @@ def test_rejudging_a_stored_run_gives_the_runs_verdicts_and_counts(
     [again] = rejudge.rejudge_run(run, ThresholdSet.load([limits]))
     assert {v.metric: v.status for v in again.verdicts} == stored
     capsys.readouterr()
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
     out = capsys.readouterr().out
     assert code == 1, out
@@ -265,7 +266,7 @@ def test_a_stored_never_recovered_run_rejudges_with_the_runs_reason(
     [record] = run.records
     assert record["unreached"]["time_to_recover_s"].startswith("never recovered: ")
     capsys.readouterr()
-    code = rejudge.run_command(argparse.Namespace(
+    code = rejudge_command.run_command(argparse.Namespace(
         run=run.run_id, results_dir=str(results), thresholds=[str(limits)]))
     out = capsys.readouterr().out
     assert code == 1, out
