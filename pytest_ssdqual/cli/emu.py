@@ -17,6 +17,7 @@ from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
 from pytest_ssdqual.emulate.model import DriveModel
 from pytest_ssdqual.emulate.model_file import available_models, find_model, load_model
 from pytest_ssdqual.emulate.resolve import model_folders
+from pytest_ssdqual.thresholds.profile import DriveFacts
 
 __all__ = ["add_parser", "describe_model", "identify", "run_command"]
 
@@ -127,6 +128,20 @@ def run_command(args: argparse.Namespace) -> int:
         for line in describe_model(load_model(path)):
             print(line)
     return 0
+
+
+def model_facts(spec: DriveSpec, *, folders: list[Path] | None = None) -> DriveFacts:
+    """What threshold profiles match for ``emu:MODEL[@SPEED]``, from its model file (as the
+    run's identity and assignment give them: controller / NAND of the model, kind ``emu``,
+    the model's ``figures_scale``). Raises ``ConfigError`` for an unknown or bad model."""
+    ref = parse_emu_ref(spec.raw.split(":", 1)[1])
+    path = find_model(ref.model, folders if folders is not None else model_folders(Path.cwd()))
+    model = load_model(path)
+    return DriveFacts(
+        controller=model.controller, nand=model.nand, firmware=model.firmware, model=model.model,
+        serial=model.serial, capacity_bytes=model.capacity_bytes, transport="emulated",
+        kind="emu",
+        figures_scale=model.figures_scale.factor if model.figures_scale is not None else None)
 
 
 def identify(spec: DriveSpec, *, folders: list[Path] | None = None) -> int:

@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
@@ -40,6 +41,7 @@ from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.fio.job import render_job
+from pytest_ssdqual.qualify.session import drive_facts
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import Limit, format_number
@@ -65,13 +67,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_check = th_sub.add_parser("check", help="validate threshold files (default: thresholds/)")
     p_check.add_argument("paths", nargs="*", default=["thresholds"])
     p_show = th_sub.add_parser("show", help="the limits a drive would be judged against")
-    p_show.add_argument("paths", nargs="*", default=["thresholds"])
-    p_show.add_argument("--controller")
-    p_show.add_argument("--nand")
-    p_show.add_argument("--firmware", default="")
-    p_show.add_argument("--model", default="")
-    p_show.add_argument("--capacity-gb", type=float, default=0.0)
-    p_show.add_argument("--kind", default="block")
+    p_show.add_argument("paths", nargs="*", default=["thresholds"],
+                        help="threshold files or folders (default: thresholds)")
+    p_show.add_argument("--drive", metavar="DRIVE",
+                        help="take the facts from this drive, as a run would: a block device "
+                        "(identified read-only, controller / NAND from --inventory), file:PATH or "
+                        "emu:MODEL (an emulated twin's limits come out scaled as in its run); "
+                        "the options below then override what it reports")
+    p_show.add_argument("--inventory", metavar="YAML", help="lab inventory (with --drive)")
+    p_show.add_argument("--controller", help="controller, e.g. JMF667H")
+    p_show.add_argument("--nand", help="NAND, e.g. L85C")
+    p_show.add_argument("--firmware", help="firmware, e.g. SVN417w")
+    p_show.add_argument("--model", help="model string as the drive reports it")
+    p_show.add_argument("--capacity-gb", type=float, metavar="GB",
+                        help="capacity in decimal GB (128: within 5 %% of 128 GB)")
+    p_show.add_argument("--kind", choices=("block", "file", "emu"),
+                        help="target kind (default: block, or the drive's)")
 
     p_wl = sub.add_parser("workloads", help="list the workload catalog and show fio jobs")
     add_profile_option(p_wl, default="smoke", choices=sorted(PROFILES),
@@ -155,15 +166,47 @@ def _thresholds(args: argparse.Namespace) -> int:
     if args.action == "check":
         print(f"ok: {len(tset.profiles)} profiles in {', '.join(args.paths)}")
         return EXIT_OK
-    facts = DriveFacts(
-        controller=args.controller, nand=args.nand, firmware=args.firmware, model=args.model,
-        serial="", capacity_bytes=int(args.capacity_gb * 1e9), transport="", kind=args.kind,
-    )
+    facts = _drive_facts(args.drive, args.inventory) if args.drive else DriveFacts(
+        controller=None, nand=None, firmware="", model="", serial="", capacity_bytes=0,
+        transport="", kind="block")
+    given = {"controller": args.controller, "nand": args.nand, "firmware": args.firmware,
+             "model": args.model, "kind": args.kind}
+    if args.capacity_gb is not None:
+        given["capacity_bytes"] = int(args.capacity_gb * 1e9)
+    facts = replace(facts, **{k: v for k, v in given.items() if v is not None})
+    if args.drive:
+        print(f"{args.drive}: {facts.model or '?'}, firmware {facts.firmware or '?'}, "
+              f"{facts.capacity_bytes / 1e9:.1f} GB, controller {facts.controller or 'unknown'}"
+              f" / NAND {facts.nand or 'unknown'}")
     resolved = tset.resolve(facts)
     print(resolved.describe())
     for line in limit_table(list(resolved.limits.values())):  # sources: above
         print(line)
     return EXIT_OK
+
+
+def _drive_facts(drive: str, inventory_path: str | None) -> DriveFacts:
+    """What threshold profiles would match for ``drive`` (``--drive`` grammar), read-only: an
+    ``emu:`` twin's from its model file (no drive is built), a block device's or file's from
+    its identity (``DriveTarget.open``: nothing is written) and the inventory's assignment.
+
+    Raises:
+        ConfigError: a bad drive spec, model name or inventory; a file that does not exist.
+        DeviceError: the device cannot be identified.
+    """
+    spec = parse_drive_option(drive)
+    if spec.kind == "emu":
+        return emu_commands.model_facts(spec)
+    if spec.kind == "file" and not Path(spec.path).exists():
+        raise ConfigError(f"{spec.path} does not exist", key="--drive",
+                          fix="name an existing file, or give --kind file and the facts")
+    inventory = Inventory.load(inventory_path) if inventory_path else None
+    target = DriveTarget.open(spec, confirmed_serials=[], file_size_bytes=0,
+                              smartctl_types=DeviceTypes((), inventory))
+    try:
+        return drive_facts(target.identity, resolve_assignment(target.identity, inventory))
+    finally:
+        target.cleanup()
 
 
 #: ``ssdqual thresholds show``: what the severity and marginal columns mean.

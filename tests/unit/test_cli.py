@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_ssdqual.catalog.workloads import CATALOG
@@ -90,3 +92,48 @@ def test_marginal_band_of_an_upper_and_of_a_two_sided_limit() -> None:
     assert marginal_band(Limit("w", "x.ratio", 0.5, 2, 10, prov)) == "0.5..0.55 and 1.8..2"
     assert marginal_band(Limit("w", "x.ratio", 0.5, None, None, prov)) == "-"
 
+
+
+def test_thresholds_show_for_an_emulated_twin_gives_its_profile_scaled_as_in_its_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--drive emu:MODEL``: the facts come from the model file (no drive is built), and a twin
+    at a stated factor gets its profile's rate limits scaled as its run would judge it."""
+    monkeypatch.chdir(REPO)  # emu:NAME is looked up in ./emulated, as pytest does from rootdir
+    assert main(["thresholds", "show", "--drive", "emu:phison-e12-960g"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("emu:phison-e12-960g: Phison PS5012-E12 960GB reference (Toshiba "
+                          "BiCS3), firmware ECFM11.0, 960.2 GB, controller PS5012-E12 / NAND "
+                          "BiCS3\n")
+    assert 'profile "PS5012-E12 + Toshiba BiCS3 960GB ECFM11.0"' in out
+    assert "rate limits x0.1" in out
+    rows = _show_rows(capsys, "--drive", "emu:phison-e12-960g")
+    assert rows["seq_write_128k_qd32 write.bw_mbps >= 270"] == ["fail", "270..283.5"]  # 2,700 x 0.1
+
+    assert main(["thresholds", "show", "--drive", "emu:jmf612-43nm-64g"]) == 0
+    out = capsys.readouterr().out
+    assert 'profile "JMF612 + Toshiba 43nm MLC 64GB"' in out and "x0.1" not in out
+    # an option overrides what the drive reports: another firmware, another profile set
+    assert main(["thresholds", "show", "--drive", "emu:jmf667h-l85c-128g"]) == 0
+    l85c = capsys.readouterr().out
+    assert main(["thresholds", "show", "--drive", "emu:jmf667h-l85c-128g", "--nand", "A19"]) == 0
+    a19 = capsys.readouterr().out
+    assert "NAND L85C" in l85c and "NAND A19" in a19 and l85c != a19
+
+
+def test_thresholds_show_for_a_file_and_for_unknown_drives(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A file target is identified read-only and left as it was; a missing file or an unknown
+    model is a usage error (exit 4) naming the drive, never a traceback."""
+    monkeypatch.chdir(REPO)
+    image = tmp_path / "x.img"
+    image.write_bytes(b"\0" * 4096)
+    assert main(["thresholds", "show", "--drive", f"file:{image}"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"file:{image}: ") and 'profile "generic SSD sanity floors"' in out
+    assert image.read_bytes() == b"\0" * 4096
+    assert main(["thresholds", "show", "--drive", f"file:{tmp_path / 'none.img'}"]) == 4
+    assert "none.img does not exist" in capsys.readouterr().err
+    assert main(["thresholds", "show", "--drive", "emu:no-such-twin"]) == 4
+    assert "no-such-twin" in capsys.readouterr().err
