@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.cli.main import main
-from pytest_ssdqual.report import audience, chart_data, drive_summary, summary_page
+from pytest_ssdqual.report import chart_data, drive_summary, summary_page
 from pytest_ssdqual.results.stored import LOG_CSV_HEADER, load_results
 
 from .test_drive_summary import write_result
@@ -133,6 +133,8 @@ def test_a_customer_page_has_no_host_paths_or_internal_notes(tmp_path: Path) -> 
 
 
 def test_scrub_paths_leaves_units_and_ratios() -> None:
+    from pytest_ssdqual.report import audience
+
     assert audience.scrub_paths("write 400 MB/s, 1/2 of /dev/sdb; file:/tmp/a/b.img") == (
         "write 400 MB/s, 1/2 of sdb; file:b.img")
     assert audience.drive_label("/dev/nvme0n1") == "nvme0n1"
