@@ -5,8 +5,9 @@ engineer hands on -- keeps the verdicts, figures, limits and reasons but leaves 
 belongs to the lab host: threshold files are named by their file name (their place in the
 thresholds folder, which holds files only at its top), the threshold profiles' own ``source``
 notes (internal review notes) are left out, the drive as given (``/dev/sdb``,
-``file:/tmp/.../x.img``) is shown by its short name, and every other absolute path in the page's
-text (a test's message, the controller/NAND assignment's file) by its last part.
+``file:/tmp/.../x.img``) is shown by its short name, every other absolute path in the page's
+text (a test's message, the controller/NAND assignment's file) by its last part, and the lab
+host's name (this host's, where the page is written) as ``(lab host)``.
 
 Chosen with ``--report-audience`` (pytest) or ``ssdqual summary --audience``, one definition
 here (``AUDIENCES``, ``AUDIENCE_HELP``).
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Sequence
 
 from pytest_ssdqual.report.drive_summary import DriveSummary
 
@@ -58,15 +60,30 @@ def drive_label(drive: str) -> str:
     return _last_part(drive.removeprefix("file:")) if "/" in drive else drive
 
 
-def for_customer(s: DriveSummary) -> DriveSummary:
-    """The customer copy of a drive's summary (module docstring); same file names."""
+def _host_names() -> tuple[str, ...]:
+    name = socket.gethostname()
+    return (name, name.split(".")[0]) if name else ()
+
+
+def for_customer(s: DriveSummary, hosts: Sequence[str] | None = None) -> DriveSummary:
+    """The customer copy of a drive's summary (module docstring); same file names.
+
+    Args:
+        hosts: the lab host names to hide; default this host's (``socket.gethostname``, and
+            its first label).
+    """
     drive = s.facts.get("drive", "")
     label = drive_label(drive)
+    names = sorted({h for h in (_host_names() if hosts is None else hosts) if len(h) > 1},
+                   key=len, reverse=True)
+    host = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-])" for h in names)
+                      ) if names else None
 
     def clean(text: str) -> str:
         if drive and label != drive:
             text = text.replace(drive, label)
-        return scrub_paths(text)
+        text = scrub_paths(text)
+        return host.sub("(lab host)", text) if host is not None else text
 
     limits = [dataclasses.replace(r, source=r.short_source or clean(r.location),
                                   location=clean(r.location), state=clean(r.state))

@@ -132,6 +132,19 @@ def test_a_customer_page_has_no_host_paths_or_internal_notes(tmp_path: Path) -> 
     assert f"| Drive | file:{LAB}/target.img |" in lab
 
 
+def test_a_customer_page_hides_the_lab_hosts_name(tmp_path: Path) -> None:
+    from pytest_ssdqual.report import audience
+
+    write_result(tmp_path / "r", name="4 KiB random read, QD32", workload="rand_read_4k_qd32",
+                 status="broken", facts=FACTS,
+                 message="DeviceError: target.img is in use by another pytest-ssdqual run "
+                         "(pid 4242 on lab-host-07.example.net)")
+    [s] = drive_summary.build_summaries(load_results(tmp_path / "r"), charts=False)
+    shown = summary_page.render_markdown(audience.for_customer(
+        s, hosts=("lab-host-07.example.net", "lab-host-07")))
+    assert "lab-host-07" not in shown and "(pid 4242 on (lab host))" in shown
+
+
 def test_scrub_paths_leaves_units_and_ratios() -> None:
     from pytest_ssdqual.report import audience
 
