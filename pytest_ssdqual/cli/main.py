@@ -10,7 +10,7 @@
     ssdqual rejudge RUN --thresholds DIR            re-judge a stored run, no I/O (exit 1: fails)
     ssdqual trend --workload W --metric X [--model M] [-o PNG]   a metric across firmware
     ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
-    ssdqual summary RESULTS [-o DIR]                 one-page summary per drive (HTML + Markdown)
+    ssdqual summary RESULTS [-o DIR] [--audience A]  one-page summary per drive (HTML + Markdown)
     ssdqual emulated list|check                      emulated drive models (--drive=emu:MODEL)
 
 Exit codes follow pytest's (``cli.options``): 0 fine, 1 failed, 4 usage error (bad file or

@@ -1,7 +1,7 @@
 """``ssdqual report`` and ``ssdqual summary``: reports from a finished run's Allure results.
 
     ssdqual report RESULTS -o DIR [--history PREV] [--name TITLE]   static single-file HTML
-    ssdqual summary RESULTS [-o DIR]                                one page per drive
+    ssdqual summary RESULTS [-o DIR] [--audience customer|lab]      one page per drive
 
 Both read only the results folder (``--alluredir``): no drive, no fio. Registered on the
 ``ssdqual`` command by ``cli.py`` (``add_parser``); errors are the project's (``ConfigError``:
@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES, DEFAULT_AUDIENCE
 from pytest_ssdqual.report.html import build_report
 from pytest_ssdqual.report.summary_page import summary_lines, write_summaries
 
@@ -38,6 +39,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("results", metavar="RESULTS", help="the Allure results folder (--alluredir)")
     s.add_argument("-o", "--output", metavar="DIR",
                    help="where to write. Default: RESULTS/summary")
+    s.add_argument("--audience", choices=AUDIENCES, default=DEFAULT_AUDIENCE,
+                   help=AUDIENCE_HELP)
     s.set_defaults(ssdqual_handler=run_summary)
 
 
@@ -55,7 +58,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 def run_summary(args: argparse.Namespace) -> int:
     """``ssdqual summary``: exit 0 when every drive's summary was written."""
-    written = write_summaries(Path(args.results), Path(args.output) if args.output else None)
+    written = write_summaries(Path(args.results), Path(args.output) if args.output else None,
+                              audience=args.audience)
     for line in summary_lines(written):
         print(line)
     return 0

@@ -123,9 +123,10 @@ class PytestHost:
             allure_attach.attach_methodology(outcome)
         else:
             allure_attach.attach_verdicts(outcome)
-        if measured.report == "workload":
+        if measured.report == "workload":  # with --baseline, its figures drawn too
             allure_attach.attach_workload_charts(
-                outcome, title=f"{outcome.workload.title} — {self.ctx.target.spec.raw}")
+                outcome, title=f"{outcome.workload.title} — {self.ctx.target.spec.raw}",
+                baseline=self.gate.baselines.figures(self.ctx, outcome.workload.id))
         self._attach_runs()
 
     def health_after(self, before: object, workload_id: str, *, destructive: bool
@@ -136,7 +137,7 @@ class PytestHost:
 
     def gated(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self.node.user_properties.append((PROP_GATE, list(rows)))
-        allure_attach.attach_regression([f"{r['status']}: {r['line']}" for r in rows])
+        allure_attach.attach_regression([dict(r) for r in rows])
 
     # ---------------------------------------------------------------------------------------
 

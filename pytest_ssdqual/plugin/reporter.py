@@ -34,6 +34,7 @@ from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
 from pytest_ssdqual.plugin.options import options_built, plugin_gate, plugin_options
 from pytest_ssdqual.qualify.host_facts import host_facts
 from pytest_ssdqual.qualify.session import SessionOptions
+from pytest_ssdqual.report.audience import DEFAULT_AUDIENCE
 from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import (
     SummaryRow,
@@ -239,6 +240,7 @@ class SsdQualReporter:
             profile=self.options.profile.name,
             fio_version=_fio_version(self.options.fio_bin),
             host=host_facts(),
+            audience=self.config.getoption("report_audience") or DEFAULT_AUDIENCE,
         )
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import allure
 
@@ -25,7 +25,11 @@ from pytest_ssdqual.methodology.figure_state import (
     read_as_found,
 )
 from pytest_ssdqual.results.record import LimitVerdict
-from pytest_ssdqual.results.stored import ATTACH_VERDICTS_JSON, LOG_CSV_HEADER
+from pytest_ssdqual.results.stored import (
+    ATTACH_REGRESSION_JSON,
+    ATTACH_VERDICTS_JSON,
+    LOG_CSV_HEADER,
+)
 
 if TYPE_CHECKING:
     from pytest_ssdqual.errors import FioError
@@ -119,11 +123,12 @@ def recording() -> bool:
     return any(isinstance(p, AllureListener) for p in allure_commons.plugin_manager.get_plugins())
 
 
-def attach_workload_charts(outcome: WorkloadOutcome, *, title: str) -> list[str]:
+def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
+                           baseline: tuple[str, Mapping[str, float]] | None = None) -> list[str]:
     """Draw and attach the charts of one fio workload run: bandwidth/IOPS per second with the
-    limits (from fio's logs next to the job file), latency percentiles with the latency
-    limits, IOPS per phase. Returns the attachment names, in order (none without
-    ``--alluredir``)."""
+    limits (from fio's logs next to the job file) and the regression gate's ``baseline``
+    figures (``BaselineFinder.figures``), latency percentiles with the latency limits, IOPS
+    per phase. Returns the attachment names, in order (none without ``--alluredir``)."""
     if not recording():
         return []
     # matplotlib: imported when a chart is drawn
@@ -132,7 +137,7 @@ def attach_workload_charts(outcome: WorkloadOutcome, *, title: str) -> list[str]
     logs = {p.name: p.read_text() for p in sorted(outcome.run.job_path.parent.glob("log_*.log"))}
     charts = charts_for_test(
         title=title, logs=logs, metrics=outcome.metrics,
-        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
+        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts], baseline=baseline,
     )
     for name, png in charts.items():
         attach_png(name, png)
@@ -202,9 +207,13 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
     return list(charts)
 
 
-def attach_regression(lines: list[str]) -> None:
-    """Attach the regression gate's comparisons (one line per gated metric, with its status:
-    regressed, inconclusive, improved, within limit, ...) as text."""
-    if lines:
-        allure.attach("\n".join(lines) + "\n", name="regression vs baseline",
-                      attachment_type=allure.attachment_type.TEXT)
+def attach_regression(rows: list[dict[str, Any]]) -> None:
+    """Attach the regression gate's comparisons (``GateResult.rows``): one line per gated
+    metric with its status (regressed, inconclusive, improved, within limit, ...) as text, and
+    the rows as JSON (``regression (JSON)``, read back by ``results.stored``: the summary page
+    names the baseline and draws its figure)."""
+    if rows:
+        allure.attach("\n".join(f"{r['status']}: {r['line']}" for r in rows) + "\n",
+                      name="regression vs baseline", attachment_type=allure.attachment_type.TEXT)
+        allure.attach(json.dumps(rows, indent=1), name=ATTACH_REGRESSION_JSON,
+                      attachment_type=allure.attachment_type.JSON)

@@ -1,6 +1,6 @@
-"""Stored results -> the plain inputs of ``plots``: per-second series, limits, percentile curves,
-queue-depth scaling, phase bars; and ``charts_for_test``, every chart one test's stored data
-supports. No I/O on drives; matplotlib is imported only when a chart is drawn.
+"""Stored results -> the plain inputs of ``plots``: per-second series, limits, baseline figures,
+percentile curves, queue-depth scaling, phase bars; ``charts_for_test``, every chart a test's
+stored data supports. No I/O on drives; matplotlib is imported only when a chart is drawn.
 
 Inputs are what a test stores (``results.stored``): fio's per-second logs as CSV text (fio's
 columns after a header line, read by ``fio.logs``), the metrics by canonical name and the
@@ -9,6 +9,8 @@ verdict records with their limits. Units are the project's: seconds, decimal MB/
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +24,7 @@ from pytest_ssdqual.fio.logs import DIRECTIONS, parse_log, to_series
 from pytest_ssdqual.fio.result import PERCENTILE_FIELDS
 from pytest_ssdqual.results.record import LimitVerdict
 from pytest_ssdqual.results.stored import LOG_CSV_HEADER
+from pytest_ssdqual.thresholds.verdict import format_number
 
 if TYPE_CHECKING:
     from pytest_ssdqual.methodology.curves import Curve
@@ -57,8 +60,7 @@ def log_series(
         direction (``read``, ``write``, ``trim``) -> (seconds, values), only directions with data.
 
     Raises:
-        FioOutputError: a malformed log line, or one stamped absurdly late (names the file and
-            line).
+        FioOutputError: a malformed log line, or one stamped absurdly late (file and line).
     """
     per_job, names = [], []
     for name in sorted(logs):
@@ -80,24 +82,34 @@ def limit_lines(verdicts: Iterable[LimitVerdict], metric: str) -> dict[str, floa
     for v in verdicts:
         if v.metric.rpartition(".")[2] != metric or not v.limit:
             continue
-        for bound in (v.min, v.max):
-            if bound is not None:
-                out[v.limit] = float(bound)
+        for bound in (b for b in (v.min, v.max) if b is not None):
+            out[v.limit] = float(bound)
     return out
 
 
-def throughput_panels(
-    logs: Mapping[str, str], verdicts: Sequence[LimitVerdict]
-) -> list[Panel]:
-    """Bandwidth (MB/s) and IOPS panels over time with their limits; panels with no log are
-    left out (an empty list when fio wrote neither log)."""
+def baseline_lines(figures: Mapping[str, float], metrics: Iterable[str], note: str = ""
+                   ) -> dict[str, float]:
+    """The baseline's figures of ``metrics`` as labelled lines: ``{"baseline write.bw_mbps
+    2405 (run R, firmware A)": 2405.0}``; metrics the baseline has no figure for are left out."""
+    tail = f" ({note})" if note else ""
+    return {f"baseline {m} {format_number(figures[m])}{tail}": float(figures[m])
+            for m in metrics if m in figures}
+
+
+def throughput_panels(logs: Mapping[str, str], verdicts: Sequence[LimitVerdict],
+                      baseline: tuple[str, Mapping[str, float]] | None = None) -> list[Panel]:
+    """Bandwidth (MB/s) and IOPS panels over time with their limits and, with a ``baseline``
+    (note, metric -> figure: ``BaselineFinder.figures``), the baseline figure of each direction
+    drawn (``baseline_lines``); panels with no log are left out."""
     from pytest_ssdqual.report.plots import Panel
 
     panels = []
     for kind, metric, ylabel in (("bw", "bw_mbps", "bandwidth (MB/s)"), ("iops", "iops", "IOPS")):
         lines = log_series(logs, kind)
         if lines:
-            panels.append(Panel(ylabel, lines, limit_lines(verdicts, metric)))
+            base = baseline_lines(baseline[1], (f"{d}.{metric}" for d in lines),
+                                  baseline[0]) if baseline else {}
+            panels.append(Panel(ylabel, lines, limit_lines(verdicts, metric), base))
     return panels
 
 
@@ -106,10 +118,8 @@ def percentile_curves(
 ) -> dict[str, dict[float, float]]:
     """Latency percentile curve per direction from the metrics (``read.lat_p99_us``, ...).
 
-    Returns:
-        ``{"<label> read": {50.0: 80.0, 99.0: 160.0, 99.9: ..., 99.99: ...}}``; directions with
-        fewer than two percentiles are left out.
-    """
+    Returns ``{"<label> read": {50.0: 80.0, 99.0: 160.0, ...}}``; directions with fewer than
+    two percentiles are left out."""
     out: dict[str, dict[float, float]] = {}
     for direction in ("read", "write", "trim"):
         curve = {
@@ -172,9 +182,8 @@ def qd_curves(
 
 
 def phase_bars(metrics: Mapping[str, float], suffix: str = "iops") -> dict[str, float]:
-    """Per-phase figures of a consistency / recovery test, e.g. ``fresh_iops``,
-    ``degraded_iops``, ``steady_iops``, ``recovered_iops`` -> ``{"fresh": ..., ...}`` in run
-    order (known phases first, then others alphabetically). Empty when there are none."""
+    """Per-phase figures of a consistency / recovery test (``fresh_iops``, ``degraded_iops``,
+    ...) -> ``{"fresh": ..., ...}`` in run order (known phases first, then the others)."""
     found = {}
     for name, value in metrics.items():
         if "." not in name and name.endswith(f"_{suffix}"):
@@ -195,14 +204,15 @@ def charts_for_test(
     logs: Mapping[str, str],
     metrics: Mapping[str, float],
     verdicts: Sequence[LimitVerdict],
+    baseline: tuple[str, Mapping[str, float]] | None = None,
 ) -> dict[str, bytes]:
     """Every chart one test's stored data supports, as attachment name -> PNG bytes.
 
     Args:
-        title: chart title (the test's title).
+        title: chart title (the test's title). metrics: measured figures by canonical name.
         logs: fio's per-second logs, file name -> text (CSV header optional).
-        metrics: measured figures by canonical name.
         verdicts: the test's verdict records (limits are drawn from them).
+        baseline: the regression gate's baseline (``throughput_panels``), drawn over time.
 
     Returns:
         Bandwidth/IOPS over time (when fio wrote logs), latency percentiles (when the metrics
@@ -210,7 +220,7 @@ def charts_for_test(
     """
     from pytest_ssdqual.report import plots
     out: dict[str, bytes] = {}
-    panels = throughput_panels(logs, verdicts)
+    panels = throughput_panels(logs, verdicts, baseline)
     if panels:
         out[CHART_OVER_TIME] = plots.over_time_chart(panels, title=title)
     curves = percentile_curves(metrics)
@@ -237,11 +247,7 @@ WINDOW_ROUNDS = 5
 
 
 def csv_rows(text: str) -> list[dict[str, str]]:
-    """The rows of a CSV table with a header line (the ``rounds`` and ``per-second log``
-    attachments of a methodology test)."""
-    import csv
-    import io
-
+    """The rows of a CSV table with a header line (a methodology test's ``rounds``...)."""
     return list(csv.DictReader(io.StringIO(text)))
 
 
@@ -379,8 +385,8 @@ def methodology_charts(
 _CURVE_AXES: dict[str, tuple[str, Callable[[float], str], bool]] = {
     "qd": ("queue depth", lambda x: f"QD{x:g}", True),
     "write_pct": ("write share (%)", lambda x: f"{x:g} %", False),
-    "bs_bytes": ("transfer size", lambda x: _size(x), True),
-    "test_size_bytes": ("test size", lambda x: _size(x), True),
+    "bs_bytes": ("transfer size", lambda x: size_label(int(x)), True),  # 4096 -> 4k, as fio
+    "test_size_bytes": ("test size", lambda x: size_label(int(x)), True),
     "fill_pct": ("fill level (% of the span)", lambda x: f"{x:g} %", False),
 }
 #: Figures of curves (the name after the direction): axis label.
@@ -388,11 +394,6 @@ _CURVE_FIGURES: dict[str, str] = {
     "iops": "IOPS", "bw_mbps": "bandwidth (MB/s)", "lat_p99_us": "p99 latency (µs)",
     "lat_mean_us": "mean latency (µs)",
 }
-
-
-def _size(size_bytes: float) -> str:
-    """``4096`` -> ``4k``, ``1048576`` -> ``1m`` (as fio writes ``bs=``)."""
-    return size_label(int(size_bytes))
 
 
 def curve_charts(curves: Sequence[Curve], *, title: str) -> dict[str, bytes]:

@@ -26,20 +26,27 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.methodology.figure_state import PASS_AS_FOUND
 from pytest_ssdqual.report import chart_data
+from pytest_ssdqual.results.comparison import FAILING, format_figure, signed_pct
+from pytest_ssdqual.results.gate_summary import WARNING
 from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.results.regression_stats import REGRESSED
 from pytest_ssdqual.results.stored import (
     StoredTest,
     drive_identity,
     drive_title,
     group_by_drive,
 )
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.report.plots import Panel
 
 #: Test record status (``record.STATUSES``) -> the word the summary uses.
 STATUS_WORDS = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIPPED",
@@ -62,7 +69,8 @@ class LimitRow:
             as found (``figure_state``); ``marginal`` when inside the marginal band.
         state: the drive state the figure was taken in, ``""`` when not recorded.
         location: ``file:line`` of the limit (file name only); ``source``: the full
-            provenance (file, profile, the profile's source text), listed once per page.
+            provenance (file, profile, the profile's source text), listed once per page;
+            ``short_source``: profile and file name only (what a customer page lists).
     """
 
     workload: str
@@ -75,13 +83,58 @@ class LimitRow:
     location: str
     source: str
     state: str = ""
+    short_source: str = ""
 
     @classmethod
     def from_record(cls, v: LimitVerdict) -> LimitRow:
         source = f'profile "{v.profile}" in {v.file}' + (f": {v.source}" if v.source else "")
         location = f"{Path(v.file).name}:{v.line}" if v.line else Path(v.file).name
         return cls(v.workload, v.metric, v.measured, v.bound, v.margin_pct, v.word, v.marginal,
-                   location, source, v.state)
+                   location, source, v.state, f'profile "{v.profile}" in {Path(v.file).name}')
+
+
+@dataclass(frozen=True)
+class RegressionRow:
+    """One gated metric the regression gate failed (``GateResult.rows``, stored as the
+    ``regression (JSON)`` attachment): figures on both sides, the signed change, the allowed
+    change (``−5 %``), the baseline run and firmware, and the gate's line."""
+
+    workload: str
+    metric: str
+    status: str
+    value: float | None
+    baseline: float | None
+    change_pct: float | None
+    allowed: str
+    baseline_run: str
+    baseline_firmware: str
+    line: str
+
+    @classmethod
+    def from_gate_row(cls, row: Mapping[str, Any]) -> RegressionRow:
+        def num(key: str) -> float | None:
+            value = row.get(key)
+            return float(value) if isinstance(value, int | float) else None
+        return cls(str(row.get("workload", "")), str(row.get("metric", "")),
+                   str(row.get("status", "")), num("value"), num("baseline"), num("change_pct"),
+                   str(row.get("allowed") or ""), str(row.get("baseline_run") or "?"),
+                   str(row.get("baseline_firmware") or "?"), str(row.get("line", "")))
+
+    @property
+    def baseline_name(self) -> str:
+        """``run RUN (firmware FW)``."""
+        return f"run {self.baseline_run} (firmware {self.baseline_firmware})"
+
+    def reason(self) -> str:
+        """``REGRESSION seq_write_128k_qd32 write.bw_mbps: 1200 vs baseline 2405 (−50.1 %,
+        allowed −5 %); baseline run R (firmware A)``; a metric not compared (no figure on one
+        side) or inconclusive gives the gate's line instead."""
+        head = "REGRESSION" if self.status == REGRESSED else f"REGRESSION ({self.status})"
+        if self.value is None or self.baseline is None or self.change_pct is None:
+            return f"{head} {self.workload}: {self.line}; baseline {self.baseline_name}"
+        return (f"{head} {self.workload} {self.metric}: {format_figure(self.value)} vs baseline "
+                f"{format_figure(self.baseline)} ({signed_pct(self.change_pct)}, allowed "
+                f"{self.allowed or '?'}); baseline {self.baseline_name}")
 
 
 @dataclass(frozen=True)
@@ -105,7 +158,11 @@ class DriveSummary:
         tests: every test on the drive. limits: every judged limit (not-judged metrics are only
             counted, in ``not_judged``).
         started, finished: UTC times of the first test start and the last test stop.
-        charts: chart title -> PNG bytes (HTML only).
+        charts: chart title -> PNG bytes (HTML only); chart_notes: chart title -> what its
+            reference lines are (limits, the regression baseline).
+        regressions: the gated metrics the regression gate failed (``RegressionRow``).
+        baselines: every baseline the drive was compared with (``run R (firmware A)``).
+        stem: the file-name stem when it is not ``slug`` (a customer copy keeps the lab's).
     """
 
     facts: dict[str, str]
@@ -116,6 +173,10 @@ class DriveSummary:
     started: datetime | None
     finished: datetime | None
     charts: dict[str, bytes] = field(default_factory=dict)
+    regressions: list[RegressionRow] = field(default_factory=list)
+    baselines: list[str] = field(default_factory=list)
+    chart_notes: dict[str, str] = field(default_factory=dict)
+    stem: str = ""
 
     @property
     def title(self) -> str:
@@ -128,6 +189,8 @@ class DriveSummary:
         the serial; ``@SPEED`` of an emulated drive and the drive as given where the session
         needed them, so two drives of a session never share a page), safe characters only; a
         long one is cut and ends with a hash of the drive and its identity."""
+        if self.stem:
+            return self.stem
         ident = drive_identity(self.facts)
         raw = f"{self.facts.get('model', 'drive')}-{ident}"
         safe = re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", raw)).strip("-") or "drive"
@@ -195,6 +258,34 @@ def overall_reasons(tests: Sequence[TestRow], limits: Sequence[LimitRow]) -> lis
     return reasons
 
 
+def reason_lines(s: DriveSummary) -> list[str]:
+    """Every reason the drive did not pass, one line each, for the top of its page: each
+    violated or unmeasured limit, each regression (``RegressionRow.reason``: figures, change,
+    allowed change, baseline run and firmware), each other test that did not pass with the
+    first line of its message, then ``overall_reasons`` not said by those (``[]`` for a PASS).
+    """
+    if s.overall == "PASS":
+        return []
+    lines = [f"{r.verdict} {r.workload} {r.metric}: measured {_figure(r.measured)}, limit "
+             f"{r.limit}" + (f" ({r.margin_pct:+.1f} %)" if r.margin_pct is not None else "")
+             for r in s.limits if r.verdict in ("FAIL", "MISSING")]
+    lines += [r.reason() for r in s.regressions]
+    said = {r.workload for r in s.limits if r.verdict in ("FAIL", "MISSING")} | {
+        r.workload for r in s.regressions}
+    for t in s.tests:
+        if t.status in ("PASS", NOT_APPLICABLE) or (t.status == "FAIL" and t.workload in said):
+            continue
+        first = t.reason.strip().splitlines()[0] if t.reason.strip() else "no reason recorded"
+        lines.append(f"{t.status} {t.name}: {first}")
+    # what the lines above do not say: limits passed only as found, nothing run or judged
+    return lines + [r for r in overall_reasons(s.tests, s.limits)
+                    if "test(s)" not in r and "violated" not in r]
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else format_figure(value)
+
+
 def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveSummary:
     """The summary of one drive's tests (all of ``tests`` belong to one drive).
 
@@ -215,6 +306,9 @@ def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveS
     not_judged = len(verdicts) - len(limits)
     starts = [t.start_ms for t in tests if t.start_ms]
     stops = [t.stop_ms for t in tests if t.stop_ms]
+    gate = [RegressionRow.from_gate_row(r) for t in tests for r in t.gate_rows
+            if r.get("status") != WARNING]
+    drawn, notes = drive_charts(tests) if charts else ({}, {})
     return DriveSummary(
         facts=facts,
         overall=overall_verdict(rows, limits),
@@ -223,21 +317,52 @@ def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveS
         not_judged=not_judged,
         started=datetime.fromtimestamp(min(starts) / 1000, UTC) if starts else None,
         finished=datetime.fromtimestamp(max(stops) / 1000, UTC) if stops else None,
-        charts=drive_charts(tests) if charts else {},
+        charts=drawn,
+        regressions=[r for r in gate if r.status in FAILING],
+        baselines=list(dict.fromkeys(r.baseline_name for r in gate)),
+        chart_notes=notes,
     )
 
 
-def drive_charts(tests: Sequence[StoredTest]) -> dict[str, bytes]:
-    """Queue-depth scaling (IOPS) and latency percentile curves of one drive's workloads.
+def regression_panels(tests: Sequence[StoredTest]) -> dict[str, list[Panel]]:
+    """The over-time panels of each test whose bandwidth or IOPS the regression gate failed,
+    with its limits and the baseline figure of each failed metric as a labelled line
+    (``chart_data.baseline_lines``): chart title (``Regression: WORKLOAD vs baseline run R``)
+    -> panels; tests without per-second logs are left out."""
+    out: dict[str, list[Panel]] = {}
+    for t in tests:
+        failed = [RegressionRow.from_gate_row(r) for r in t.gate_rows
+                  if r.get("status") in FAILING and isinstance(r.get("baseline"), int | float)]
+        if not failed or not t.logs():
+            continue
+        for run in dict.fromkeys(r.baseline_run for r in failed):
+            rows = [r for r in failed if r.baseline_run == run]
+            figures = {r.metric: float(r.baseline) for r in rows if r.baseline is not None}
+            panels = chart_data.throughput_panels(
+                t.logs(), t.verdicts,
+                (f"run {run}, firmware {rows[0].baseline_firmware}", figures))
+            if panels:
+                out[f"Regression: {t.workload} vs baseline run {run}"] = panels
+    return out
+
+
+def drive_charts(tests: Sequence[StoredTest]) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Queue-depth scaling (IOPS) and latency percentile curves of one drive's workloads, and
+    the over time chart of each regressed workload with its baseline (``regression_panels``).
 
     Returns:
-        chart title -> PNG bytes; a chart with no data (a single queue depth, no latency
-        percentiles) is left out.
+        chart title -> PNG bytes, chart title -> its reference lines (limits, baseline); a
+        chart with no data (a single queue depth, no latency percentiles) is left out.
     """
     from pytest_ssdqual.report import plots  # matplotlib is imported only when a chart is drawn
 
     name = tests[0].drive.get("model", "drive") if tests else "drive"
     out: dict[str, bytes] = {}
+    notes: dict[str, str] = {}
+    for title, panels in regression_panels(tests).items():
+        out[title] = plots.over_time_chart(panels, title=f"{title.split(' run ')[0]} — {name}")
+        notes[title] = "; ".join([f"{k} (dash-dot line)" for p in panels for k in p.baselines]
+                                 + [f"limit {k} (dashed line)" for p in panels for k in p.limits])
     measured = [(t.workload, t.metrics) for t in tests if t.workload and t.metrics]
     curves = chart_data.qd_curves(measured)
     if curves:
@@ -250,7 +375,7 @@ def drive_charts(tests: Sequence[StoredTest]) -> dict[str, bytes]:
     if small_blocks or latency:
         out["Latency percentiles"] = plots.latency_percentile_chart(
             small_blocks or latency, title=f"Completion latency percentiles — {name}")
-    return out
+    return out, notes
 
 
 def build_summaries(tests: Iterable[StoredTest], *, charts: bool = True) -> list[DriveSummary]:

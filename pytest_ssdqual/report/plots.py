@@ -11,7 +11,7 @@ global state, no display needed, safe in pytest-xdist workers.
 Charts:
 
 * ``over_time_chart`` -- bandwidth / IOPS (or latency) per second, one panel per figure, the
-  limit drawn as a dashed line.
+  limit drawn as a dashed line, the regression gate's baseline figure as a dash-dot line.
 * ``qd_scaling_chart`` -- a figure against queue depth (log2 axis), one curve per I/O pattern.
 * ``latency_percentile_chart`` -- completion latency against percentile on a "nines" axis
   (p50, p99, p99.9, p99.99 equally spaced), latency on a log axis, limits as markers.
@@ -50,11 +50,14 @@ class Panel:
         lines: label -> (times in s, values), e.g. ``{"read": ((1, 2, 3), (510, 498, 505))}``.
         limits: label -> value drawn as a horizontal dashed line, e.g.
             ``{"read.bw_mbps >= 400": 400.0}``.
+        baselines: label -> value drawn as a horizontal dash-dot line: the regression gate's
+            baseline figure, e.g. ``{"baseline write.bw_mbps 2405 (run R, firmware A)": 2405.0}``.
     """
 
     ylabel: str
     lines: Mapping[str, Line]
     limits: Mapping[str, float] = field(default_factory=dict)
+    baselines: Mapping[str, float] = field(default_factory=dict)
 
 
 def _figure(rows: int = 1) -> tuple[Figure, list[Axes]]:
@@ -81,7 +84,8 @@ def _no_data(ax: Axes, text: str = "no data") -> None:
 
 
 def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
-    """Figures per second over the run, one panel each, limits as dashed lines.
+    """Figures per second over the run, one panel each, limits as dashed lines, baseline
+    figures as dash-dot lines.
 
     Args:
         panels: e.g. bandwidth (MB/s) and IOPS, each with its directions and limits.
@@ -104,12 +108,14 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
                 drawn = True
         for label, value in panel.limits.items():
             ax.axhline(value, linestyle="--", color="crimson", linewidth=2, label=label)
+        for label, value in panel.baselines.items():
+            ax.axhline(value, linestyle="-.", color="navy", linewidth=2, label=label)
         if not drawn:
             _no_data(ax)
         ax.set_ylabel(panel.ylabel)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        if drawn or panel.limits:
+        if drawn or panel.limits or panel.baselines:
             ax.legend(loc="lower right", fontsize="small")
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pytest_ssdqual.errors import SsdQualError
 from pytest_ssdqual.report import allure_session
+from pytest_ssdqual.report.audience import DEFAULT_AUDIENCE
 from pytest_ssdqual.report.summary_page import summary_lines, write_summaries
 from pytest_ssdqual.results.stored import load_results
 
@@ -33,12 +34,14 @@ def finish_session(
     profile: str,
     fio_version: str,
     host: Mapping[str, str],
+    audience: str = DEFAULT_AUDIENCE,
 ) -> list[str]:
     """Write the session files and the per-drive summaries into ``alluredir``.
 
     Args:
         drives: drive -> facts (``DriveContext.describe()``) of every drive a test used.
         profile: run profile name. fio_version: ``fio --version``. host: ``host_facts()``.
+        audience: who the summary pages are for (``audience.AUDIENCES``: ``--report-audience``).
 
     Returns:
         Lines for the terminal: one per drive summary (overall verdict and path), or why no
@@ -56,7 +59,7 @@ def finish_session(
     started = min((t.start_ms for t in tests if t.start_ms), default=0) / 1000 or time.time()
     allure_session.write_executor(alluredir, host=host.get("host", ""), started_s=started,
                                   profile=profile)
-    written = write_summaries(alluredir, tests=tests)
+    written = write_summaries(alluredir, tests=tests, audience=audience)
     attachments: list[tuple[str, bytes, str, str]] = []
     for summary, html_path, md_path in written:
         attachments.append((f"summary: {summary.title}", html_path.read_bytes(), "text/html",

@@ -1,9 +1,13 @@
 """The per-drive qualification summary as pages: self-contained HTML and Markdown, written
 next to the results (``drive_summary`` builds what they show).
 
-Each page: the drive block (``fact_rows``), the overall verdict and why, every judged limit
-with its drive state, measured value, margin, verdict and a footnoted source
-(``source_numbers``), the tests, and (HTML) the drive's charts.
+Each page: the overall verdict, then every reason the drive did not pass, one line each
+(``drive_summary.reason_lines``: limits, regressions with their figures and the baseline run and
+firmware, other tests), the baseline(s) it was compared with, then the drive block
+(``fact_rows``), every judged limit with its drive state, measured value, margin, verdict and a
+footnoted source (``source_numbers``), the tests, and (HTML) the drive's charts (a regressed
+workload's with its baseline figure drawn). Written for an audience (``audience``: ``customer``
+by default, without host paths and the profiles' notes; ``lab``: everything).
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from datetime import datetime
 from pathlib import Path
 
 from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND
+from pytest_ssdqual.report.audience import DEFAULT_AUDIENCE, for_audience
 from pytest_ssdqual.report.drive_summary import (
     DriveSummary,
     LimitRow,
     build_summaries,
     overall_reasons,
+    reason_lines,
 )
 from pytest_ssdqual.results.stored import StoredTest, load_results
 from pytest_ssdqual.thresholds.verdict import format_number
@@ -79,6 +85,11 @@ def render_markdown(s: DriveSummary) -> str:
     why = overall_reasons(s.tests, s.limits) if s.overall != "PASS" else []
     lines = [f"# Qualification summary: {s.title}", "",
              f"**Overall: {s.overall}**" + (f" ({'; '.join(why)})" if why else ""), ""]
+    reasons = reason_lines(s)
+    if reasons:
+        lines += ["Why it did not pass:", ""] + [f"- {_md_cell(r)}" for r in reasons] + [""]
+    if s.baselines:
+        lines += [f"Compared with baseline {'; '.join(s.baselines)}.", ""]
     lines += ["| | |", "|---|---|"]
     lines += [f"| {k} | {_md_cell(v)} |" for k, v in fact_rows(s)]
     lines += ["", "## Limits", ""]
@@ -129,6 +140,11 @@ def render_html(s: DriveSummary) -> str:
         f"<div class='overall {s.overall}'>Overall: {s.overall}</div>",
         "".join(f"<p class='why'>{e(r)}</p>" for r in (
             overall_reasons(s.tests, s.limits) if s.overall != "PASS" else [])),
+        ("<p>Why it did not pass:</p><ul class='reasons'>"
+         + "".join(f"<li>{e(r)}</li>" for r in reason_lines(s)) + "</ul>"
+         if reason_lines(s) else ""),
+        (f"<p class='baseline'>Compared with baseline {e('; '.join(s.baselines))}.</p>"
+         if s.baselines else ""),
         "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in fact_rows(s))
         + "</table>",
         "<h2>Limits</h2>",
@@ -168,8 +184,10 @@ def render_html(s: DriveSummary) -> str:
     )
     for title, png in s.charts.items():
         data = base64.b64encode(png).decode("ascii")
+        note = s.chart_notes.get(title)
         parts.append(
             f"<h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"
+            + (f"<p class='chart-note'>Lines: {e(note)}</p>" if note else "")
         )
     parts.append("<p style='color:#888;font-size:11px'>pytest-ssdqual qualification summary</p>")
     parts.append("</body></html>")
@@ -177,7 +195,8 @@ def render_html(s: DriveSummary) -> str:
 
 
 def write_summary(s: DriveSummary, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``<slug>.html`` and ``<slug>.md`` into ``out_dir``; returns both paths."""
+    """Write ``<slug>.html`` and ``<slug>.md`` of ``s`` as it is (``audience.for_audience``
+    makes the copy for an audience) into ``out_dir``; returns both paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path = out_dir / f"{s.slug}.html"
     md_path = out_dir / f"{s.slug}.md"
@@ -187,24 +206,27 @@ def write_summary(s: DriveSummary, out_dir: Path) -> tuple[Path, Path]:
 
 
 def write_summaries(results_dir: Path, out_dir: Path | None = None,
-                    tests: Sequence[StoredTest] | None = None
-                    ) -> list[tuple[DriveSummary, Path, Path]]:
+                    tests: Sequence[StoredTest] | None = None, *,
+                    audience: str = DEFAULT_AUDIENCE) -> list[tuple[DriveSummary, Path, Path]]:
     """Build and write every drive's summary from a results folder.
 
     Args:
         results_dir: the Allure results folder (``--alluredir``).
         out_dir: where to write; default ``<results_dir>/summary``.
         tests: already loaded results (else read from ``results_dir``).
+        audience: ``customer`` or ``lab`` (``audience.AUDIENCES``).
 
     Returns:
-        (summary, HTML path, Markdown path) per drive.
+        (summary as written for the audience, HTML path, Markdown path) per drive.
 
     Raises:
         ConfigError: the folder is missing or holds no results.
+        ValueError: an unknown audience.
     """
     loaded = list(tests) if tests is not None else load_results(results_dir)
     target = out_dir if out_dir is not None else results_dir / SUMMARY_DIR
-    return [(s, *write_summary(s, target)) for s in build_summaries(loaded)]
+    views = [for_audience(s, audience) for s in build_summaries(loaded)]
+    return [(s, *write_summary(s, target)) for s in views]
 
 
 def summary_lines(written: Iterable[tuple[DriveSummary, Path, Path]]) -> list[str]:

@@ -9,10 +9,12 @@ broken with the reason). Runs are read once per process and cached.
 
 from __future__ import annotations
 
+import math
+import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ssdqual.results.regression import BaselineError
+from pytest_ssdqual.results.regression import BaselineError, repetition_samples
 from pytest_ssdqual.results.run_folder import StoredRun, StoreError
 from pytest_ssdqual.results.store import ResultsStore
 
@@ -118,6 +120,32 @@ class BaselineFinder:
         chosen = next((d for d in same if d.get("serial") == serial), same[0])
         self._baselines[key] = (run, chosen)
         return run, chosen
+
+
+    def figures(self, ctx: DriveContext, workload_id: str
+                ) -> tuple[str, dict[str, float]] | None:
+        """The baseline's figures of one workload, for its charts: (``run RUN, firmware FW``,
+        metric -> figure: the geometric mean of the baseline's runs, as the gate compares, else
+        its stored figure). None without ``--baseline``, a baseline it cannot use (the gate
+        then says why) or a baseline without the workload."""
+        try:
+            found = self.find(ctx)
+        except BaselineError:
+            return None
+        if found is None:
+            return None
+        run, drive = found
+        base = run.records_of(str(drive["drive"])).get(workload_id) or {}
+        figures = {str(k): float(v) for k, v in (base.get("metrics") or {}).items()
+                   if isinstance(v, int | float) and math.isfinite(v)}
+        samples = repetition_samples([r.get("metrics") or {}
+                                      for r in base.get("repetitions") or []])
+        for name, values in samples.items():
+            if name in figures and len(values) > 1 and all(v > 0 and math.isfinite(v)
+                                                           for v in values):
+                figures[name] = statistics.geometric_mean(values)
+        note = f"run {run.run_id}, firmware {drive.get('firmware') or '?'}"
+        return (note, figures) if figures else None
 
 
 def _describe_drive(model: object, controller: object, nand: object) -> str:

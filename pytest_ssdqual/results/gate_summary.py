@@ -79,11 +79,17 @@ class GateResult:
                                  self.baseline_run or "?", also_failed)
 
     def rows(self) -> list[dict[str, Any]]:
-        """Plain dicts for the terminal summary (they travel from xdist workers)."""
+        """Plain dicts for the terminal summary and the per-drive summary page (they travel
+        from xdist workers; stored as the ``regression (JSON)`` Allure attachment): the
+        figures compared (``value``, ``baseline``, ``change_pct``, ``allowed``: the limit as
+        ``limit_text``) and the baseline's run and firmware."""
         return [
             {"drive": self.drive, "workload": self.workload, "metric": c.metric,
              "status": c.status, "line": c.line(), "baseline_run": self.baseline_run,
-             "method": c.method, "baseline_n": c.baseline_n, "runs_needed": c.runs_needed}
+             "method": c.method, "baseline_n": c.baseline_n, "runs_needed": c.runs_needed,
+             "failed": c.failed, "value": c.value, "baseline": c.baseline,
+             "change_pct": c.change_pct, "allowed": c.limit_text(),
+             "baseline_firmware": c.baseline_firmware}
             for c in self.comparisons
         ] + [
             {"drive": self.drive, "workload": self.workload, "metric": "-", "status": WARNING,

@@ -10,6 +10,7 @@ attachments, whose names are the contract between the writer and this reader:
 * ``verdicts (JSON)`` -- one ``record.LimitVerdict`` (``to_json``) per judged or measured
   metric; read back with ``LimitVerdict.from_json`` (older folders too).
 * ``per-second log <file>`` (CSV) -- fio's per-second logs with a header line.
+* ``regression (JSON)`` -- with ``--baseline``, the gate's comparisons (``GateResult.rows``).
 
 Charts (``chart_data`` + ``plots``) and the one-page summary (``drive_summary``) are built from
 these alone, so they can be regenerated long after the run.
@@ -37,6 +38,9 @@ ATTACH_METRICS = "metrics"
 ATTACH_VERDICTS_HTML = "verdicts"
 ATTACH_VERDICTS_JSON = "verdicts (JSON)"
 ATTACH_LOG_PREFIX = "per-second log "
+#: The regression gate's comparisons of a test (``GateResult.rows``: figure, baseline figure,
+#: change, allowed change, baseline run and firmware), JSON.
+ATTACH_REGRESSION_JSON = "regression (JSON)"
 
 #: Allure label of a test skipped because it cannot apply to the drive (no SMART on a loop
 #: device, no NVMe power states on a SATA drive); its value is the reason. Such a test leaves
@@ -166,6 +170,12 @@ class StoredTest:
         if not isinstance(data, list):
             return []
         return [LimitVerdict.from_json(d, self.workload) for d in data if isinstance(d, dict)]
+
+    @cached_property
+    def gate_rows(self) -> list[dict[str, Any]]:
+        """The regression gate's comparisons (``regression (JSON)``), ``[]`` without."""
+        data = self.json_attachment(ATTACH_REGRESSION_JSON)
+        return [dict(d) for d in data if isinstance(d, dict)] if isinstance(data, list) else []
 
     @cached_property
     def record(self) -> TestRecord:

@@ -615,3 +615,74 @@ def test_repeat_takes_the_maximum_and_the_worst_percentile_and_records_how(gate:
     assert "  write.lat_p99_us 12500 > max 10000 (margin -25.0 %)" in out, out
     assert ("figures of 3 runs: write.lat_p99_us the worst run; the others the median run"
             in out), out
+
+
+def test_a_failed_gates_summary_says_why_first_draws_the_baseline_and_hides_host_paths(
+        gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 item 11, as the audit reproduced it: 2,405 then 1,200 MB/s. The customer page
+    (the default) gives the regression, its figures and the baseline run before any table,
+    draws the baseline on the regressed write's chart, and carries no path of this host nor
+    the profile's note; ``--report-audience=lab`` and ``ssdqual summary --audience lab`` keep
+    them."""
+    from pytest_ssdqual.report import chart_data, drive_summary
+    from pytest_ssdqual.results.stored import load_results
+
+    drawn: list[object] = []
+    charts_for_test = chart_data.charts_for_test
+
+    def recording(**kwargs: object) -> dict[str, bytes]:
+        drawn.append(kwargs.get("baseline"))
+        return charts_for_test(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chart_data, "charts_for_test", recording)
+    here = gate.pytester.path
+
+    def run(bw: str, *extra: str) -> pytest.RunResult:  # the thresholds by absolute path
+        monkeypatch.setenv("FAKEFIO_BW_MBPS", bw)
+        return gate.pytester.runpytest(*qual_args(
+            here, here / "limits.yaml", gate.fake_fio.path, f"--results-dir={gate.results}",
+            "--firmware=B", "--baseline=firmware:A", *extra))
+
+    gate.run("2405", "--firmware=A").assert_outcomes(passed=1)
+    alluredir = here / "allure"
+    run("1200", f"--alluredir={alluredir}").assert_outcomes(failed=1)
+    baseline, _ = gate.runs()
+    note = f"run {baseline.run_id}, firmware A"
+    # the Allure chart of the write (per test) drew the baseline's 2,405 MB/s
+    [(drawn_note, figures)] = drawn  # type: ignore[misc]  # charts only with --alluredir
+    assert drawn_note == note and figures["write.bw_mbps"] == 2405.0
+
+    [md_path] = (alluredir / "summary").glob("*.md")
+    md = md_path.read_text()
+    reason = (f"- REGRESSION seq_write_128k_qd32 write.bw_mbps: 1200 vs baseline 2405 "
+              f"({MINUS}50.1 %, allowed {MINUS}5 %); baseline run {baseline.run_id} "
+              "(firmware A)")
+    first_table = md.index("\n|")
+    assert md.index("**Overall: FAIL**") < md.index(reason) < first_table, md
+    assert md.index(f"Compared with baseline run {baseline.run_id} (firmware A).") < first_table
+    assert re.search(r"\| seq_write_128k_qd32 \| write\.bw_mbps \| .* \| 1200 \| >= 100 \| "
+                     r"\+1100\.0 % \| PASS \|", md)
+    page = re.sub(r"base64,[A-Za-z0-9+/=]+", "base64,...", next(
+        (alluredir / "summary").glob("*.html")).read_text())
+    for text in (md, page):
+        assert str(here) not in text and "/tmp" not in text
+        assert not re.search(r"(?<![\w./~-])/[\w.-]+/", text)  # no absolute path at all
+        assert "test limits" not in text  # the profile's source note
+    assert 'profile "scratch floors" in limits.yaml' in md
+    title = f"Regression: seq_write_128k_qd32 vs baseline run {baseline.run_id}"
+    assert f"<h2>{title}</h2>" in page
+    assert f"Lines: baseline write.bw_mbps 2405 ({note}) (dash-dot line)" in page
+    bw, iops = drive_summary.regression_panels(load_results(alluredir))[title]
+    assert bw.ylabel == "bandwidth (MB/s)" and dict(bw.limits) == {"write.bw_mbps >= 100": 100}
+    assert dict(bw.baselines) == {f"baseline write.bw_mbps 2405 ({note})": 2405.0}
+    assert not iops.baselines  # the IOPS did not regress
+
+    # the lab's pages: the thresholds file's absolute path and the profile's note
+    assert cli.main(["summary", str(alluredir), "-o", str(here / "lab"),
+                     "--audience", "lab"]) == 0
+    lab = next((here / "lab").glob("*.md")).read_text()
+    assert f'profile "scratch floors" in {here / "limits.yaml"}: test limits' in lab
+    again = here / "allure-lab"
+    run("1200", f"--alluredir={again}", "--report-audience=lab").assert_outcomes(failed=1)
+    assert f"{here / 'limits.yaml'}: test limits" in next(
+        (again / "summary").glob("*.md")).read_text()

@@ -33,10 +33,16 @@ def _verdict(workload: str, metric: str, measured: float | None, status: str,
 def write_result(folder: Path, *, name: str, workload: str, status: str, message: str = "",
                  facts: dict[str, str] | None = E12, metrics: dict[str, float] | None = None,
                  verdicts: list[dict[str, Any]] | None = None, start: int = 1_000,
-                 history: str | None = None, labels: dict[str, str] | None = None) -> Path:
-    """One test result as allure-pytest writes it, with the attachments ssdqual adds."""
+                 history: str | None = None, labels: dict[str, str] | None = None,
+                 texts: dict[str, str] | None = None) -> Path:
+    """One test result as allure-pytest writes it, with the attachments ssdqual adds (``texts``:
+    more attachments by name, e.g. ``regression (JSON)`` or a ``per-second log``)."""
     folder.mkdir(parents=True, exist_ok=True)
     attachments = []
+    for att_name, text in (texts or {}).items():
+        source = f"{uuid.uuid4()}-attachment.txt"
+        (folder / source).write_text(text)
+        attachments.append({"name": att_name, "source": source, "type": "text/plain"})
     for att_name, data in (("drive", facts), ("metrics", metrics),
                            ("verdicts (JSON)", verdicts)):
         if data is None:
@@ -97,8 +103,13 @@ def test_summary_lists_drive_every_judged_limit_and_passes(tmp_path: Path) -> No
     assert ("| rand_read_4k_qd32 | read.iops | - | 250000 | >= 200000 | +25.0 % | PASS | "
             "phison-e12.yaml:12 [1] |") in md
     assert "| rand_read_4k_qd32 | read.lat_p99_us | - | 310 | <= 400 | +22.5 % | PASS |" in md
+    # the customer page (the default) names the file, not the profile's own note
+    assert '1. profile "Phison E12 + BiCS3" in phison-e12.yaml\n' in md
+    assert "review: 3,400 MB/s" not in md
+    lab = summary_page.render_markdown(drive_summary.build_summary(
+        load_results(tmp_path / "results"), charts=False))
     assert ('1. profile "Phison E12 + BiCS3" in thresholds/phison-e12.yaml: review: 3,400 MB/s '
-            "read; limit 10 % below") in md
+            "read; limit 10 % below") in lab
     assert "1 measured metrics had no limit (not judged)" in md
     assert "read.lat_mean_us" not in md  # not judged: counted, not listed
     page = html_path.read_text()
