@@ -19,9 +19,10 @@ the same text is fio(1)) is handled here and nowhere else:
   Percentiles are never averaged: an average of p99s is not a p99 of anything. With json+
   (``clat_ns.bins``, fio's latency histogram) the percentiles come from the bins instead, checked
   against fio's map, and several entries' bins are summed: percentiles of all I/Os
-  (``fio.tails``), with the deep tails p99.999 / p99.9999 and the I/O count they rest on. Summed rates are
-  the sum of each job's own rate: when the entries ran for different times (a steady-state exit,
-  stonewalled groups) that is not fio's group figure (all I/Os over the longest runtime).
+  (``fio.tails``), with the deep tails p99.999 / p99.9999 and the I/O count they rest on.
+  Summed rates are the sum of each job's own rate: when the entries ran for different times (a
+  steady-state exit, stonewalled groups) that is not fio's group figure (all I/Os over the
+  longest runtime).
 * ``iops_mean``/``iops_min``/``iops_max`` are per-sample log statistics that are bogus when
   ``write_iops_log`` is set without ``log_avg_msec``; the parser reads ``iops`` (total I/Os over
   runtime) only. ``job_runtime`` is summed over the threads of a group; the parser reads the

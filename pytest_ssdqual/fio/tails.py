@@ -39,8 +39,9 @@ def histogram_of(clat: Mapping[str, object]) -> LatencyHistogram | None:
     return hist if hist.total else None
 
 
-def bins_figures(hist: LatencyHistogram,
-                 fio_percentiles: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
+def bins_figures(
+    hist: LatencyHistogram, fio_percentiles: Mapping[str, float | None] | None = None,
+) -> dict[str, float | None]:
     """``{'lat_p50_us': ..., 'lat_p99_9999_us': None, 'lat_tail_ios': 3306202}`` from ``hist``.
 
     Args:

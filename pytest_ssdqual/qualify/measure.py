@@ -7,7 +7,9 @@ implicit requirements) alike run ``--repeat`` times (plus reruns while the compa
 baseline may still change, up to ``--repeat-max``: ``run_repeated``)
 and are judged once, on one figure per metric from the runs (``results.repeats``: the maximum
 of a maximum, the worst run's latency percentile, the median run's throughput; the failure
-message and the record say which).
+message and the record say which). A fio workload's latency percentiles come instead from its
+runs' summed json+ histograms when every run has one (``merged_tails``), and a deep tail of too
+few I/Os fails a limit on it with the count it needed (``tail_reasons``).
 """
 
 from __future__ import annotations

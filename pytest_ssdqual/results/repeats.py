@@ -20,11 +20,12 @@ rule               metrics (bare name)                         figure over the r
 
 Why: a maximum is the maximum (runs of 1,000, 50,000 and 2,000 µs saw a 50,000 µs I/O: the
 median, 2,000, hid it); a minimum likewise. A percentile of N runs is not the median of their
-percentiles: the exact figure would be read from the runs' merged latency histograms (fio
-``json+`` ``bins``), which ``fio.parse`` does not read, so the worst run's percentile stands
-for it: a percentile of the merged runs lies between the runs' lowest and highest, so the
-worst run's is an upper bound that errs on the drive's side of caution (``fio.parse`` takes
-the worst job's percentiles of several jobs the same way). Throughput and means are noisy
+percentiles: the exact figure is read from the runs' summed latency histograms (fio ``json+``
+``bins``), which ``qualify.measure.merged_tails`` puts in place of these figures for a fio
+workload whose runs all have bins (``fio.tails.merged_run_figures``). Without bins (a
+methodology test's figures, an older output) the worst run's percentile stands for it: a
+percentile of the merged runs lies between the runs' lowest and highest, so the worst run's is
+an upper bound that errs on the drive's side of caution. Throughput and means are noisy
 around one level: the median run, never the mean of the middle two for an even N (a value no
 run measured): of the two, the one that flatters the drive less. Bytes and counts a run
 measured (its cache size, its rounds) are one measurement repeated, so they take the median
