@@ -148,3 +148,10 @@ class WorkloadResult:
         ``judge``'s ``unreached`` takes, so a limit on it fails with that reason."""
         return {f"{name}.{metric}": why for name, result in self.directions.items()
                 for metric, why in result.unmeasured().items()}
+
+    @property
+    def unreached(self) -> dict[str, str]:
+        """``unmeasured()`` under the name the results store reads from an outcome's result
+        (``results.gate``: the record's ``unreached``, so a rejudged limit on a tail of too few
+        I/Os fails with the same reason)."""
+        return self.unmeasured()

@@ -9,6 +9,9 @@ import re
 
 import pytest
 
+from pytest_ssdqual.results.run_folder import StoredRun
+from pytest_ssdqual.results.store import ResultsStore
+
 from ..conftest import FakeFio, limits_yaml, qual_args, write_suite
 
 SUITE = """
@@ -29,12 +32,20 @@ def test_fio_is_asked_for_json_plus_and_a_tail_of_too_few_ios_fails_as_not_measu
     monkeypatch.setenv("FAKEFIO_BINS", "1")
     monkeypatch.setenv("FAKEFIO_IOPS", "1000")
     result = _run(pytester, fake_fio, {"lat_p99_9999_us": {"max": 100000},
-                                       "lat_p99_us": {"max": 100000}})
+                                       "lat_p99_us": {"max": 100000}},
+                  f"--results-dir={pytester.path / 'results'}")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "not measured: p99.9999 needs >= 10,000,000 I/Os, the run had " in out, out
     argvs = [c["argv"] for c in fake_fio.calls() if c["job"]]
     assert argvs and all("--output-format=json+" in a for a in argvs)
+    # the record keeps the reason, so a rejudge of the stored run fails the limit the same way
+    (folder,) = ResultsStore(pytester.path / "results").complete_runs()
+    run = StoredRun.load(folder)
+    record = run.records_of(run.drives[0]["drive"])["seq_read_128k_qd32"]
+    assert record["unreached"]["read.lat_p99_9999_us"].startswith(
+        "not measured: p99.9999 needs >= 10,000,000 I/Os, the run had 3,000")
+    assert record["metrics"]["read.lat_tail_ios"] == 3000
 
 
 def test_repeats_are_merged_by_their_summed_histograms(

@@ -135,6 +135,7 @@ def test_parsed_tails_and_the_io_count_they_rest_on() -> None:
     assert "read.lat_p99_9999_us" not in metrics  # < 10,000,000: refused, with the reason
     assert result.unmeasured() == {"read.lat_p99_9999_us": (
         "not measured: p99.9999 needs >= 10,000,000 I/Os, the run had 3,306,202")}
+    assert result.unreached == result.unmeasured()  # what the results store keeps
     small = parse_fio_file(READ_1S)
     assert set(small.unmeasured()) == {"read.lat_p99_999_us", "read.lat_p99_9999_us"}
     write = parse_fio_file(DATA / "fio-3.33_local_randwrite_4k_qd4_2s_json_plus.json")
