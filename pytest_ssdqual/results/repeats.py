@@ -48,6 +48,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_ssdqual.fio.result import WorkloadResult
+from pytest_ssdqual.fio.tails import merged_run_figures
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 
 __all__ = [
@@ -132,14 +134,24 @@ def combine(metric: str, values: Sequence[float]) -> float:
     return low if higher else high
 
 
-def aggregation_labels(metrics: Sequence[str], runs: int) -> dict[str, str]:
+def aggregation_labels(metrics: Sequence[str], runs: int,
+                       repetitions: Sequence[object] = ()) -> dict[str, str]:
     """``{metric: how its figure came from the runs}`` for the record and the report, e.g.
     ``"max of 3 runs"``, ``"worst of 3 runs"``, ``"median of 4 runs (the worse middle
-    run)"``; ``{}`` for one run."""
+    run)"``; ``{}`` for one run. A fio workload's ``repetitions`` (outcomes whose ``result`` is
+    a ``WorkloadResult``) with json+ histograms in every run: their latency percentiles and
+    ``lat_tail_ios`` are ``"merged histograms of 3 runs"`` (``qualify.measure.merged_tails``)."""
     if runs < 2:
         return {}
+    results = [getattr(r, "result", None) for r in repetitions]
+    binned: set[str] = set()
+    if results and all(isinstance(r, WorkloadResult) for r in results):
+        binned = set(merged_run_figures(results)[0])  # type: ignore[arg-type]
     out: dict[str, str] = {}
     for name in metrics:
+        if name in binned:
+            out[name] = f"merged histograms of {runs} runs"
+            continue
         rule = aggregation_rule(name)
         label = f"{rule} of {runs} runs"
         if rule == MEDIAN and runs % 2 == 0:

@@ -60,10 +60,18 @@ def test_repeats_are_merged_by_their_summed_histograms(
     monkeypatch.setenv("FAKEFIO_IOPS", "1000")
     monkeypatch.setenv("FAKEFIO_P99_US", "200,400")
     result = _run(pytester, fake_fio, {"lat_p99_us": {"max": 300},
-                                       "lat_tail_ios": {"min": 3001}}, "--repeat=2")
+                                       "lat_tail_ios": {"min": 3001}}, "--repeat=2",
+                  f"--results-dir={pytester.path / 'results'}")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "read.lat_p99_us 399.4 > max 300" in out, out
     assert re.search(r"read\.lat_tail_ios +6,000 +>= 3001 .*PASS", out), out
     assert ("latency percentiles of 2 runs from their merged fio histograms (read 6,000 I/Os)"
             in out), out
+    (folder,) = ResultsStore(pytester.path / "results").complete_runs()
+    run = StoredRun.load(folder)
+    record = run.records_of(run.drives[0]["drive"])["seq_read_128k_qd32"]
+    assert record["metrics"]["read.lat_tail_ios"] == 6000
+    assert record["aggregation"]["read.lat_p99_us"] == "merged histograms of 2 runs"
+    assert record["aggregation"]["read.lat_tail_ios"] == "merged histograms of 2 runs"
+    assert record["aggregation"]["read.lat_max_us"] == "max of 2 runs"
