@@ -18,6 +18,11 @@ Behaviour:
   * ``$FAKEFIO_BW_SCALE=1,0.5,1.1`` multiplies the n-th job run's bandwidth, IOPS and
     per-second series by the n-th factor, cycling (run-to-run noise for a methodology test
     whose figures come from the per-second series, under ``--repeat``).
+  * ``$FAKEFIO_BINS=1`` with ``--output-format=json+``: each direction also gets a json+
+    ``clat_ns.bins`` histogram of its ``total_ios`` I/Os whose percentiles by fio's rule are the
+    bucket values of the figures above (p50, p99, p99.9, p99.99, max: 0.3x, 1x, 1.5x, 2x and 4x
+    the p99), and its ``percentile`` map is then those bucket values, as fio prints them. Off by
+    default: without it the percentiles stay the round figures above.
   * ``$FAKEFIO_MODE``: ``ok`` (default), ``error5`` (job error 5, EIO), ``garbage`` (no JSON),
     ``exit1`` (exit status 1, no output), ``hang`` (a line on stderr, then sleep forever),
     ``signal`` (as fio 3.33 on SIGINT: ``fio: terminating on signal 2`` before the JSON, a third
@@ -141,6 +146,41 @@ def _direction(bw_mbps: float, iops: float, p99_us: float, runtime_ms: int,
     }
 
 
+def _bucket(ns: int) -> int:
+    """fio ``stat.c``: the value of the bucket ``ns`` falls in (``plat_idx_to_val`` of
+    ``plat_val_to_idx``, 64 buckets a power of two)."""
+    msb = ns.bit_length() - 1
+    if msb <= 6:
+        return ns
+    err = msb - 6
+    return ((ns >> err) << err) + (1 << err) // 2
+
+
+def _add_bins(direction: dict) -> None:
+    """Give a direction json+ bins whose fio-rule percentiles are its percentile map's bucket
+    values, and set the map to them (``$FAKEFIO_BINS``)."""
+    clat, total = direction["clat_ns"], direction["total_ios"]
+    if not total:
+        return
+    points = [(float(k), _bucket(v)) for k, v in clat["percentile"].items()]
+    points.append((100.0, _bucket(clat["max"])))
+    bins: dict[str, int] = {}
+    below = 0
+    for percent, value in sorted(points):
+        reach = min(total, -(-round(percent * 10**6) * total // 10**8))  # ceil(p/100 * total)
+        if reach > below:
+            bins[str(value)] = bins.get(str(value), 0) + reach - below
+            below = reach
+    clat["bins"] = bins
+    running, table = 0, {}
+    for value, count in sorted((int(k), c) for k, c in bins.items()):
+        running += count
+        for percent, _ in points[:-1]:
+            if f"{percent:f}" not in table and running * 100 >= percent * total:
+                table[f"{percent:f}"] = value
+    clat["percentile"] = table
+
+
 def _idle() -> dict:
     return {"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0,
             "total_ios": 0, "clat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}}
@@ -258,6 +298,10 @@ def main(argv: list[str]) -> int:
                 "trim": _idle(),
                 "job options": own_opts,  # after the directions: text-inside cuts at "read"
             })
+        if os.environ.get("FAKEFIO_BINS") == "1" and "--output-format=json+" in argv:
+            for job in jobs:
+                for direction in ("read", "write"):
+                    _add_bins(job[direction])
         runtime_ms = jobs[0]["job_runtime"]
         reads = any(j["read"]["io_bytes"] for j in jobs)
         writes = any(j["write"]["io_bytes"] for j in jobs)

@@ -31,7 +31,9 @@ MIB = 1024 * KIB
 GIB = 1024 * MIB
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
-#: microseconds of completion latency (fio ``clat_ns``).
+#: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
+#: ``lat_tail_ios`` (the I/Os the percentiles rest on) come from fio's json+ histogram
+#: (``fio.histogram``); a tail of too few I/Os is left out with the reason.
 DIRECTION_METRICS: tuple[str, ...] = (
     "iops",
     "bw_mbps",
@@ -40,8 +42,16 @@ DIRECTION_METRICS: tuple[str, ...] = (
     "lat_p99_us",
     "lat_p99_9_us",
     "lat_p99_99_us",
+    "lat_p99_999_us",
+    "lat_p99_9999_us",
     "lat_max_us",
+    "lat_tail_ios",
 )
+
+#: Per-direction metrics that are facts of the run, not of the drive's quality: the I/O count
+#: the latency percentiles rest on (a longer run has more).
+NO_DIRECTION_FIO: frozenset[str] = frozenset(
+    f"{d}.lat_tail_ios" for d in ("read", "write", "trim", "mixed"))
 
 #: Metrics summed over both directions of a mixed workload.
 TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
@@ -84,7 +94,8 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 #: are higher-is-better fill-state ratios elsewhere.
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
-    | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE)
+    | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
+    | NO_DIRECTION_FIO)
 
 
 @dataclass(frozen=True)

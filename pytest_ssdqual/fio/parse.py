@@ -16,9 +16,13 @@ the same text is fio(1)) is handled here and nowhere else:
   entry named ``"All clients"``, which is skipped here (it has no percentiles).
 * Several job entries (``numjobs`` without ``group_reporting``) are merged: rates and counts
   summed, mean latency weighted by I/O count, maximum and percentiles taken from the worst job.
-  Percentiles are never averaged: an average of p99s is not a p99 of anything. Summed rates are
-  the sum of each job's own rate: when the entries ran for different times (a steady-state exit,
-  stonewalled groups) that is not fio's group figure (all I/Os over the longest runtime).
+  Percentiles are never averaged: an average of p99s is not a p99 of anything. With json+
+  (``clat_ns.bins``, fio's latency histogram) the percentiles come from the bins instead, checked
+  against fio's map, and several entries' bins are summed: percentiles of all I/Os
+  (``fio.tails``), with the deep tails p99.999 / p99.9999 and the I/O count they rest on.
+  Summed rates are the sum of each job's own rate: when the entries ran for different times (a
+  steady-state exit, stonewalled groups) that is not fio's group figure (all I/Os over the
+  longest runtime).
 * ``iops_mean``/``iops_min``/``iops_max`` are per-sample log statistics that are bogus when
   ``write_iops_log`` is set without ``log_avg_msec``; the parser reads ``iops`` (total I/Os over
   runtime) only. ``job_runtime`` is summed over the threads of a group; the parser reads the
@@ -38,12 +42,15 @@ from typing import Any
 from pytest_ssdqual.bounds import OutOfRange, check_number
 from pytest_ssdqual.errors import FioJobError, FioOutputError
 from pytest_ssdqual.fio.extract import extract_json_document, first_lines, json_kind, output_label
+from pytest_ssdqual.fio.histogram import LatencyHistogram
 from pytest_ssdqual.fio.result import (
     IO_DIRECTIONS,
     PERCENTILE_FIELDS,
+    TAIL_FIELDS,
     DirectionResult,
     WorkloadResult,
 )
+from pytest_ssdqual.fio.tails import bins_figures, histogram_of
 
 __all__ = ["AGGREGATE_JOB_NAMES", "parse_fio_file", "parse_fio_output", "written_bytes"]
 
@@ -173,6 +180,7 @@ def _build_result(doc: dict, before: str, after: str, label: str, text: str) -> 
             f"{'y' if len(jobs) == 1 else 'ies'} has io_bytes = total_ios = 0)"
         )
     merged = len(jobs) > 1
+    binned = all(p.histogram is not None for parts in per_direction.values() for p in parts)
     directions = {
         name: (_merge(name, per_direction[name]) if merged else per_direction[name][0])
         for name in IO_DIRECTIONS
@@ -186,7 +194,7 @@ def _build_result(doc: dict, before: str, after: str, label: str, text: str) -> 
         runtime_ms=runtime_ms,
         directions=directions,
         jobs_merged=len(jobs),
-        percentiles_worst_of_jobs=merged,
+        percentiles_worst_of_jobs=merged and not binned,
         prefix_text=before,
         terminated_by_signal=_SIGNAL_MARK in around.lower(),
     )
@@ -237,14 +245,21 @@ def _direction(name: str, raw: Mapping[str, Any], where: str) -> DirectionResult
 
     key, scale = ("clat_ns", 1e-3) if ns_schema else ("clat", 1.0)
     clat = raw.get(key)
-    lat: dict[str, float | None] = dict.fromkeys(PERCENTILE_FIELDS, None)
+    lat: dict[str, float | None] = dict.fromkeys([*PERCENTILE_FIELDS, *TAIL_FIELDS], None)
     mean_us = max_us = None
+    hist: LatencyHistogram | None = None
     if isinstance(clat, dict):
         mean_us = _number(clat, "mean", f"{where}.{key}") * scale
         max_us = _number(clat, "max", f"{where}.{key}") * scale
         table = clat.get("percentile")
         if isinstance(table, dict):
-            lat = _percentiles(table, scale, f"{where}.{key}.percentile")
+            lat.update(_percentiles(table, scale, f"{where}.{key}.percentile"))
+        if ns_schema:  # fio 2.x's us histogram has other buckets: not read
+            try:
+                hist = histogram_of(clat)
+                lat.update(bins_figures(hist, lat) if hist is not None else {})
+            except ValueError as exc:
+                raise _Malformed(f"{where}.{key}.bins: {exc}") from None
     elif clat is not None:
         raise _Malformed(f"{where}.{key} is a {json_kind(clat)}, not an object")
     return DirectionResult(
@@ -259,6 +274,10 @@ def _direction(name: str, raw: Mapping[str, Any], where: str) -> DirectionResult
         lat_p99_9_us=lat["lat_p99_9_us"],
         lat_p99_99_us=lat["lat_p99_99_us"],
         lat_max_us=max_us,
+        lat_p99_999_us=lat["lat_p99_999_us"],
+        lat_p99_9999_us=lat["lat_p99_9999_us"],
+        lat_tail_ios=hist.total if hist is not None else None,
+        histogram=hist,
     )
 
 
@@ -294,7 +313,8 @@ def _percentiles(table: Mapping[str, Any], scale: float, where: str) -> dict[str
 
 
 def _merge(name: str, parts: list[DirectionResult]) -> DirectionResult:
-    """Merge one direction over several job entries: sums, I/O-weighted mean, worst tail."""
+    """Merge one direction over several job entries: sums, I/O-weighted mean, worst maximum;
+    percentiles from the summed histograms when every entry has one, else the worst job's."""
     total_ios = sum(p.total_ios for p in parts)
     means = [(p.lat_mean_us, p.total_ios) for p in parts if p.lat_mean_us is not None]
     weight = sum(w for _, w in means)
@@ -309,6 +329,11 @@ def _merge(name: str, parts: list[DirectionResult]) -> DirectionResult:
         values = [getattr(p, field) for p in parts if getattr(p, field) is not None]
         return max(values) if values else None
 
+    hists = [p.histogram for p in parts if p.histogram is not None]
+    hist = LatencyHistogram.merge(hists) if len(hists) == len(parts) else None
+    tails: dict[str, float | None] = (
+        bins_figures(hist) if hist is not None and hist.total else
+        {f: worst(f) for f in (*PERCENTILE_FIELDS, *TAIL_FIELDS)})
     return DirectionResult(
         direction=name,
         io_bytes=sum(p.io_bytes for p in parts),
@@ -316,11 +341,15 @@ def _merge(name: str, parts: list[DirectionResult]) -> DirectionResult:
         iops=sum(p.iops for p in parts),
         bw_mbps=sum(p.bw_mbps for p in parts),
         lat_mean_us=mean_us,
-        lat_p50_us=worst("lat_p50_us"),
-        lat_p99_us=worst("lat_p99_us"),
-        lat_p99_9_us=worst("lat_p99_9_us"),
-        lat_p99_99_us=worst("lat_p99_99_us"),
+        lat_p50_us=tails["lat_p50_us"],
+        lat_p99_us=tails["lat_p99_us"],
+        lat_p99_9_us=tails["lat_p99_9_us"],
+        lat_p99_99_us=tails["lat_p99_99_us"],
         lat_max_us=worst("lat_max_us"),
+        lat_p99_999_us=tails["lat_p99_999_us"],
+        lat_p99_9999_us=tails["lat_p99_9999_us"],
+        lat_tail_ios=hist.total if hist is not None else None,
+        histogram=hist,
     )
 
 

@@ -1,5 +1,9 @@
 """Run fio: argument list, JSON output file, timeout, and no orphan fio ever.
 
+Every run writes ``--output-format=json+``: the json document plus each direction's latency
+histogram (``clat_ns.bins``), from which ``fio.parse`` takes exact tails (``fio.histogram``);
+json+ only adds keys, so every reader of the json document reads it unchanged.
+
 fio runs in its own process group (``start_new_session``); a timeout, Ctrl-C or any other
 exception while it runs kills the whole group (SIGTERM, then SIGKILL after a grace period),
 so no fio keeps writing to a drive after the test that started it is gone.
@@ -201,7 +205,7 @@ class FioRunner:
         job_path = workdir / f"{name}.fio"
         output_path = workdir / f"{name}.json"
         job_path.write_text(job_text)
-        argv = [self.executable(), "--output-format=json", f"--output={output_path}"]
+        argv = [self.executable(), "--output-format=json+", f"--output={output_path}"]
         if readonly:
             argv.append("--readonly")
         argv += [*extra_args, str(job_path)]

@@ -7,7 +7,9 @@ implicit requirements) alike run ``--repeat`` times (plus reruns while the compa
 baseline may still change, up to ``--repeat-max``: ``run_repeated``)
 and are judged once, on one figure per metric from the runs (``results.repeats``: the maximum
 of a maximum, the worst run's latency percentile, the median run's throughput; the failure
-message and the record say which).
+message and the record say which). A fio workload's latency percentiles come instead from its
+runs' summed json+ histograms when every run has one (``merged_tails``), and a deep tail of too
+few I/Os fails a limit on it with the count it needed (``tail_reasons``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.errors import FioError, NotApplicable, SsdQualError
+from pytest_ssdqual.fio.tails import merged_run_figures
 from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResult, judge_result
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify.flow import Measured, Skipped
@@ -117,13 +120,51 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     run_repeated(gate, ctx, workload.id, workdir, once)
     with host.phase("judge against the limits"):
         metrics, spread = aggregate_repeats([o.metrics for o in repetitions])
-        unmeasured = unmeasured_reasons(repetitions)
+        metrics, tails_note, binned = merged_tails(repetitions, metrics)
+        unmeasured = {**tail_reasons(repetitions, metrics), **unmeasured_reasons(repetitions)}
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
             workload, metrics, ctx.limits, strict=session.options.strict,
             unreached=unmeasured))
-    how = describe_aggregation(judged_metrics(outcome.verdicts), len(repetitions))
+    how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
+                               len(repetitions))
+    details = [f"  {line}" for line in (how, tails_note) if line]
     return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
-                    details=[f"  {how}"] if how else [])
+                    details=details)
+
+
+def merged_tails(repetitions: Sequence[WorkloadOutcome], metrics: Mapping[str, float],
+                 ) -> tuple[dict[str, float], str | None, set[str]]:
+    """With two or more runs that all have fio's json+ histograms, their latency percentiles
+    and ``lat_tail_ios`` from the runs' summed histograms (``fio.tails.merged_run_figures``:
+    percentiles of all their I/Os, not the worst run's), replacing the ``results.repeats``
+    figures; a deep tail all runs together have too few I/Os for is dropped (``tail_reasons``
+    says why). Returns ``(metrics, note for the report or None, metrics so taken)``."""
+    out = dict(metrics)
+    if len(repetitions) < 2:
+        return out, None, set()
+    figures, unmeasured, directions = merged_run_figures([o.result for o in repetitions])
+    for name in directions:
+        for metric in [m for m in out if m.startswith(f"{name}.lat_p")]:
+            del out[metric]
+    out.update(figures)
+    if not directions:
+        return out, None, set()
+    ios = ", ".join(f"{d} {int(figures[f'{d}.lat_tail_ios']):,} I/Os" for d in directions)
+    note = (f"latency percentiles of {len(repetitions)} runs from their merged fio histograms "
+            f"({ios})")
+    return out, note, set(figures) | set(unmeasured)
+
+
+def tail_reasons(repetitions: Sequence[WorkloadOutcome],
+                 metrics: Mapping[str, float]) -> dict[str, str]:
+    """Metric -> why a deep tail has no figure (``WorkloadResult.unmeasured``: too few I/Os;
+    for several runs, too few in all of them together: ``fio.tails.merged_run_figures``),
+    for the metrics not in ``metrics``: the reason a limit on it fails with."""
+    if len(repetitions) > 1:
+        _, why, _ = merged_run_figures([o.result for o in repetitions])
+    else:
+        why = repetitions[-1].result.unmeasured() if repetitions else {}
+    return {m: reason for m, reason in why.items() if m not in metrics}
 
 
 def judged_metrics(verdicts: Sequence[Verdict]) -> list[str]:

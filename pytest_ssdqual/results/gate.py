@@ -246,7 +246,7 @@ class ResultsGate:
             repeat=len(repetitions),
             metrics=outcome.metrics,
             spread_pct=dict(spread_pct),
-            aggregation=aggregation_labels(list(outcome.metrics), len(repetitions)),
+            aggregation=aggregation_labels(list(outcome.metrics), len(repetitions), repetitions),
             repetitions=tuple(
                 {"folder": f"rep{i}", "metrics": o.metrics, **_run_facts(o)}
                 for i, o in enumerate(repetitions, start=1)

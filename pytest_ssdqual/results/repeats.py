@@ -20,11 +20,12 @@ rule               metrics (bare name)                         figure over the r
 
 Why: a maximum is the maximum (runs of 1,000, 50,000 and 2,000 µs saw a 50,000 µs I/O: the
 median, 2,000, hid it); a minimum likewise. A percentile of N runs is not the median of their
-percentiles: the exact figure would be read from the runs' merged latency histograms (fio
-``json+`` ``bins``), which ``fio.parse`` does not read, so the worst run's percentile stands
-for it: a percentile of the merged runs lies between the runs' lowest and highest, so the
-worst run's is an upper bound that errs on the drive's side of caution (``fio.parse`` takes
-the worst job's percentiles of several jobs the same way). Throughput and means are noisy
+percentiles: the exact figure is read from the runs' summed latency histograms (fio ``json+``
+``bins``), which ``qualify.measure.merged_tails`` puts in place of these figures for a fio
+workload whose runs all have bins (``fio.tails.merged_run_figures``). Without bins (a
+methodology test's figures, an older output) the worst run's percentile stands for it: a
+percentile of the merged runs lies between the runs' lowest and highest, so the worst run's is
+an upper bound that errs on the drive's side of caution. Throughput and means are noisy
 around one level: the median run, never the mean of the middle two for an even N (a value no
 run measured): of the two, the one that flatters the drive less. Bytes and counts a run
 measured (its cache size, its rounds) are one measurement repeated, so they take the median
@@ -47,6 +48,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_ssdqual.fio.result import WorkloadResult
+from pytest_ssdqual.fio.tails import merged_run_figures
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 
 __all__ = [
@@ -131,14 +134,24 @@ def combine(metric: str, values: Sequence[float]) -> float:
     return low if higher else high
 
 
-def aggregation_labels(metrics: Sequence[str], runs: int) -> dict[str, str]:
+def aggregation_labels(metrics: Sequence[str], runs: int,
+                       repetitions: Sequence[object] = ()) -> dict[str, str]:
     """``{metric: how its figure came from the runs}`` for the record and the report, e.g.
     ``"max of 3 runs"``, ``"worst of 3 runs"``, ``"median of 4 runs (the worse middle
-    run)"``; ``{}`` for one run."""
+    run)"``; ``{}`` for one run. A fio workload's ``repetitions`` (outcomes whose ``result`` is
+    a ``WorkloadResult``) with json+ histograms in every run: their latency percentiles and
+    ``lat_tail_ios`` are ``"merged histograms of 3 runs"`` (``qualify.measure.merged_tails``)."""
     if runs < 2:
         return {}
+    results = [getattr(r, "result", None) for r in repetitions]
+    binned: set[str] = set()
+    if results and all(isinstance(r, WorkloadResult) for r in results):
+        binned = set(merged_run_figures(results)[0])  # type: ignore[arg-type]
     out: dict[str, str] = {}
     for name in metrics:
+        if name in binned:
+            out[name] = f"merged histograms of {runs} runs"
+            continue
         rule = aggregation_rule(name)
         label = f"{rule} of {runs} runs"
         if rule == MEDIAN and runs % 2 == 0:

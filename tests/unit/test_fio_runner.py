@@ -59,9 +59,13 @@ def test_real_fio_mixed_run_on_a_file(tmp_path: Path) -> None:
     run = runner.run(_job(tmp_path), workdir=tmp_path / "w", name="mixed", timeout_s=60,
                      readonly=False)
     assert run.returncode == 0
-    assert run.argv[1:3] == ("--output-format=json", f"--output={run.output_path}")
+    assert run.argv[1:3] == ("--output-format=json+", f"--output={run.output_path}")
     result = check_run(run, expected_runtime_s=1)
     m = result.metrics()
+    # json+: the percentiles rest on fio's histogram, every I/O of the direction in it
+    for name in ("read", "write"):
+        assert m[f"{name}.lat_tail_ios"] == result.directions[name].total_ios
+        assert result.directions[name].histogram is not None
     assert m["total.iops"] == pytest.approx(m["read.iops"] + m["write.iops"])
     assert 0.6 < m["read.iops"] / m["total.iops"] < 0.8
     assert (tmp_path / "w" / "log_bw.1.log").exists()  # per-second logs next to the job

@@ -18,6 +18,7 @@ The rules behind the table:
   sustained speed lowers them), ``scaling_ratio`` = max / QD1 IOPS (a faster QD1 lowers it),
   ``saturation_qd`` (a drive that reaches its maximum earlier, or one whose maximum rose, moves
   it either way);
+* ``lat_tail_ios`` (the I/O count fio's percentiles rest on) is a fact of the run: none;
 * facts of the drive rather than measurements of it have none: the power-state table, APST,
   the warning temperature, bytes written (host and NAND; ``waf_*`` carries their ratio), the
   integrity test's ``written_bytes`` and ``first_bad_offset_bytes`` (any bad block fails on its
@@ -42,7 +43,8 @@ from pytest_ssdqual.thresholds.profile import DriveFacts
 H, L, N = "higher", "lower", "none"
 
 _FIO = {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
-        "lat_p99_9_us": L, "lat_p99_99_us": L, "lat_max_us": L}
+        "lat_p99_9_us": L, "lat_p99_99_us": L, "lat_p99_999_us": L, "lat_p99_9999_us": L,
+        "lat_max_us": L, "lat_tail_ios": N}
 _FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
          "lat_p99_us_ratio": L, "worst_ratio": H}
 

@@ -82,8 +82,9 @@ def test_every_catalog_metric_has_its_rule() -> None:
         "lat_max_us", "max_idle_exit_latency_us", "max_transition_latency_us"}
     assert {n for n, r in rules.items() if r == MIN} == set()
     assert {n for n, r in rules.items() if r == WORST} == {
-        "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "lat_p99_99_us", "fresh_lat_p99_us",
-        "degraded_lat_p99_us", "steady_lat_p99_us", "recovered_lat_p99_us"}
+        "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "lat_p99_99_us", "lat_p99_999_us",
+        "lat_p99_9999_us", "fresh_lat_p99_us", "degraded_lat_p99_us", "steady_lat_p99_us",
+        "recovered_lat_p99_us"}
     assert {n for n, r in rules.items() if r == SUM} == {
         "available_spare_pct_delta", "error_log_entries_delta", "host_written_bytes_delta",
         "media_errors_delta", "nand_written_bytes_delta", "percentage_used_delta",
