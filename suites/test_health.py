@@ -1,4 +1,4 @@
-"""Drive health before and after (issue 10 item 9; issue 9 item 8): SMART / NVMe health read
+"""Drive health before and after: SMART / NVMe health read
 before the drive's first test and after its last, judged against the limits of workload
 ``health`` (findings as 0/1 flags, values, and changes such as
 ``health: {media_errors: {max_delta: 0}}``), on top of the built-in limits

@@ -1,4 +1,4 @@
-"""A lab's own tests, written with the fixture API (README: "Writing your own tests").
+"""A lab's own tests, written with the fixture API (docs/qualifying.md: "Writing your own tests").
 
 ``fio_workload`` runs an fio pattern built from parameters on the drive under test
 (``ssd_drive``, one per ``--drive``) and judges its figures against the limits of the

@@ -1,4 +1,4 @@
-"""What the data-state tests measure (issue 10, items 1 and 2): their states, performance tests,
+"""What the data-state tests measure: their states, performance tests,
 metric names and the ratios to the clean figures.
 
 One source for the methodology modules that run them (``methodology/drive_with_data.py``,
@@ -6,11 +6,12 @@ One source for the methodology modules that run them (``methodology/drive_with_d
 name so threshold files are checked before any I/O. Plain data and arithmetic only: no import
 from the rest of the package (``workloads`` imports this module).
 
-Metric names follow the README ("Data states") and ``sweeps``: ``<point>.<direction>.<figure>``
-where ``<point>`` is ``<state>_<workload id>`` (``full75_rand_write_4k_qd32.write.iops``), the
-figure carries its unit (``iops``, ``bw_mbps``, ``lat_p99_us``) and a ratio to the clean figure is
-``<figure>_ratio`` (``full75_rand_write_4k_qd32.write.iops_ratio`` = the 75 %-full IOPS / the empty
-IOPS; dimensionless).
+Metric names follow docs/methodology.md ("Data states") and ``sweeps``:
+``<point>.<direction>.<figure>`` where ``<point>`` is ``<state>_<workload id>``
+(``full75_rand_write_4k_qd32.write.iops``), the figure carries its unit (``iops``, ``bw_mbps``,
+``lat_p99_us``) and a ratio to the clean figure is ``<figure>_ratio``
+(``full75_rand_write_4k_qd32.write.iops_ratio`` = the 75 %-full IOPS / the empty IOPS;
+dimensionless).
 """
 
 from __future__ import annotations

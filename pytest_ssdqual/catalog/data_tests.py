@@ -1,4 +1,4 @@
-"""What the burst, compressibility and data-integrity tests measure (issue 10, items 6-8): their
+"""What the burst, compressibility and data-integrity tests measure: their
 performance tests, modes and metric names.
 
 One source for the methodology modules that run them (``methodology/burst.py``,
@@ -6,7 +6,7 @@ One source for the methodology modules that run them (``methodology/burst.py``,
 which lists every metric name so threshold files are checked before any I/O. Plain data only: no
 import from the rest of the package but ``data_states`` (``workloads`` imports this module).
 
-Metric names follow the README ("Burst vs sustained, compressibility, data integrity") and
+Metric names follow docs/methodology.md ("Burst vs sustained, compressibility, data integrity") and
 ``data_states`` (whose ``PerfTest``, ``metric_name``, ``ratio_name`` and ``ratios`` build them):
 ``<point>.<direction>.<figure>``, where ``<point>`` is ``<mode>_<workload id>``
 (``burst_rand_write_4k_qd32.write.iops``, ``zero_seq_write_128k_qd32.write.bw_mbps``), the figure

@@ -1,4 +1,4 @@
-"""Metric names of the drive-health and idle-power tests (issue 9 item 8, issue 10 items 9-10).
+"""Metric names of the drive-health and idle-power tests.
 
 Plain data only (no import from the rest of the package: ``workloads`` imports this module to
 list the names in ``workloads.CATALOG``, so threshold files are checked before any I/O).
@@ -136,7 +136,7 @@ RENAMED_METRICS: dict[str, dict[str, str]] = {
         "max_exit_latency_us": (
             "held the entry + exit latency of the slowest idle power state (the E12's PS4: "
             "25 ms + 25 ms = 50,000 us), not its exit latency; a limit written from the name "
-            "failed the drive it was written for (issue 15)"
+            "failed the drive it was written for"
             "|use max_transition_latency_us (entry + exit, what the old name held) or "
             "max_idle_exit_latency_us (exit latency only, EXLAT)"
         ),

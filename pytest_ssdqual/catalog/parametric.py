@@ -7,7 +7,8 @@ a pattern on purpose, so a mistyped catalog id (``seq_write_128k_qd23``) is stil
 ``find_workload(id)`` gives the catalog workload of that id, else the parametric one the id
 names, else None.
 
-Id grammar (README, "Writing your own tests"): ``{seq|rand}_{read|write|wNN}_{bs}_qd{N}[_t{T}]``:
+Id grammar (docs/qualifying.md, "Writing your own tests"):
+``{seq|rand}_{read|write|wNN}_{bs}_qd{N}[_t{T}]``:
 ``wNN`` a mix with NN % writes (fio ``rwmixread`` = 100 - NN), ``bs`` in bytes or ``k``/``m``
 (binary units, as fio's ``bs=4k``), ``_tT`` with T >= 2 threads (``numjobs``).
 """

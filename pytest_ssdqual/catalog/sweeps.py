@@ -1,11 +1,12 @@
-"""What the sweep and preset tests measure (issue 10, items 3-5): their axes and metric names.
+"""What the sweep and preset tests measure: their axes and metric names.
 
 One source for the methodology modules that run them (``methodology/qd_scaling.py``,
 ``mixed.py``, ``transfer_size.py``, ``client_presets.py``) and for ``workloads.CATALOG``, which
 lists every metric name so threshold files can be checked before any I/O. Plain data only: no
 import from the rest of the package (``workloads`` imports this module).
 
-Metric names follow the README ("Sweeps and presets"; units as in "Workloads"):
+Metric names follow docs/methodology.md ("Sweeps and presets"; units as in docs/qualifying.md,
+"Workloads"):
 ``<point>.<direction>.<figure>``, where ``<point>`` reads like a workload id
 (``rand_read_4k_qd8``, ``rand_4k_qd4_w30``, ``seq_read_64k``, ``seq1m_q8t1_1000mib``) and
 ``<figure>`` carries its unit (``iops``, ``bw_mbps``, ``lat_mean_us``, ``lat_p99_us``);

@@ -5,7 +5,7 @@ A ``Workload`` says *what* I/O pattern to run (fio ``rw``, block size, queue dep
 workload is run under every profile: ``smoke`` (seconds, small span: CI and dry runs), ``quick``
 (minutes) and ``full`` (the published methodology's durations, whole drive).
 
-Workload ids follow ``{seq|rand}_{read|write|rw70}_{bs}_qd{N}`` (README, "Workloads").
+Workload ids follow ``{seq|rand}_{read|write|rw70}_{bs}_qd{N}`` (docs/qualifying.md, "Workloads").
 Metric names are per direction: ``read.iops``, ``write.bw_mbps``, ``read.lat_p99_us``; mixed
 workloads also get ``total.iops`` and ``total.bw_mbps``.
 """
@@ -295,7 +295,7 @@ def _w(
     return Workload(id, title, rw, bs_kib * KIB, qd, 1, mix, family)
 
 
-#: The standard catalog (issue 2). Sequential figures use 128 KiB transfers, random ones 4 KiB.
+#: The standard catalog. Sequential figures use 128 KiB transfers, random ones 4 KiB.
 CATALOG: dict[str, Workload] = {
     w.id: w
     for w in (
@@ -309,7 +309,7 @@ CATALOG: dict[str, Workload] = {
         _w("rand_write_4k_qd32", "4 KiB random write, QD32", "randwrite", 4, 32, "random"),
         _w("rand_rw70_4k_qd32", "4 KiB random 70/30 read/write, QD32", "randrw", 4, 32, "mixed",
            70),
-        # Named methodology tests (issue 3): several fio jobs each, run by methodology/.
+        # Named methodology tests: several fio jobs each, run by methodology/.
         Workload("sustained_write", "Sustained sequential write past the SLC cache (128 KiB, "
                  "QD32)", "write", 128 * KIB, 32, family="dirty-state",
                  methodology_metrics=SUSTAINED_WRITE_METRICS),
@@ -319,7 +319,7 @@ CATALOG: dict[str, Workload] = {
         Workload("recovery_after_idle", "Consistency and recovery after idle (4 KiB random "
                  "write QD32 performance test)", "randwrite", 4 * KIB, 32, family="dirty-state",
                  methodology_metrics=RECOVERY_METRICS, per_direction=False),
-        # Data states (issue 10 items 1-2): methodology/drive_with_data.py, seq_after_random.py
+        # Data states: methodology/drive_with_data.py, seq_after_random.py
         Workload("drive_with_data", "Performance with the drive 25/50/75 % full and empty but "
                  "dirty, as ratios to empty", "write", 128 * KIB, 32, family="data-state",
                  methodology_metrics=data_states.drive_with_data_metrics(),
@@ -328,7 +328,7 @@ CATALOG: dict[str, Workload] = {
                  "(fragmentation), as ratios to clean", "write", 128 * KIB, 32,
                  family="data-state", methodology_metrics=data_states.seq_after_random_metrics(),
                  per_direction=False, primary_figures=data_states.DATA_STATE_GATED),
-        # Sweeps and presets (issue 10 items 3-5): methodology/qd_scaling.py, mixed.py,
+        # Sweeps and presets: methodology/qd_scaling.py, mixed.py,
         # transfer_size.py, client_presets.py; metric names in catalog/sweeps.py
         Workload("qd_scaling", "Queue-depth scaling: 4 KiB random and 128 KiB sequential read "
                  "and write at QD 1-32", "randrw", 4 * KIB, 32, family="sweep",
@@ -346,14 +346,14 @@ CATALOG: dict[str, Workload] = {
                  "RND4K Q32T16, RND4K Q1T1) at two test sizes", "randrw", 4 * KIB, 32,
                  numjobs=16, family="sweep", methodology_metrics=sweep_catalog.preset_metrics(),
                  per_direction=False, primary_figures=sweep_catalog.PRESETS_GATED),
-        # Drive health and idle wake-up (issue 10 items 9-10; catalog/health.py).
+        # Drive health and idle wake-up (catalog/health.py).
         Workload(HEALTH_WORKLOAD_ID, "Drive health (SMART / NVMe) before and after", "read",
                  0, 0, family="health", methodology_metrics=HEALTH_METRICS,
                  per_direction=False),
         Workload(IDLE_WAKE_WORKLOAD_ID, "4 KiB random read QD1 after idle gaps (NVMe power "
                  "states)", "randread", 4 * KIB, 1, family="power",
                  methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
-        # Burst, compressibility, integrity (issue 10 items 6-8): methodology/burst.py,
+        # Burst, compressibility, integrity: methodology/burst.py,
         # compressibility.py, integrity.py; metric names in catalog/data_tests.py
         Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "
                  "sequential write QD32 in bursts at a 20 % duty cycle and continuously",

@@ -82,7 +82,7 @@ def _x(x: float, curve: str) -> str:
 
 
 def _h3_lines(model: DriveModel) -> list[str]:
-    """figures_scale and the NVMe facts of an emulated NVMe twin (issue 15)."""
+    """figures_scale and the NVMe facts of an emulated NVMe twin."""
     lines = []
     if model.figures_scale is not None:
         lines.append(f"  figures x{model.figures_scale.factor:g} of the real drive's "

@@ -253,14 +253,20 @@ _NO_SINGLE_JOB = {
     "power": "QD1 reads after idle gaps of increasing length: several fio jobs, stored with "
              "each run in the results store",
 }
-#: The README section describing each methodology family.
-_README_SECTION = {
+#: The docs page and section describing each methodology family (a catalog workload: "Workloads").
+_DOCS_SECTION = {
     "dirty-state": "Dirty-state tests", "data-state": "Data states", "sweep": "Sweeps and presets",
     "health": "Drive health and idle wake-up", "power": "Drive health and idle wake-up",
     "burst": "Burst vs sustained, compressibility, data integrity",
     "data-pattern": "Burst vs sustained, compressibility, data integrity",
     "integrity": "Burst vs sustained, compressibility, data integrity",
 }
+
+
+def _docs_pointer(family: str) -> str:
+    section = _DOCS_SECTION.get(family)
+    return (f"docs/methodology.md '{section}'" if section
+            else "docs/qualifying.md 'Workloads'")
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -271,7 +277,7 @@ def _workloads(args: argparse.Namespace) -> int:
         if args.jobs and w.is_methodology:
             what = _NO_SINGLE_JOB.get(w.family, "a methodology test: several fio jobs, stored "
                                                 "with each run in the results store")
-            print(f"    ({what}; see README '{_README_SECTION.get(w.family, 'Workloads')}')")
+            print(f"    ({what}; see {_docs_pointer(w.family)})")
         elif args.jobs:
             capacity = profile.span_bytes or profile.file_size_bytes
             plan = render_job(w, profile, filename="/dev/DRIVE", capacity_bytes=capacity)

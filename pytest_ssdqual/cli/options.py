@@ -28,8 +28,8 @@ EXIT_USAGE = 4
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with pytest's usage-error exit status (4, not argparse's 2), as the README's
-    exit-code table says; its subcommand parsers are of this class too."""
+    """argparse with pytest's usage-error exit status (4, not argparse's 2), as the exit-code
+    table of docs/regression-gate.md says; its subcommand parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

@@ -2,7 +2,7 @@
 
 The plugin creates a missing file with ``O_EXCL | O_NOFOLLOW`` and sizes it (``posix_fallocate``,
 else ``ftruncate``); an existing file is identified by ``(st_dev, st_ino)`` so that a swap behind
-the plugin's back is noticed, and a symlink is never followed (DESIGN.md, safety rules: a file
+the plugin's back is noticed, and a symlink is never followed (docs/safety.md: a file
 target is created, sized and removed by the plugin when it made it).
 
 Sources: open(2) (``O_EXCL``, ``O_NOFOLLOW``), posix_fallocate(3), lstat(2).

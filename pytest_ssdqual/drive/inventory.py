@@ -1,6 +1,6 @@
 """Lab inventory: which controller and NAND a drive carries, since drives do not report them.
 
-Threshold profiles match on controller and NAND (DESIGN.md, "Thresholds"), but neither smartctl
+Threshold profiles match on controller and NAND (docs/thresholds.md), but neither smartctl
 nor nvme-cli can tell them: the same model name has shipped with different controllers and NAND
 over its life. A lab keeps a YAML file (see ``inventory.example.yaml``)::
 

@@ -1,4 +1,4 @@
-"""An advisory per-drive lock: one pytest-ssdqual process per drive (DESIGN.md, safety rules).
+"""An advisory per-drive lock: one pytest-ssdqual process per drive (docs/safety.md).
 
 Sources: flock(2) (the kernel drops the lock when its holder exits or crashes).
 """

@@ -1,4 +1,4 @@
-"""NVMe idle power states and wake-up latency (issue 10 item 10): the power-state table, the
+"""NVMe idle power states and wake-up latency: the power-state table, the
 APST setting, the fio jobs that measure QD1 read latency after idle gaps, and their analysis.
 
 * Power-state table: ``nvme id-ctrl -o json`` ``psds[]`` (NVM Express Base Specification 2.0,
@@ -98,7 +98,7 @@ class PowerStateTable:
         * ``max_transition_latency_us``: the largest ENLAT + EXLAT of one non-operational
           state, the round trip into and out of it -- the E12's PS4: 25,000 + 25,000 = 50,000.
 
-        (Until issue 15 the round trip was called ``max_exit_latency_us``: a limit written from
+        (The round trip was formerly called ``max_exit_latency_us``: a limit written from
         that name failed the very drive it was written for; threshold files naming it get an
         error naming both metrics, ``catalog.health.RENAMED_METRICS``.)
         """

@@ -1,4 +1,5 @@
-"""The safety rules of DESIGN.md as functions: why writing to a drive is refused, in full sentences.
+"""The safety rules (docs/safety.md) as functions: why writing to a drive is refused, in full
+sentences.
 
 A block device may be written only when it is not the system disk, not a host-managed zoned
 device, not mounted or used as swap, has no partitions and no holders (LVM, md, dm), is writable,

@@ -1,6 +1,6 @@
 """The ``--drive`` grammar: one value -> a :class:`DriveSpec`, before any device is opened.
 
-Kinds (DESIGN.md, ``--drive`` kinds): a block device path (``/dev/sdb``; a partition, a
+Kinds (docs/qualifying.md, option ``--drive``): a block device path (``/dev/sdb``; a partition, a
 character device or a directory is refused with the fix), ``file:PATH`` or an existing regular
 file (a scratch file target), ``emu:MODEL[@SPEED]`` (an emulated drive: only the syntax is
 checked here, by :func:`parse_emu_ref`; ``emulate`` finds the model and builds the drive).
@@ -25,7 +25,7 @@ from pytest_ssdqual.errors import ConfigError, DeviceError
 
 __all__ = ["MAX_SPEED", "DriveSpec", "EmuRef", "parse_drive_option", "parse_emu_ref"]
 
-#: ``--drive`` prefixes that are planned but not implemented yet (DESIGN.md, ``--drive`` kinds).
+#: ``--drive`` prefixes that are planned but not implemented yet.
 RESERVED_SCHEMES: tuple[str, ...] = ("fio",)
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")

@@ -1,6 +1,6 @@
 """The drive under test for one session: open it, identify it, decide whether writes are allowed.
 
-:class:`DriveTarget` is safety's enforcer (DESIGN.md, "Safety rules"): it applies
+:class:`DriveTarget` is safety's enforcer (docs/safety.md): it applies
 :mod:`~pytest_ssdqual.drive.safety`'s rules at open and re-reads the kernel's view before every
 write check, so a drive mounted in the middle of a session is refused from then on; a drive
 whose serial changes, or a file target swapped for another file or a symlink, is refused for

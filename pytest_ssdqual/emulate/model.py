@@ -267,7 +267,7 @@ class DriveModel:
     speed: float = 1.0
     source: str = ""
     notes: str = ""
-    # -- H3 (figures_scale, NVMe facts): kept in one block, after the behaviours' fields --
+    # -- figures_scale, NVMe facts: kept in one block, after the behaviours' fields --
     figures_scale: FiguresScale | None = None
     nvme: NvmeFacts | None = None
     transfer_caps: dict[str, Curve] = field(default_factory=dict)
@@ -310,7 +310,7 @@ class DriveModel:
                        qd_iops={d: c.scaled(factor) for d, c in self.qd_iops.items()})
 
 
-# -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------
+# -- figures_scale and the NVMe facts of an emulated NVMe twin ----------------
 
 
 @dataclass(frozen=True)

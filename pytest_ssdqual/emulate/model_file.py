@@ -357,7 +357,7 @@ def load_model(path: str | Path) -> DriveModel:
     )
 
 
-# -- H3: figures_scale and the NVMe facts of an emulated NVMe twin (issue 15) ----------------
+# -- figures_scale and the NVMe facts of an emulated NVMe twin ----------------
 
 
 def _figures_scale(data: dict[str, Any]) -> FiguresScale | None:

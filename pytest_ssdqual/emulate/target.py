@@ -160,7 +160,7 @@ class EmulatedTarget(DriveTarget):
         self.drive.reset_to_fob()
         return "emulated-fob-reset"
 
-    # -- H3: the NVMe facts of an emulated NVMe twin (issue 15) ------------------------------
+    # -- the NVMe facts of an emulated NVMe twin ------------------------------
 
     def nvme_power_states(self) -> tuple[PowerStateTable, bool | None] | None:
         """The power-state table and APST enable bit the model gives (what ``nvme id-ctrl`` and
@@ -199,7 +199,7 @@ def emulated_identity(model: DriveModel, drive: EmulatedDrive) -> DriveIdentity:
         sources.append(f"every cap x{model.speed:g} (@{model.speed:g})")
     sources.append(f"image {size_text(drive.image_bytes)} {drive.image_where}: capacity scaled "
                    f"down from {model.capacity_bytes / 1e9:.1f} GB")
-    scale = model.figures_scale  # H3: a twin at a stated factor of the drive's figures
+    scale = model.figures_scale  # a twin at a stated factor of the drive's figures
     if scale is not None:
         sources.append(f"figures x{scale.factor:g} of the real drive's (figures_scale: "
                        f"{scale.why}): rate limits are scaled by the same factor")

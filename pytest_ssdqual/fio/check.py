@@ -1,5 +1,5 @@
 """Judge one fio run: success is exit status 0, a readable JSON document and every job's
-``error == 0`` (STYLE.md row 8), with no signal and the asked runtime measured -- or, for a
+``error == 0``, with no signal and the asked runtime measured -- or, for a
 size-based job capped by a runtime, the asked bytes moved (it may finish before its cap).
 
 Anything else raises a ``FioError`` subclass that carries fio's raw output; a job error is

@@ -28,7 +28,7 @@ the same text is fio(1)) is handled here and nowhere else:
   runtime) only. ``job_runtime`` is summed over the threads of a group; the parser reads the
   per-direction ``runtime`` (the measured wall time) instead.
 
-Units follow DESIGN.md "Units and names": decimal MB/s (10**6 bytes/s), microseconds, bytes.
+Units (docs/qualifying.md, "Workloads"): decimal MB/s (10**6 bytes/s), microseconds, bytes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The figures of one fio run: ``WorkloadResult`` and its per-direction ``DirectionResult``.
 
-Frozen dataclasses with units in field names (DESIGN.md "Units and names": decimal MB/s, 10**6
+Frozen dataclasses with units in field names (docs/qualifying.md, "Workloads": decimal MB/s, 10**6
 bytes/s; microseconds; bytes). ``fio.parse`` alone builds them from fio's JSON; everything else
 reads these.
 """

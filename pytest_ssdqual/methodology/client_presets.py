@@ -1,4 +1,4 @@
-"""CrystalDiskMark-style client presets (issue 10 item 5): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16
+"""CrystalDiskMark-style client presets: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16
 and RND4K Q1T1 (CrystalDiskMark 8's default tests: transfer size, queue depth per thread,
 threads), each read and written at two test sizes, since reviews showed a drive's sequential
 write differing with the test size (its SLC cache absorbs a small test file whole).

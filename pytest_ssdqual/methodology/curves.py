@@ -11,8 +11,8 @@ the same file. The format is plain JSON::
                  "y_name": "read.iops", "y_unit": "IOPS",
                  "points": [[1, 11873.0], [2, 22011.5], ...]}]}
 
-Units follow the README ("Workloads"): bandwidth in decimal MB/s, latency in microseconds, sizes
-in bytes.
+Units follow docs/qualifying.md ("Workloads"): bandwidth in decimal MB/s, latency in microseconds,
+sizes in bytes.
 """
 
 from __future__ import annotations

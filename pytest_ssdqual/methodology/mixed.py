@@ -1,4 +1,4 @@
-"""Mixed sweeps and an in-drive copy (issue 10 item 4).
+"""Mixed sweeps and an in-drive copy.
 
 1. **Random mix**: 4 KiB random I/O at QD4 with 0, 10, ..., 100 % writes (fio ``randrw``,
    ``rwmixread`` = 100 - write share), the sweep reviewers chart as "performance vs read/write

@@ -1,9 +1,9 @@
 """A fio job built from parameters (rw, transfer size, queue depth, threads, mix) rather than a
-catalog id -- the piece issue 11 item 5 asks for; the sweep tests build every point with it.
+catalog id; the sweep tests build every point with it.
 
 ``FioParams`` is the I/O pattern; ``FioParams.job(...)`` gives a ``jobs.MethodJob`` over a span,
 time based (``runtime_s``, optional ``ramp_time_s``) or size based (``io_bytes``). Its id follows
-the workload-id convention of the README ("Writing your own tests"): ``rand_read_4k_qd32``,
+the workload-id convention of docs/qualifying.md ("Writing your own tests"): ``rand_read_4k_qd32``,
 ``seq_write_1m_qd8_t16`` (``_tN`` only with several threads), ``rand_w30_4k_qd4`` (a mix with 30 %
 writes).
 

@@ -1,4 +1,4 @@
-"""Queue-depth scaling (issue 10 item 3): 4 KiB random read and write and 128 KiB sequential
+"""Queue-depth scaling: 4 KiB random read and write and 128 KiB sequential
 read and write, each at QD 1, 2, 4, 8, 16 and 32 (one thread), as reviewers chart it (e.g.
 AnandTech's "QD1-4 average" random-read figure and its QD-scaling curves).
 

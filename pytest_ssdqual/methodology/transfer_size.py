@@ -1,4 +1,4 @@
-"""Transfer-size sweep, ATTO Disk Benchmark style (issue 10 item 5): sequential read, then
+"""Transfer-size sweep, ATTO Disk Benchmark style: sequential read, then
 sequential write, at each transfer size from 512 B to 8 MiB (powers of two) at QD4 (ATTO's
 default queue depth), each moving the profile's *total length* (ATTO's term) from offset 0.
 

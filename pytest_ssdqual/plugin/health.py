@@ -1,4 +1,4 @@
-"""pytest glue for drive health (issue 9 item 8, issue 10 item 9): thin, like ``plugin.py``.
+"""pytest glue for drive health: thin, like ``plugin.py``.
 
 * Every drive's health is read once before its first test (``HealthTracker.begin``) and judged
   (``health_checks``). A failing finding (DISK FAILING, a failing critical warning...) fails

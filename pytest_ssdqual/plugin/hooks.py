@@ -1,6 +1,7 @@
 """The plugin's entry point (``pytest11``): configure, drive parametrization, report header.
 
-Thin glue (STYLE.md row 2): options are parsed into one ``SessionOptions`` at configure time
+Thin glue (only plugin/ imports pytest; every decision lives below it): options are parsed into
+one ``SessionOptions`` at configure time
 (``options``; bad input -> ``pytest.UsageError`` before any I/O) and kept in ``config.stash``;
 fixtures live in ``fixtures``, the session-wide outputs in ``reporter``, and every real decision
 is delegated to ``qualify``, ``drive``, ``thresholds`` and ``fio``. This module imports the

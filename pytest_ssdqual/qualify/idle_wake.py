@@ -1,4 +1,4 @@
-"""The NVMe idle wake-up test (issue 10 item 10) as a ``measure`` step of the flow.
+"""The NVMe idle wake-up test as a ``measure`` step of the flow.
 
 ``measure_idle_wake`` reads the drive's power-state table (``nvme id-ctrl``) and APST setting
 (``nvme get-feature -f 0x0c``) -- for an emulated NVMe twin, its model's ``power_states`` /

@@ -1,4 +1,5 @@
-"""Allure steps and attachments of a running test (STYLE.md row 11).
+"""Allure steps and attachments of a running test (only report/'s Allure writers
+and plugin/ import allure: tests/unit/test_layout.py).
 
 Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, measure, judge).
 Attachments: the verdict table (HTML and JSON), the metrics, PNG charts (``plots`` via

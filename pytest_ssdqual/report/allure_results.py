@@ -1,4 +1,5 @@
-"""Allure results written outside allure-pytest's own flow (STYLE.md row 11).
+"""Allure results written outside allure-pytest's own flow (only report/'s Allure
+writers and plugin/ import allure: tests/unit/test_layout.py).
 
 A test whose pytest-xdist worker died, or that SIGINT/SIGTERM stopped, is *broken*, never passed
 (``write_crashed_result``, ``mark_current_broken``): the worker keeps a snapshot of the running

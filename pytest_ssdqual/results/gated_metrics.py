@@ -41,7 +41,8 @@ __all__ = [
 ]
 
 #: Allowed worsening vs the baseline, in percent, when no matching threshold profile has a
-#: ``regression`` block (README, "Firmware regression gate": ``regression: {max_drop_pct: 5}``).
+#: ``regression`` block (docs/regression-gate.md, "Firmware regression gate":
+#: ``regression: {max_drop_pct: 5}``).
 DEFAULT_REGRESSION_LIMIT_PCT = 5.0
 
 #: Bare latency-tail metric names: gated only where a profile's ``regression.per_metric`` names

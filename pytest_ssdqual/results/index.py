@@ -7,7 +7,7 @@ serialised by an ``flock`` on ``.index.lock`` (SQLite's own locking with WAL and
 backs it up); readers never lock.
 
 Metrics are keyed by the project's stable key -- drive model, controller, NAND, firmware,
-workload, metric -- never by pytest node ids (STYLE.md row 9).
+workload, metric -- never by pytest node ids.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Conflicts between threshold profiles: equally specific profiles that disagree.
 
-DESIGN.md, "Thresholds": two equally specific matching profiles that give different limits (or
+docs/thresholds.md: two equally specific matching profiles that give different limits (or
 regression percentages) for the same workload and metric are a load error. Profiles with the same
 ``match`` always tie, so ``ThresholdSet.load`` reports their disagreements up front
 (``same_match_conflicts``); ``ThresholdSet.resolve`` reports the ties among the profiles that

@@ -1,6 +1,6 @@
 """Threshold files: load and validate a set of them, and resolve the limits for one drive.
 
-DESIGN.md, "Thresholds": one YAML file per controller family; each profile matches drives on
+docs/thresholds.md: one YAML file per controller family; each profile matches drives on
 controller, NAND, firmware (glob), model (glob), serial, transport, kind and a capacity range, and
 gives limits per workload and metric, each with its ``source``::
 

@@ -1,6 +1,6 @@
 """What a threshold profile is, and what resolving profiles for one drive yields.
 
-DESIGN.md, "Thresholds": each profile matches drives on controller, NAND, firmware (glob), model
+docs/thresholds.md: each profile matches drives on controller, NAND, firmware (glob), model
 (glob), serial, transport, kind and a capacity range, and gives limits per workload and metric,
 each with its ``source``. ``DriveFacts`` is what a profile can match on; ``ThresholdProfile`` one
 validated profile; ``ResolvedLimits`` the limits in effect for one drive (the most specific

@@ -2,13 +2,13 @@
 
 A ``Limit`` is a small object with ``evaluate(value) -> Verdict`` and a ``__str__`` that reads like
 the limit (``write.bw_mbps >= 140``), after OpenHTF's ``openhtf/util/validators.py`` (``InRange``
-with ``marginal_minimum`` / ``marginal_maximum``; STYLE.md row 6). Verdicts are plain data: the
+with ``marginal_minimum`` / ``marginal_maximum``). Verdicts are plain data: the
 plugin fails the test on a verdict whose ``failed`` is true; nothing here raises on a violated
-limit (errors.py, STYLE.md row 7).
+limit (errors.py's errors are for bad input and failing tools, never for a violated limit).
 
 Every verdict carries the ``Provenance`` of its limit (threshold file, YAML line, profile name and
 the profile's ``source`` text), so a failure message says where the number came from
-(DESIGN.md, "Thresholds").
+(docs/thresholds.md).
 
 Statuses:
 
@@ -16,7 +16,7 @@ Statuses:
 * ``fail`` -- the value violates the limit, or (strict thresholds) a measured metric has no limit.
 * ``missing`` -- a limit exists but the metric was not measured (no percentiles, NaN): a failure,
   never a silent pass.
-* ``not_judged`` -- a measured metric without a limit (DESIGN.md: reported, not failed, unless
+* ``not_judged`` -- a measured metric without a limit (reported, not failed, unless
   ``--strict-thresholds``).
 * ``warn`` -- the value violates a limit of ``severity: warn`` (health findings a lab wants to
   see but not to fail on): reported as WARN, the test passes.

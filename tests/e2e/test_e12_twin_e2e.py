@@ -1,4 +1,4 @@
-"""End to end (issue 15, H3): the Phison E12 twin (``emu:phison-e12-960g``, figures_scale 0.1)
+"""End to end: the Phison E12 twin (``emu:phison-e12-960g``, figures_scale 0.1)
 on real fio, in one session, smoke profile: the sustained-write suite finds its SLC-cache cliff
 -- a burst at ~300 MB/s (the drive's 3,000 x 0.1) falling past the 1,408 MiB cache to about a third
 (110 MB/s: "about twice as fast as any SATA SSD", 1,100 x 0.1) -- and passes the E12 profile's

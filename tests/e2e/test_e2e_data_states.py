@@ -1,4 +1,4 @@
-"""End to end: the data-state suites (issue 10 items 1-2) with the real fio on a loop device,
+"""End to end: the data-state suites with the real fio on a loop device,
 ``smoke`` profile (256 MiB span).
 
 * drive with data: every figure and ratio measured with plausible values, the fill-state

@@ -1,4 +1,4 @@
-"""End to end: the burst, compressibility and integrity suites (issue 10 items 6-8) with the real
+"""End to end: the burst, compressibility and integrity suites with the real
 fio on real block devices.
 
 * a ``smoke`` run of the three suites on a loop device whose writes a blkio cap paces (100 MB/s,

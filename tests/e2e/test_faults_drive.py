@@ -1,4 +1,4 @@
-"""Fault injection, the drive (issue 6, item 3), with the real fio on loop devices and files.
+"""Fault injection, the drive, with the real fio on loop devices and files.
 
 Each fault gives a clear error naming the drive (and the byte offset when fio reports one), the
 faulty drive's tests are broken (Allure), and the other drive of the same session carries on:

@@ -1,4 +1,4 @@
-"""Fault injection, interruption (issue 6, item 2), with the real fio.
+"""Fault injection, interruption, with the real fio.
 
 Ctrl-C (SIGINT) and SIGTERM sent to a pytest run while fio runs a workload: fio's process group
 is gone within 2 s, no fio survives, the results of the finished tests are stored (Allure
@@ -158,7 +158,7 @@ def test_signal_during_a_workload_stops_fio_and_keeps_the_results_so_far(
     if sig == signal.SIGTERM:
         assert "received signal 15 (SIGTERM): stopping like Ctrl-C" in out, out
     assert "test_3_never_runs PASSED" not in out and "test_3_never_runs FAILED" not in out
-    # Allure: the finished test's result is there and whole; the interrupted one left none.
+    # Allure: the finished test's result is there and whole.
     statuses = _statuses(alluredir)
     assert statuses.get("test_1_finishes") == "passed", statuses
     assert "test_3_never_runs" not in statuses

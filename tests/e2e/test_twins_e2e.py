@@ -1,4 +1,4 @@
-"""Twins that behave like the drives (issue 15 item 3), end to end with real fio on real emulated
+"""Twins that behave like the drives, end to end with real fio on real emulated
 drives (loop device + blkio cgroup + controller daemon + job-shape channel).
 
 * Every seed twin runs every suite at ``--ssd-profile=smoke`` (one pytest session per twin)

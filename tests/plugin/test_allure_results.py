@@ -142,7 +142,7 @@ def test_each_drive_has_its_own_history_across_firmware(pytester: pytest.Pyteste
 def test_two_drives_sharing_a_serial_have_their_own_history_suite_and_page(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 9 item 5: two drives of a session that report one serial (two NVMe namespaces,
+    """Two drives of a session that report one serial (two NVMe namespaces,
     two USB bridges; here two scratch files identified so) used to get one history id (one
     shown as a "retry" of the other), one parent suite and one summary page (the second
     overwrote the first). The drive as given now tells them apart."""

@@ -1,4 +1,4 @@
-"""Bad files and options through the plugin (issue 6, item 5): a usage error (exit status 4)
+"""Bad files and options through the plugin: a usage error (exit status 4)
 before any I/O, naming the file, the line and the key -- never a traceback, never a fio job.
 
 The loaders' every message is tested on its own in ``test_thresholds.py``, ``test_inventory.py``,

@@ -1,4 +1,4 @@
-"""Issue 15 (H3): the Phison E12 twin through the plugin -- its limits are the real drive's
+"""The Phison E12 twin through the plugin -- its limits are the real drive's
 scaled by its ``figures_scale`` (0.1), each scaled verdict says so; a real drive (here a file
 target assigned the same controller) in the same session is judged by the unscaled limits.
 

@@ -174,7 +174,7 @@ def test_cli_lists_checks_and_identifies_models_without_building_them(
 def test_an_emulated_drive_and_its_slower_copy_are_two_drives_in_allure(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:
-    """Issue 9 item 5: ``emu:X`` and ``emu:X@0.8`` in one session report the model's one serial;
+    """``emu:X`` and ``emu:X@0.8`` in one session report the model's one serial;
     they used to share a history id, a parent suite and a summary page. Builds both drives (root,
     cgroup-v1 blkio; fio is the stand-in, which never touches them)."""
     problems = host_problems()

@@ -1,4 +1,4 @@
-"""Fault injection, fio itself (issue 6, item 1): every way fio can fail makes the test *broken*
+"""Fault injection, fio itself: every way fio can fail makes the test *broken*
 in Allure -- never failed, never passed -- with the reason and fio's raw output attached, and the
 session goes on with the next test. Also: a job error names the first failed I/O's offset.
 

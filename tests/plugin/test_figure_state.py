@@ -1,4 +1,4 @@
-"""The drive state of every figure (issue 9, item 4), end to end with the fake fio: in the
+"""The drive state of every figure, end to end with the fake fio: in the
 terminal verdict table, the Allure verdicts (HTML and JSON), the per-drive summary and the
 stored ``record.json``; a read limit passed on media as found (writes refused, so no prefill:
 maybe never-written blocks) is ``PASS (as found)`` and the drive INCOMPLETE, never a plain PASS.
@@ -100,7 +100,7 @@ def test_reads_as_found_say_so_everywhere_and_never_qualify(
 def test_a_rejudged_read_as_found_is_still_as_found_and_incomplete(
     pytester: pytest.Pytester, fake_fio: FakeFio, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 9 item 7: ``ssdqual rejudge`` judged the stored figures without their drive
+    """A former bug: ``ssdqual rejudge`` judged the stored figures without their drive
     states, so a run whose only read passed on media as found (summary INCOMPLETE) was re-judged
     ``run PASSES under the new thresholds``, exit 0."""
     target = pytester.path / "existing.img"

@@ -1,4 +1,4 @@
-"""Health and idle wake-up through the plugin (issue 9 item 8, issue 10 items 9-10): pytester
+"""Health and idle wake-up through the plugin: pytester
 runs of the real suites.
 
 * B11 (``../shared/cases/found/bugtrial-inputs/B11``): a smartctl shim reporting DISK FAILING
@@ -191,7 +191,7 @@ def test_rejudge_judges_and_counts_the_health_readings_as_the_run(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Issue 9 item 7: the run's count line holds the health rows, which were never stored, so
+    """The run's count line holds the health rows, which were never stored, so
     ``ssdqual rejudge`` with the same thresholds printed other counts (30 limits passed in the
     run, 1 in the rejudgement). The readings (start, after the destructive write, end) and the
     changes between them are now stored, judged again -- a ``max_delta`` limit added later fails

@@ -1,6 +1,6 @@
-"""The example suite a lab copies (``examples/lab_suite``, README "Writing your own tests"): its
-conftest's defaults and the fixture API (``fio_workload``, ``ssd_drive``), run with the
-recording fake fio; every pattern is judged against the limits of its id, like a catalog
+"""The example suite a lab copies (``examples/lab_suite``, docs/qualifying.md "Writing your own
+tests"): its conftest's defaults and the fixture API (``fio_workload``, ``ssd_drive``), run with
+the recording fake fio; every pattern is judged against the limits of its id, like a catalog
 workload."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Misuse that must never write (issue 6, item 4): no write job is started, and the message says
+"""Misuse that must never write: no write job is started, and the message says
 why. Every fio invocation is recorded by the stand-in ``tests/fakefio.py``, so "no write job"
 is read from its log, not inferred.
 

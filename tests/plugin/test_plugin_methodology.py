@@ -73,7 +73,7 @@ def _record(results: Path, run: int = -1) -> dict:
 def test_a_methodology_test_runs_repeat_times_and_is_judged_on_the_median(
     pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 9 item 1 a: ``--repeat N`` runs the whole methodology N times, each in its own
+    """``--repeat N`` runs the whole methodology N times, each in its own
     folder, and judges the medians (before: one run, whatever ``--repeat`` said)."""
     results = pytester.path / "results"
     monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,80,80,80,80")

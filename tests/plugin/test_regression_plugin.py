@@ -240,7 +240,7 @@ def test_a_baseline_of_another_model_breaks_the_test_with_the_reason(gate: Gate)
 def test_a_damaged_baseline_is_a_usage_error_or_a_broken_test_never_internalerror(
     gate: Gate,
 ) -> None:
-    """Issue 20 item 8: a stored figure of 401 digits (or a run.json nested 100000 deep) made
+    """A former bug: a stored figure of 401 digits (or a run.json nested 100000 deep) made
     float() / json raise inside the gate: INTERNALERROR, exit 3."""
     gate.run("500", "--firmware=A").assert_outcomes(passed=1)
     [run] = gate.runs()
@@ -270,7 +270,7 @@ def test_a_damaged_baseline_is_a_usage_error_or_a_broken_test_never_internalerro
 
 
 def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> None:
-    """Issue 9 item 1: these drops passed as "too noisy to gate" before."""
+    """These drops passed as "too noisy to gate" before."""
     gate.run("1000", "--firmware=A", "--repeat=3").assert_outcomes(passed=1)
     jobs = len(gate.fake_fio.job_rws())
     half = gate.run("500,515,485", "--firmware=B", "--baseline=firmware:A", "--repeat=3")

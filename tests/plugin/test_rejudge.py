@@ -101,7 +101,7 @@ def test_an_unknown_workload_is_not_a_pass(tmp_path: Path,
             "version's catalog: not judged") in out
 
 
-# -- issue 9 item 7: the same implicit rules and counts as the run -------------------------------
+# -- the same implicit rules and counts as the run -------------------------------
 
 STEADY = "steady_state_rand_write_4k"
 STEADY_REQUIREMENT = {

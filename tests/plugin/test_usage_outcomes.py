@@ -1,4 +1,4 @@
-"""Usage errors and how a run ends (issue 9 item 10): ``--fio-bin`` pointing at nothing, a bare
+"""Usage errors and how a run ends: ``--fio-bin`` pointing at nothing, a bare
 ``--drive=sdb``, broken tests reported in one line and kept in the verdict table, write tests
 skipped by a refusal not exiting 0, and a run on an unconfirmed drive writing nothing.
 

@@ -1,5 +1,5 @@
-"""Tests that do not end normally, read back from the Allure ``*-result.json`` files (issue 9,
-items 5 and 6; found cases B19, B20, B21):
+"""Tests that do not end normally, read back from the Allure ``*-result.json`` files (found
+cases B19, B20, B21):
 
 * two drives running the same test have distinct Allure history ids (B20);
 * ``--clean-alluredir`` under ``-n 2`` loses nothing when xdist replaces a crashed worker (B19);
@@ -172,7 +172,7 @@ def test_read(crash_in_setup, qualify, workload_id):
 def test_a_worker_dead_in_set_up_leaves_the_tests_own_history_and_drive(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 9 item 5: a worker that died during a test's set-up, after its drive was opened
+    """A former bug: a worker that died during a test's set-up, after its drive was opened
     but before the journal's first Allure snapshot, got ``md5(node id)`` as history id: the
     crash landed outside the test's history on its drive."""
     pytester.makepyfile(test_suite=SETUP_CRASH_SUITE)

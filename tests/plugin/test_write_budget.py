@@ -1,4 +1,4 @@
-"""What a run writes (issue 9 item 10): the default dry run (no ``--drive``) writes a bounded
+"""What a run writes: the default dry run (no ``--drive``) writes a bounded
 number of bytes whatever the disk's speed, and every run prints and stores what fio wrote to
 each drive, xdist workers included.
 
@@ -19,8 +19,9 @@ from pytest_ssdqual.catalog.workloads import SCRATCH_FILE_BYTES, SCRATCH_WRITE_B
 
 from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, limits_yaml, qual_args, write_suite
 
-#: What the default dry run may write, stated in the README ("How much a run writes"): the sum
-#: of the writing job sections' ``io_size`` (or ``size``) x ``numjobs`` of every suite in smoke.
+#: What the default dry run may write, stated in docs/qualifying.md ("How much a run writes"):
+#: the sum of the writing job sections' ``io_size`` (or ``size``) x ``numjobs`` of every suite
+#: in smoke.
 DRY_RUN_MAX_BYTES = 2_300_000_000
 
 _LINE = re.compile(r"ssdqual: wrote (?:[\d.]+ [GM]B \()?(?P<bytes>[\d,]+) bytes\)? to "

@@ -348,7 +348,7 @@ class UsbTarget(FakeTarget):
 @pytest.mark.parametrize("password", ["not-ours", "ssdqual"])
 def test_a_password_behind_a_usb_bridge_is_read_warned_about_and_never_fob(
         password: str) -> None:
-    """Audit of issue 20 item 5: B32 with transport USB ran blkdiscard without reading the
+    """Found in an audit: B32 with transport USB ran blkdiscard without reading the
     security state, and the purge said FOB with no warning. Now hdparm -I is read, nothing
     else is sent through the bridge (not even our own password), and the figures are not FOB
     with the SATA path's warning."""

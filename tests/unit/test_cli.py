@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ def test_workloads_jobs_says_what_each_methodology_test_runs(
     capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every methodology test used to say "several fio jobs, see README 'Dirty-state tests'",
-    the health test (no fio at all) and the sweeps (their own section) too."""
+    the health test (no fio at all) and the sweeps (their own section) too. The sections now
+    live in the docs pages; each pointer names a page that has that section."""
     assert main(["workloads", "--jobs"]) == 0
     lines = capsys.readouterr().out.splitlines()
 
@@ -24,13 +26,19 @@ def test_workloads_jobs_says_what_each_methodology_test_runs(
         [i] = [n for n, line in enumerate(lines) if line.split(" ", 1)[0] == workload_id]
         return lines[i + 1]
 
-    assert "no fio job; see README 'Drive health and idle wake-up'" in note("health")
-    assert "see README 'Sweeps and presets'" in note("qd_scaling")
-    assert "see README 'Dirty-state tests'" in note("sustained_write")
-    assert "see README 'Data states'" in note("drive_with_data")
+    assert "no fio job; see docs/methodology.md 'Drive health and idle wake-up'" in note("health")
+    assert "see docs/methodology.md 'Sweeps and presets'" in note("qd_scaling")
+    assert "see docs/methodology.md 'Dirty-state tests'" in note("sustained_write")
+    assert "see docs/methodology.md 'Data states'" in note("drive_with_data")
     for w in CATALOG.values():  # every methodology test points to its own section
         if w.is_methodology:
-            assert "see README 'Workloads'" not in note(w.id), w.id
+            assert "'Workloads'" not in note(w.id), w.id
+            pointer = re.search(r"see (docs/\S+\.md) '([^']+)'", note(w.id))
+            assert pointer, (w.id, note(w.id))
+            page, section = pointer.groups()
+            headings = [line.lstrip("#").strip() for line in
+                        (REPO / page).read_text().splitlines() if line.startswith("## ")]
+            assert any(h.startswith(section) for h in headings), (w.id, page, section)
         assert len(w.id) <= 26  # the id column (26 wide, then a space)
 
 
@@ -45,7 +53,7 @@ def test_thresholds_show_gives_each_source_once(capsys: pytest.CaptureFixture[st
     assert row.rstrip().endswith('jmicron-jmf667h.yaml:54 profile "JMF667H + IMFT L85C 128GB '
                                  'SVN417w"'), row
     rows = out.replace(str(REPO), "").splitlines()  # (the checkout's path is not the output's)
-    # (the severity and marginal columns, issue 15, made the rows ~20 characters wider)
+    # (the severity and marginal columns made the rows ~20 characters wider)
     assert max(len(line) for line in rows if not line.startswith(" ")) < 190
 
 
@@ -67,7 +75,7 @@ def _show_rows(capsys: pytest.CaptureFixture[str], *drive: str) -> dict[str, lis
 def test_thresholds_show_gives_each_limits_severity_and_marginal_band(
     capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A warn limit read exactly like a fail limit (issue 15 item 4)."""
+    """A warn limit read exactly like a fail limit."""
     rows = _show_rows(capsys, "--controller", "JMF667H", "--nand", "L85C", "--firmware",
                       "SVN417w", "--capacity-gb", "128")
     # the directional HD Tach limit of the 128 GB boards only warns; no marginal band

@@ -1,4 +1,4 @@
-"""Data-state tests (issue 10 items 1-2): drive with data and sequential after random, run with
+"""Data-state tests: drive with data and sequential after random, run with
 the fio stand-in (tests/fakefio.py) on a file target -- which jobs run where (offsets and
 lengths), the figures per state, the ratios to the clean figures, the curves, the limits --
 plus the area jobs' region checked with the real fio on a small file. Real fio on a loop

@@ -1,4 +1,4 @@
-"""Burst, compressibility and integrity tests (issue 10 items 6-8) without a drive: fio's verify
+"""Burst, compressibility and integrity tests without a drive: fio's verify
 output read from real runs (tests/data/fio_verify/, recorded with this package's own read-back
 job on a loop device: a clean pass, the same pass after 8 bytes were overwritten at two
 offsets, and the pass with ``verify`` removed), the implicit integrity requirements, the job

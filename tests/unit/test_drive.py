@@ -1123,7 +1123,8 @@ def test_cli_identify_takes_the_drive_spelled_as_its_error_fixes_spell_it(
 def test_a_bad_ssdqual_command_line_is_a_usage_error_4(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """argparse exits 2; the README's exit-code table (pytest's) says 4 for a usage error."""
+    """argparse exits 2; the exit-code table (pytest's; docs/regression-gate.md) says 4 for a
+    usage error."""
     from pytest_ssdqual.cli.main import main
 
     with pytest.raises(SystemExit) as exc:

@@ -1,4 +1,4 @@
-"""Refusals no option overrides (issue 9 items 9 and 10): the system disk gives only its own
+"""Refusals no option overrides: the system disk gives only its own
 reason; a host-managed zoned device (NVMe ZNS, SMR) is refused with the reason. Fake sysfs trees
 only; the found case B27 is read in place from ``../shared/cases/found/newbugs-inputs``."""
 

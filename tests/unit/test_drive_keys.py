@@ -1,4 +1,4 @@
-"""The drive identity key (``qualify.drive_keys``, issue 9 item 5): unique within a session for
+"""The drive identity key (``qualify.drive_keys``): unique within a session for
 any two ``--drive`` values, the serial alone wherever that already tells the drive apart."""
 
 from __future__ import annotations

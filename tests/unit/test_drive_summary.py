@@ -213,7 +213,7 @@ AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
 
 
 def test_a_read_limit_passed_on_media_as_found_is_never_a_plain_pass(tmp_path: Path) -> None:
-    """Issue 9 item 4: the drive state of every figure is on the page; a read limit passed on
+    """The drive state of every figure is on the page; a read limit passed on
     media as found (writes refused, no prefill: maybe never-written blocks) says so and the
     drive is INCOMPLETE, not PASS (before: "PASS", "Overall: PASS")."""
     def run(folder: Path, state: str) -> str:

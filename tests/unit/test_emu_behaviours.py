@@ -1,4 +1,4 @@
-"""Tests of the twin behaviours (issue 15 item 2) as pure logic on ``ThrottleController``: caps
+"""Tests of the twin behaviours as pure logic on ``ThrottleController``: caps
 by transfer size and queue depth (through job shapes), SLC and dirty sizes in % of the image,
 fragmentation, the copy factor, recovery as a rate; the job-shape parser and channel; model
 file errors for the new keys. Time is given by the test; no kernel, no fio."""

@@ -257,7 +257,7 @@ def test_seed_model_resolves_to_its_profile_and_its_caps_straddle_the_limits(nam
 def test_emulated_list_shows_every_behaviour_of_a_twin_with_shares_of_the_image() -> None:
     """The newcomer trial: ``ssdqual emulated list`` said "dirty after 0 bytes written" for a
     dirty state given in % of the image, and showed no curve, fragmentation, copy or rate-form
-    recovery, so the README's table could not be checked against it."""
+    recovery, so the model table (docs/emulated.md) could not be checked against it."""
     from pytest_ssdqual.cli.emu import describe_model
 
     l85c = "\n".join(describe_model(load_model(MODELS / "jmf667h-l85c-128g.yaml")))

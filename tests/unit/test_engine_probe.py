@@ -1,5 +1,5 @@
-"""The I/O-engine probe does not depend on the temp folder's O_DIRECT support (issue 9 item 9,
-found case B31: a tmpfs basetemp on Linux < 6.6 broke every test with "no fio I/O engine works
+"""The I/O-engine probe does not depend on the temp folder's O_DIRECT support (found
+case B31: a tmpfs basetemp on Linux < 6.6 broke every test with "no fio I/O engine works
 here" although the drive under test takes O_DIRECT)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 (H3): the Phison E12 twin's ``figures_scale``, its NVMe facts, the threshold scaling
+"""The Phison E12 twin's ``figures_scale``, its NVMe facts, the threshold scaling
 for an emulated twin (never a real drive), and the power-state metrics named for what they hold
 (the old ``max_exit_latency_us`` name is an error naming the new ones)."""
 

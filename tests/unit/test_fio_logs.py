@@ -128,7 +128,7 @@ def test_real_fio_writes_what_the_reader_expects(tmp_path: Path) -> None:
     assert all(0 < v < 1e6 for v in lat.values)  # microseconds, not nanoseconds
 
 
-# --- Gaps, repeated stamps, 4-column and 250 ms logs (issue 9 item 2) -------------------------
+# --- Gaps, repeated stamps, 4-column and 250 ms logs -------------------------
 
 FOUND = cases_dir() / "found" / "newbugs-inputs"
 REAL_LOGS = cases_dir() / "real" / "fio-logs"

@@ -1,4 +1,4 @@
-"""Fuzzing (issue 6, item 7): generated and mutated inputs for the fio output reader, the
+"""Fuzzing: generated and mutated inputs for the fio output reader, the
 identity and health parsers, and the threshold and inventory loaders. Each may raise only the
 project's documented errors (``SsdQualError`` subclasses; ``ValueError`` where a parser's
 docstring promises it for an unreadable number) -- never a ``KeyError``, ``TypeError``,

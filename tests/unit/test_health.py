@@ -1,4 +1,4 @@
-"""Tool output of other versions (issue 6, item 6): ``pytest_ssdqual.drive.health`` on the real
+"""Tool output of other versions: ``pytest_ssdqual.drive.health`` on the real
 smartctl and nvme-cli files in ``../shared/cases/real/``.
 
 Where no real file shows a spelling (nvme-cli 2.3's comma-grouped strings, quoted numbers,

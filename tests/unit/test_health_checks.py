@@ -1,4 +1,4 @@
-"""Health findings as verdicts (issue 9 item 8, issue 10 item 9): ``health_checks``,
+"""Health findings as verdicts: ``health_checks``,
 ``health_query`` and the ``health`` limits of threshold files, on the real smartctl / nvme-cli
 outputs in ``../shared/cases/real/`` and the B11 case in ``../shared/cases/found/``.
 

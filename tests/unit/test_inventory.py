@@ -315,7 +315,7 @@ def test_example_inventory_loads() -> None:
 
 
 def test_example_inventory_globs_each_match_one_jmf667h_board() -> None:
-    """Issue 15: ``JMicron*JMF667H*128*`` -> L85C also matched the Toshiba A19 128 GB board,
+    """Formerly ``JMicron*JMF667H*128*`` -> L85C also matched the Toshiba A19 128 GB board,
     which then got the L85C's limits. Each board's model string (as its emulated twin reports
     it) is matched by one entry, with its own NAND."""
     import fnmatch

@@ -1,4 +1,4 @@
-"""The package's layout rules (issue 11), checked on its source with :mod:`ast`.
+"""The package's layout rules, checked on its source with :mod:`ast`.
 
 * one home per concern: every module lives in a subpackage named for its concern, and only a
   handful of shared leaves (``bounds``, ``errors``, ``yamlutil``) sit at the top;
@@ -20,12 +20,12 @@ import pytest
 from ..conftest import REPO
 
 PKG = REPO / "pytest_ssdqual"
-#: "No module over ~400 lines" (issue 11): a module of this many lines is split.
+#: "No module over ~400 lines": a module of this many lines is split.
 MAX_LINES = 420
 SUBPACKAGES = {"catalog", "cli", "drive", "emulate", "fio", "methodology", "plugin", "qualify",
                "report", "results", "thresholds"}
 TOP_LEVEL = {"__init__", "bounds", "errors", "yamlutil"}
-#: The Allure writer (STYLE.md row 11), one module per purpose: labels and history ids, steps and
+#: The Allure writer, one module per purpose: labels and history ids, steps and
 #: attachments, results written outside allure-pytest's flow. Only these and plugin/ import allure.
 ALLURE_WRITERS = {"pytest_ssdqual.report.allure_labels", "pytest_ssdqual.report.allure_attach",
                   "pytest_ssdqual.report.allure_results"}

@@ -348,7 +348,7 @@ def test_steady_state_reached_passes_the_implicit_requirement(
 def test_a_drive_steady_at_target_that_falls_back_after_idle_never_recovered(
     session: QualSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 9 item 3: steady rounds at 95 % of fresh, recovery rounds 62 % -> 38 %: the
+    """A former bug: steady rounds at 95 % of fresh, recovery rounds 62 % -> 38 %: the
     figure before idle was at the target, so time_to_recover_s was 0. It never recovered,
     and a limit on time_to_recover_s fails saying so."""
     figures = [4000, 500] + [500, 1000] * 2 + [500, 3800] * 5 + [2500, 2000, 1500]

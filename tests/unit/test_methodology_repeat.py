@@ -1,4 +1,4 @@
-"""A methodology test under ``--repeat`` (issue 9 item 1 a and c): its runs combined into the one
+"""A methodology test under ``--repeat``: its runs combined into the one
 result that is judged (``qualify.measure.repeated_result``) -- the medians, an implicit
 requirement held in every run, a figure some run never reached or had no finite value for.
 Results are built by hand (no fio); the runs through the plugin are in

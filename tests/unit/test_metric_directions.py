@@ -1,5 +1,5 @@
 """Every catalog metric's regression direction, listed by hand so a new metric cannot be gated
-the wrong way round silently (audit of issue 10: ``saturation_qd`` was gated as lower-is-better
+the wrong way round silently (an audit found ``saturation_qd`` was gated as lower-is-better
 and ``size_ratio`` as lower-is-better; neither was listed anywhere).
 
 ``higher``: a drop is a worsening; ``lower``: a rise is; ``none``: a better drive can move it
@@ -145,8 +145,8 @@ profiles:
 
 
 def test_a_saturation_qd_limit_does_not_gate_it_by_direction(tmp_path: Path) -> None:
-    # README's example limit: the smallest QD reaching 90 % of the maximum, at most 32. A
-    # firmware that raises the maximum IOPS may saturate later (4 -> 8): no regression.
+    # docs/methodology.md's example limit: the smallest QD reaching 90 % of the maximum, at most
+    # 32. A firmware that raises the maximum IOPS may saturate later (4 -> 8): no regression.
     metric = "rand_read_4k.saturation_qd"
     limits = _limits(tmp_path, f"{{qd_scaling: {{{metric}: {{max: 32}}}}}}")
     assert metric not in gated_metrics(limits, "qd_scaling")
@@ -163,7 +163,7 @@ def test_a_size_ratio_limit_gates_it_higher_is_better(tmp_path: Path) -> None:
     [c] = [c for c in compare_workload("client_presets", {metric: 0.5}, {metric: 0.9},
                                        baseline_firmware="A", limits=limits)
            if c.metric == metric]
-    # one run a side past the limit: inconclusive, a failure after reruns (issue 9 item 1 d)
+    # one run a side past the limit: inconclusive, a failure after reruns
     assert (c.status, c.higher_is_better, c.failed) == (INCONCLUSIVE, True, True)
     [c] = [c for c in compare_workload("client_presets", {metric: 0.5}, {metric: 0.9},
                                        baseline_firmware="A", limits=limits,

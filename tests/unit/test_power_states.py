@@ -1,4 +1,4 @@
-"""Idle power states and wake-up latency (issue 10 item 10): ``power_states`` on the real
+"""Idle power states and wake-up latency: ``power_states`` on the real
 nvme-cli id-ctrl output in ``../shared/cases/real/nvme/`` and on recorded fio runs with
 ``thinktime`` (``tests/data/idle_wake/``, made on a loop device; see its README)."""
 

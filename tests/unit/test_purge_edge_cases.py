@@ -1,4 +1,4 @@
-"""Purge edge cases from the field (issue 9 item 9): blkdiscard and a terminal, nvme-cli without
+"""Purge edge cases from the field: blkdiscard and a terminal, nvme-cli without
 ``format --force``, a drive found with an ATA password set. Commands are faked or stand-ins;
 no device is touched. Found cases are read in place from ``../shared/cases/found/newbugs-inputs``.
 """

@@ -70,7 +70,7 @@ def test_a_performance_test_without_io_is_a_fio_output_error() -> None:
 
 
 def test_issue_example_steady_at_target_but_recovery_rounds_below_is_never_not_zero() -> None:
-    """Issue 9 item 3: steady 95k, recovery rounds 60k then 50k (fresh 100k) gave 0 s."""
+    """A former bug: steady 95k, recovery rounds 60k then 50k (fresh 100k) gave 0 s."""
     report = recovery_metrics(100_000, [(300, 60_000), (600, 50_000)], before_idle=95_000)
     assert report.time_to_recover_s is None and not report.recovered_to_target
     assert "time_to_recover_s" not in report.metrics()

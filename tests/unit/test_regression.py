@@ -37,7 +37,7 @@ from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 
 SINGLE = (" [single runs: no noise estimate, judged on the figures alone; a single-run baseline "
           "cannot give the 95 %/5 % guarantee (store the baseline with --repeat 3)]")
-#: The end of the line of a change past the limit between two single runs (issue 9 item 1 d).
+#: The end of the line of a change past the limit between two single runs.
 UNSURE = (": INCONCLUSIVE: one run on each side gives no noise estimate: a change past the "
           "limit cannot be told from run-to-run noise; rerun with more repetitions "
           "(--repeat-max, or --repeat on this build and the baseline) or on a quieter bench")
@@ -88,7 +88,8 @@ def test_exact_message_of_a_bandwidth_drop(tmp_path: Path) -> None:
         "baseline run RUN1",
         "  write.bw_mbps 270 vs 315 on SVN417w (\u221214.3 %, limit \u22125 %)" + SINGLE + UNSURE,
     ]
-    # with repetitions on both sides the same drop is a regression, in the README's format
+    # with repetitions on both sides the same drop is a regression, in the format of
+    # docs/regression-gate.md
     [rep] = compare_workload(
         "seq_write_128k_qd32", {"write.bw_mbps": 270.0}, {"write.bw_mbps": 315.0},
         baseline_firmware="SVN417w", limits=limits, gated=["write.bw_mbps"],
@@ -286,7 +287,7 @@ def test_signed_percent_uses_a_true_minus() -> None:
 
 
 def test_the_gate_summary_warns_of_a_single_run_baseline(tmp_path: Path) -> None:
-    """Issue 9 item 1 d: a baseline with one run per figure cannot give the 95 %/5 % guarantee:
+    """A baseline with one run per figure cannot give the 95 %/5 % guarantee:
     a WARNING line says so, besides each comparison's line."""
     from pytest_ssdqual.results.gate_summary import GateResult, format_gate_summary
 

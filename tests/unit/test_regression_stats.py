@@ -1,4 +1,4 @@
-"""The gate's statistics (issue 9 item 1): the change is judged first, by a confidence interval on
+"""The gate's statistics: the change is judged first, by a confidence interval on
 new/old over the repetitions of both builds, and noise never passes a change it cannot decide.
 
 Every case of the issue is here with its right value; before this change each of them passed
@@ -171,7 +171,7 @@ def test_single_runs_past_the_limit_are_inconclusive_never_passed(tmp_path: Path
         == (WITHIN, IMPROVED)
 
 
-# -- a figure <= 0 (issue 9 item 1 b): the worst run of each side, never the median -----------
+# -- a figure <= 0: the worst run of each side, never the median -----------
 
 def test_a_zero_repetition_is_judged_on_the_worst_run_not_hidden_by_the_median(
         tmp_path: Path) -> None:
@@ -223,7 +223,7 @@ def test_one_run_a_side_with_a_zero_is_inconclusive_past_the_limit_like_any_sing
                          higher_is_better=True).status == INCONCLUSIVE
 
 
-# -- non-finite figures (issue 9 item 1 c): not measured, naming the repetition ---------------
+# -- non-finite figures: not measured, naming the repetition ---------------
 
 def test_judging_a_non_finite_figure_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match=r"repetition 1 of 2 of this build is nan, not a "
@@ -259,7 +259,7 @@ def test_a_nan_repetition_is_not_measured_in_the_gate_and_the_median(tmp_path: P
                            "the baseline gave inf; this run 1000)")
 
 
-# -- a figure the baseline never reached (issue 9 item 1 f) ------------------------------------
+# -- a figure the baseline never reached ------------------------------------
 
 def test_a_figure_the_baseline_never_reached_is_no_regression(tmp_path: Path) -> None:
     limits = _no_profile(tmp_path)
@@ -347,7 +347,7 @@ def _passed(statuses: Counter[str]) -> int:
 
 def test_1000_simulated_decisions_with_reruns_and_with_single_runs(tmp_path: Path) -> None:
     """The gate as run, with its reruns (``--repeat-max``, default twice ``--repeat``), at 3 %
-    noise against a 5 % limit; seeded. The rates are the README's."""
+    noise against a 5 % limit; seeded. The rates are docs/regression-gate.md's."""
     limits = _no_profile(tmp_path)
     # --repeat 3 on both builds (reruns up to 6): the guarantee holds
     failed, caught, slower = _rates(limits, 20261203, runs=3, baseline_runs=3, repeat_max=6)

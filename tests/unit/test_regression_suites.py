@@ -1,7 +1,7 @@
-"""The regression gate on the sweep, data-state and data-test suites (reviewer's MUST-FIX 1 and 2).
+"""The regression gate on the sweep, data-state and data-test suites.
 
 1. Without ``--repeat`` every gated figure of these suites is judged on one run per side (and
-   before issue 9 item 1 a, methodology tests ignored ``--repeat``). Gating all ~40-90
+   formerly, methodology tests ignored ``--repeat``). Gating all ~40-90
    higher-is-better per-point figures failed every identical build at 3 % noise; by default only
    each suite's few summary figures (``Workload.primary_figures``) are gated. The simulations
    below compare one run per side; the last one runs recovery_after_idle with ``--repeat``.
@@ -196,7 +196,7 @@ def test_each_suite_gates_only_its_few_summary_figures(tmp_path: Path) -> None:
     assert all(m in CATALOG[w].methodology_metrics for w, ms in gated.items() for m in ms)
 
 
-# -- ratios without a direction (MUST-FIX 2) -------------------------------------------------
+# -- ratios without a direction -------------------------------------------------
 
 BURST_RATIO = "burst_rand_write_4k_qd32.write.iops_ratio"
 
@@ -280,11 +280,11 @@ def test_a_warn_limit_does_not_gate_its_figure_and_a_fail_limit_does(tmp_path: P
     [c] = [c for c in compare_workload("mixed_sweep", {"delay_ratio": 2.0}, {"delay_ratio": 1.0},
                                        baseline_firmware="A", limits=fail)
            if c.metric == "delay_ratio"]
-    # one run a side past the limit: inconclusive (reruns, then fails: issue 9 item 1 d)
+    # one run a side past the limit: inconclusive (reruns, then fails)
     assert (c.status, c.higher_is_better, c.failed) == (INCONCLUSIVE, False, True)
 
 
-# -- a methodology test with several gated figures, under --repeat (issue 9 item 1 a) ---------
+# -- a methodology test with several gated figures, under --repeat ---------
 
 def _recovery_run(rng: random.Random) -> dict[str, float]:
     """One recovery_after_idle run: its four IOPS figures with ``NOISE``, the ratio from them."""

@@ -214,7 +214,7 @@ def test_throttled_loop_device_fails_the_sequential_write_floor(seeds: Threshold
 
 
 
-#: The suites with many figures (issue 10): sweeps, presets, data states, burst, compressibility.
+#: The suites with many figures: sweeps, presets, data states, burst, compressibility.
 ISSUE10_SUITES = ("qd_scaling", "mixed_sweep", "transfer_size_sweep", "client_presets",
                   "drive_with_data", "seq_after_random", "burst_vs_sustained", "compressibility")
 REAL_SEEDS = [L85C_128, L85A_256, A19_128, A19_240, JMF612_64, E12_960, UNKNOWN]
@@ -234,7 +234,7 @@ GENERIC_ISSUE10 = {
 }
 
 
-#: The reviews' own methods on the JMicron seeds (issue 15): (workload, metric) ->
+#: The reviews' own methods on the JMicron seeds: (workload, metric) ->
 #: (figure, tolerance) for a floor from a published figure, or (min, max, severity) written
 #: out for a directional limit. ATTO 2.34 peaks (QD4) and Anvil RC6 4K QD1 read / QD32 write
 #: ("JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash"); CrystalDiskMark
@@ -302,7 +302,7 @@ def test_jmicron_seeds_are_judged_on_their_reviews_methods(seeds: ThresholdSet,
         assert all(t in prov.source for t in tools), (key, prov.source)
 
 
-#: The E12 review's own directional limit on these suites (issue 15, thresholds/phison-e12.yaml):
+#: The E12 review's own directional limit on these suites (thresholds/phison-e12.yaml):
 #: sustained 128 KiB sequential read after the random-write test "doesn't suffer acutely from
 #: internal fragmentation" (AnandTech's E12 preview, p. 6): warn below 0.7 of clean.
 E12_REVIEW_ISSUE10 = {
@@ -311,7 +311,7 @@ E12_REVIEW_ISSUE10 = {
 
 
 @pytest.mark.parametrize("drive", [E12_960, UNKNOWN], ids=lambda d: d.controller or "unknown")
-def test_other_real_drives_are_judged_on_every_issue10_suite(seeds: ThresholdSet,
+def test_other_real_drives_are_judged_on_every_many_figure_suite(seeds: ThresholdSet,
                                                              drive: DriveFacts) -> None:
     resolved = seeds.resolve(drive)
     found = {(w, lim.metric): (lim.min, lim.max, lim.severity)
@@ -326,7 +326,7 @@ def test_other_real_drives_are_judged_on_every_issue10_suite(seeds: ThresholdSet
 
 
 @pytest.mark.parametrize("drive", [LOOP, ZRAM, SCRATCH], ids=["loop", "zram", "file"])
-def test_virtual_targets_keep_their_own_issue10_limits(seeds: ThresholdSet,
+def test_virtual_targets_keep_their_own_many_figure_suite_limits(seeds: ThresholdSet,
                                                        drive: DriveFacts) -> None:
     # every generic limit on these suites is overridden by the virtual profile: none leaks
     resolved = seeds.resolve(drive)
@@ -338,7 +338,7 @@ def test_virtual_targets_keep_their_own_issue10_limits(seeds: ThresholdSet,
             if not lim.provenance.file.endswith("virtual.yaml")]
 
 
-def test_generic_issue10_limits_pass_a_slow_ssd_and_fail_a_broken_one(seeds: ThresholdSet
+def test_generic_many_figure_suite_limits_pass_a_slow_ssd_and_fail_a_broken_one(seeds: ThresholdSet
                                                                      ) -> None:
     resolved = seeds.resolve(UNKNOWN)
     # a DRAM-less SATA drive: ~6,000 IOPS at QD1-4, 60 MB/s past its cache, a slow copy
@@ -365,7 +365,7 @@ def test_seed_limits_gate_no_single_run_point_figure_at_5_pct(
     # a figure with an absolute limit is gated; these suites run once, so each single-run point
     # figure gated at a seed's 5 % would fail ~12 % of identical builds (3 % point noise). The
     # seeds' limits sit on each suite's summary figures (gated anyway), are warn-only (never
-    # gated), or -- the reviews' own figures on the JMicron seeds (issue 15) -- have a 10 %
+    # gated), or -- the reviews' own figures on the JMicron seeds -- have a 10 %
     # allowance in the family profile's regression.per_metric: the difference of two single
     # runs has a 4.2 % spread, so a 10 % worsening is 2.4 of them, under 1 % of identical builds
     from pytest_ssdqual.results.gated_metrics import gated_metrics, primary_metrics

@@ -146,7 +146,7 @@ def test_running_median() -> None:
     assert running_median([3.0, 5.0]) == [3.0, 5.0]
 
 
-# --- Robust cliff, gap-aware logs (issue 9 item 2) --------------------------------------------
+# --- Robust cliff, gap-aware logs --------------------------------------------
 
 FOUND = cases_dir() / "found" / "newbugs-inputs"
 REAL_LOGS = cases_dir() / "real" / "fio-logs"
@@ -240,7 +240,7 @@ def test_every_found_and_real_log_gives_the_right_cliff_or_none(
                                                      rel=max(expected.rel, 1e-4))
 
 
-# --- Start-up spikes are not caches (issue 9 item 2, audit a) ---------------------------------
+# --- Start-up spikes are not caches (audit) ---------------------------------
 
 
 def test_a_one_second_spike_on_a_flat_write_is_no_cache() -> None:
@@ -490,7 +490,7 @@ def test_the_real_randrw_log_names_its_refill_burst() -> None:
     assert report.post_cache_mean_bw_mbps == pytest.approx((228274 + 75084) * KIB / 36)
 
 
-# --- A fall and a long return at the end: undetermined (issue 20 item 6, audit) ---------------
+# --- A fall and a long return at the end: undetermined (audit) ---------------
 
 
 def limits_on(tmp_path: Path, **mins: float) -> ThresholdSet:

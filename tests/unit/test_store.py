@@ -324,7 +324,7 @@ def test_run_ids_have_microseconds_and_sort_by_start_within_one_second(tmp_path:
 def test_trend_refuses_a_selection_that_mixes_nand_or_capacity_and_says_how_to_narrow_it(
     tmp_path: Path
 ) -> None:
-    """Issue 15: ``trend --model '*JMF667H*'`` charted three reference boards -- firmware built
+    """Formerly ``trend --model '*JMF667H*'`` charted three reference boards -- firmware built
     per flash type (SVN417w for L85C, SVN418a for A19 128 GB, SVN423a for A19 240 GB) -- as one
     firmware series, so NAND differences read as firmware changes."""
     from pytest_ssdqual.results.trend import Selection, parse_capacity_gb, trend_points

@@ -1,4 +1,4 @@
-"""The results store on a full disk (issue 6, item 8). Killed writers, two writers and a corrupt
+"""The results store on a full disk. Killed writers, two writers and a corrupt
 index are tested with the store itself (``test_store.py``); this adds the disk that fills up:
 a real 4 MiB tmpfs (root), filled to the last block while a run is being written.
 

@@ -1,4 +1,4 @@
-"""Damaged stored files (issue 20 item 8; ``../shared/cases/found/t3/parser-crashes/``): a run's
+"""Damaged stored files (``../shared/cases/found/t3/parser-crashes/``): a run's
 ``run.json`` or ``record.json``, an Allure result or attachment, a worker journal, a curves
 document or a report history nested 100000 deep, holding a 401-digit figure, NaN where no
 figure goes, invalid JSON or a top level that is not an object ends in the project's own error

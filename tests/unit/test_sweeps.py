@@ -1,4 +1,4 @@
-"""The sweep and preset tests (issue 10 items 3-5) without a drive: parametric fio jobs, the
+"""The sweep and preset tests without a drive: parametric fio jobs, the
 figures they derive (saturation QD, QD1-4 average, delay ratio, size ratio), the sizes they
 skip, their catalog metrics in threshold files, and whole runs with the fio stand-in
 (tests/fakefio.py) on a file target. Real fio on loop devices: tests/e2e/test_e2e_sweeps.py."""

@@ -1,5 +1,5 @@
-"""The write budget of the plugin's scratch file and the count of what fio wrote (issue 9 item
-10): budgeted job files, the completion check of a size-based job capped by a runtime, and the
+"""The write budget of the plugin's scratch file and the count of what fio wrote:
+budgeted job files, the completion check of a size-based job capped by a runtime, and the
 byte counter on recorded fio outputs (``tests/data/fio``, ``../shared/cases/real/fio``)."""
 
 from __future__ import annotations
