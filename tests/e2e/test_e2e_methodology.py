@@ -255,6 +255,8 @@ SLC_MIB, BURST_MBPS, POST_CACHE_MBPS = 300, 100, 25
 #: 0.8 s below the suite's idle time, as the controller counts idle from its first poll without
 #: writes to its last (100 ms apart; later on a loaded host). Steps at exactly 2 and 4 s made
 #: the outcome depend on that count: CI measured 1,706 and 2,519 IOPS (the 100 % step missed).
+#: The gaps between the steady-state rounds' fio runs (under 1 s: RECOVERY_IDLE_MIN_S) do not
+#: count, so the steady rounds stay at the dirty cap however loaded the host.
 FRESH_IOPS, DIRTY_IOPS = 4000, 1000
 
 MODELS = {
