@@ -73,9 +73,10 @@ def _key(result: dict[str, Any]) -> tuple[str, str]:
 
 
 def _summary_page(alluredir: Path, drive: Path) -> str:
-    """The one per-drive summary (Markdown) of the drive at path ``drive``."""
+    """The one per-drive summary (Markdown) of the drive at path ``drive``: the customer page
+    (the default audience) names a file target by its file name, not the lab's path."""
     (page,) = [t for p in (alluredir / "summary").glob("*.md")
-               if f"S/N {drive})" in (t := p.read_text())]
+               if f"S/N {drive.name})" in (t := p.read_text())]
     return page
 
 
