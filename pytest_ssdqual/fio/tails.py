@@ -39,6 +39,17 @@ def histogram_of(clat: Mapping[str, object]) -> LatencyHistogram | None:
     return hist if hist.total else None
 
 
+def _agrees(hist: LatencyHistogram, ours_ns: int, theirs_ns: int) -> bool:
+    """fio's printed percentile is our bucket, an adjacent bucket, or the non-empty bucket just
+    before or after ours (fio's ``long double`` at an exact boundary: ``histogram``)."""
+    if agrees_within_one_bucket(ours_ns, theirs_ns):
+        return True
+    filled = list(hist.counts)
+    if ours_ns not in filled or theirs_ns not in filled:
+        return False
+    return abs(filled.index(ours_ns) - filled.index(theirs_ns)) <= 1
+
+
 def bins_figures(
     hist: LatencyHistogram, fio_percentiles: Mapping[str, float | None] | None = None,
 ) -> dict[str, float | None]:
@@ -55,11 +66,10 @@ def bins_figures(
         value = hist.percentile_ns(repr(percent))
         assert value is not None  # hist is not empty
         theirs = (fio_percentiles or {}).get(name)
-        if theirs is not None and not agrees_within_one_bucket(
-                value, round(theirs * _NS_PER_US)):
+        if theirs is not None and not _agrees(hist, value, round(theirs * _NS_PER_US)):
             raise ValueError(
                 f"p{percent:g} is {value} ns from the bins but fio printed "
-                f"{round(theirs * _NS_PER_US)} ns: more than one bucket apart")
+                f"{round(theirs * _NS_PER_US)} ns: more than one (non-empty) bucket apart")
         out[name] = value / _NS_PER_US
     for name, tail in TAIL_FIELDS.items():
         value = hist.percentile_ns(tail)
