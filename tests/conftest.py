@@ -446,13 +446,34 @@ _NOTES = ("  skipped (", "  broken ", "  health not read:", "  not checked (")
 _ROW = re.compile(r"^    (?P<metric>\S+)(?P<cells>\s{2,}.*)$")
 
 
+def unwrapped(text: str, width: int = 120) -> str:
+    """``text`` with every line the plugin wrapped at ``width`` columns
+    (``report.summary.fit_lines``) written as one line again: a line joins the one above when
+    it is indented 4 columns past that line's own indent and its first word would not have
+    fitted on it (where ``textwrap`` broke it; up to 20 columns of padding before the break,
+    e.g. the gate's status column, were dropped there: they count as taken)."""
+    out: list[str] = []
+    indents: list[int] = []  # the indent of the line each output line started as
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if out and body and len(line) - len(body) == indents[-1] + 4 and (
+                len(out[-1].rsplit("\n", 1)[-1]) + 1 + len(body.split(" ", 1)[0]) > width - 20):
+            out[-1] += "\n" + line  # still one line per printed line: joined below
+            continue
+        out.append(line)
+        indents.append(len(line) - len(body))
+    return "\n".join(" ".join(part.strip() if i else part for i, part in
+                               enumerate(joined.split("\n"))) for joined in out)
+
+
 def flat_verdicts(text: str) -> str:
     """The terminal verdict table (``report.summary.format_summary``: a line per workload and
     drive state, its metrics indented below) with each metric row written as one line again,
     ``<workload>  <metric> @ <state>  <measured>  <limit>  <margin>  <verdict>``, for tests
     that look for a figure's row; every other line is kept. Wrapped group and note lines
-    (``skipped (``, ``broken``, ``health not read:``) are joined first."""
-    lines = text.splitlines()
+    (``skipped (``, ``broken``, ``health not read:``) are joined first, and every other line
+    the plugin wrapped at 120 columns (``unwrapped``)."""
+    lines = unwrapped(text).splitlines()
     joined: list[str] = []
     for line in lines:
         if line.startswith("      ") and joined and _GROUP.match(joined[-1]):

@@ -46,7 +46,12 @@ from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_not_applicable, label_test
-from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow, rows_from_verdicts
+from pytest_ssdqual.report.summary import (
+    HEALTH_NOT_READ,
+    SummaryRow,
+    fit_text,
+    rows_from_verdicts,
+)
 from pytest_ssdqual.results.journal import clean_node_id
 from pytest_ssdqual.results.record import (
     LISTED_ALWAYS,
@@ -282,7 +287,7 @@ class DriveHealthTest:
         allure_attach.attach_verdicts(merged)  # type: ignore[arg-type]
         if lines:
             said = "; ".join(line.strip() for line in describe(judgements[-1][1]))
-            pytest.fail(f"{drive}: drive health fails ({said})\n" + "\n".join(lines),
+            pytest.fail(fit_text(f"{drive}: drive health fails ({said})\n" + "\n".join(lines)),
                         pytrace=False)
 
     def check_start(self) -> HealthJudgement:

@@ -49,6 +49,7 @@ from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
 from pytest_ssdqual.plugin.scheduling import DriveSchedulerHooks, drive_test_ids
 from pytest_ssdqual.plugin.workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
+from pytest_ssdqual.report.summary import fit_lines
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -123,7 +124,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 
 def header_lines(config: pytest.Config) -> list[str]:
     """Active profile, fio version, thresholds, drives and results store (``fio --version``
-    runs here)."""
+    runs here), wrapped at 120 columns (``report.summary.fit_lines``)."""
     options = plugin_options(config)
     try:
         fio = FioRunner(options.fio_bin).version()
@@ -146,7 +147,7 @@ def header_lines(config: pytest.Config) -> list[str]:
         + (gate.baseline.describe() if gate.baseline else "none")
         + (f"; firmware label {options.firmware}" if options.firmware else "")
     )
-    return lines
+    return [part for line in lines for part in fit_lines(line)]
 
 
 #: A bad option met while collecting (``pytest_generate_tests`` cannot end the run as a usage

@@ -27,7 +27,7 @@ from pytest_ssdqual.qualify.progress import ProgressEvent
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
-from pytest_ssdqual.report.summary import SummaryRow
+from pytest_ssdqual.report.summary import SummaryRow, fit_lines, fit_text
 from pytest_ssdqual.results.gate import ResultsGate
 from pytest_ssdqual.results.journal import clean_node_id
 
@@ -70,7 +70,7 @@ class PytestHost:
                 mark_not_applicable(self.node, str(exc))
             pytest.skip(str(exc))
         if concluded.failure:
-            pytest.fail(concluded.failure, pytrace=False)
+            pytest.fail(fit_text(concluded.failure), pytrace=False)  # 120 columns
         if concluded.undecided:  # neither pass nor fail: the run is incomplete (exit 1)
             pytest.skip(concluded.undecided)
         return concluded.outcome
@@ -97,6 +97,8 @@ class PytestHost:
         self.note(line)
 
     def note(self, line: str) -> None:
+        """Print ``line`` outside output capture, wrapped at 120 columns (``fit_lines``);
+        ``lines`` keeps a progress line whole."""
         if self.reporter is None:
             return
         with self._uncaptured():
@@ -104,7 +106,8 @@ class PytestHost:
             writer: Any = getattr(self.reporter, "_tw", None)  # -q: after a row of dots
             if writer is not None and writer.width_of_current_line:
                 self.reporter.write("\n")
-            self.reporter.write_line(line)
+            for part in fit_lines(line):
+                self.reporter.write_line(part)
 
     def attach_text(self, name: str, text: str) -> None:
         allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)

@@ -39,7 +39,7 @@ import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.plugin.common import PROP_GATE, PROP_ROWS
-from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow
+from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow, fit_lines
 from pytest_ssdqual.results.regression_stats import UNDECIDED
 
 #: The option that lets a run whose write tests were skipped exit 0.
@@ -217,5 +217,5 @@ class OutcomeHooks:
         if hasattr(terminalreporter.config, "workerinput"):
             return
         for line in [self.incomplete_line(), self.undecided_line(), *self.unread_lines()]:
-            if line:
-                terminalreporter.write_line(line, yellow=True, bold=True)
+            for part in fit_lines(line) if line else ():
+                terminalreporter.write_line(part, yellow=True, bold=True)

@@ -39,6 +39,7 @@ from pytest_ssdqual.report.session_report import finish_session
 from pytest_ssdqual.report.summary import (
     SummaryRow,
     final_line,
+    fit_lines,
     format_drives,
     format_skips,
     format_summary,
@@ -166,7 +167,8 @@ class SsdQualReporter:
         if self.gate_rows or gate.options.baseline:
             terminalreporter.write_sep("=", "ssdqual regression gate")
         for line in format_gate_summary(self.gate_rows, self.run_dir):
-            terminalreporter.write_line(line)
+            for part in fit_lines(line):
+                terminalreporter.write_line(part)
         self._write_report_lines(terminalreporter)
 
     def _note_skip(self, report: pytest.TestReport) -> None:
@@ -188,11 +190,11 @@ class SsdQualReporter:
     def written_lines(self) -> list[str]:
         """``ssdqual: wrote 1.42 GB (1,420,000,000 bytes) to DRIVE in 31 of 60 fio runs``, one
         line per drive fio ran on, in the order of ``--drive`` (the write budget named on the
-        plugin's scratch file)."""
+        plugin's scratch file), wrapped at 120 columns."""
         order = [s.raw for s in self.options.specs]
         drives = sorted(self.written, key=lambda d: order.index(d) if d in order else len(order))
-        return [self.written[d].line(d, budget_bytes=self.options.write_budget_for(d))
-                for d in drives]
+        return [part for d in drives for part in fit_lines(
+            self.written[d].line(d, budget_bytes=self.options.write_budget_for(d)))]
 
     def written_json(self) -> dict[str, dict[str, Any]]:
         """``run.json`` ``written``: per drive the tally and its write budget (``None``)."""
@@ -203,7 +205,8 @@ class SsdQualReporter:
         if self.report_lines:
             terminalreporter.write_sep("=", "ssdqual qualification summary")
         for line in self.report_lines:
-            terminalreporter.write_line(line)
+            for part in fit_lines(line):
+                terminalreporter.write_line(part)
 
     @pytest.hookimpl(trylast=True)  # after pytest-xdist stopped its workers
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

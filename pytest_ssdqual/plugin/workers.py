@@ -33,6 +33,7 @@ import pytest
 from pytest_ssdqual.plugin.interrupt import Terminated
 from pytest_ssdqual.report import allure_results
 from pytest_ssdqual.report.allure_labels import drive_parameters
+from pytest_ssdqual.report.summary import fit_lines
 from pytest_ssdqual.results.journal import (
     INTERRUPTED_PREFIX,
     NOT_RERUN_PREFIX,
@@ -173,7 +174,8 @@ class ControllerHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.lines:
-            terminalreporter.write_line(f"ssdqual: {line}")
+            for part in fit_lines(f"ssdqual: {line}"):
+                terminalreporter.write_line(part)
 
     def pytest_unconfigure(self) -> None:
         if self.folder is not None:

@@ -219,6 +219,43 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
+#: What a wrapped line's continuation lines are indented by, past the indent of the line.
+CONTINUATION = "    "
+#: What is never split over two lines: the phrases Allure's categories
+#: (``report.allure_session``) look for in a failure message (``1 limit(s) violated`` with its
+#: count), a progress line's timing (``(elapsed 9 s, ETA 4 s)``) and a figure with its unit
+#: (``500.0 MB/s``, ``100 %``).
+KEEP_TOGETHER = re.compile(r"\d+ limit\(s\) violated|drive health fails|\(elapsed [^()]*\)"
+                           r"|\d[\d,.]* (?:%|s|ms|us|min|h|MB/s|GB|MiB|KiB|IOPS|bytes)(?![\w/])")
+_GLUE = "\0"
+
+
+def fit_lines(text: str, width: int = TABLE_WIDTH) -> list[str]:
+    """``text`` (one line or several) as terminal lines of at most ``width`` columns: a longer
+    line is wrapped at spaces, its continuation lines indented by its own indent plus
+    ``CONTINUATION`` so they read as part of it; nothing is cut (a word longer than the width,
+    a long path, stays whole); ``KEEP_TOGETHER`` phrases stay on one line. The progress
+    lines, header, failure messages and summaries the plugin prints go through it; what is
+    stored (records, run.json, Allure steps and attachments) keeps its lines as they were
+    built, while a failed test's Allure status message is the message pytest printed."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        lead = line[:len(line) - len(body)]
+        body = KEEP_TOGETHER.sub(lambda m: m[0].replace(" ", _GLUE), body)
+        out += [part.replace(_GLUE, " ")
+                for part in _wrap(body, width, lead, lead + CONTINUATION)]
+    return out
+
+
+def fit_text(text: str, width: int = TABLE_WIDTH) -> str:
+    """``fit_lines`` joined again: a message pytest prints as it is (a failure message)."""
+    return "\n".join(fit_lines(text, width))
+
+
 def count_lines(rows: list[SummaryRow]) -> list[str]:
     """The table's count line (``N limits passed (N only as found: not prefilled), N failed,
     N missing[, N not measured in this run profile (not checked)]; N measured metrics had no
@@ -246,7 +283,7 @@ def format_drives(drives: dict[str, dict[str, str]],
     a threshold file gives limits to an fio pattern (``fio:`` key, the drive facts'
     ``pattern_limits``) that no test of the session measured on the drive (``measured``: drive
     -> workload ids with verdict rows; ``None``: not checked): a lab test whose parameters name
-    another pattern passes with nothing judged."""
+    another pattern passes with nothing judged. Lines are wrapped at 120 columns."""
     lines = []
     for drive, f in sorted(drives.items()):
         lines.append(
@@ -277,7 +314,7 @@ def format_drives(drives: dict[str, dict[str, str]],
                     f"rename the key to {PATTERN_PREFIX}<that id>, or change the test's "
                     "parameters to match"
                 )
-    return lines
+    return [part for line in lines for part in fit_lines(line)]
 
 
 def _num(value: float | None) -> str:

@@ -27,6 +27,7 @@ from pytest_ssdqual.report.drive_summary import (
     overall_reasons,
     reason_lines,
 )
+from pytest_ssdqual.report.summary import fit_lines
 from pytest_ssdqual.results.stored import StoredTest, load_results
 from pytest_ssdqual.thresholds.verdict import format_number
 
@@ -230,5 +231,14 @@ def write_summaries(results_dir: Path, out_dir: Path | None = None,
 
 
 def summary_lines(written: Iterable[tuple[DriveSummary, Path, Path]]) -> list[str]:
-    """One terminal line per drive: overall verdict and where the files are."""
-    return [f"{s.overall:10} {s.title}: {h} (+ .md)" for s, h, _m in written]
+    """Terminal lines: per folder ``summaries in FOLDER:``, then per drive its overall verdict,
+    title and file name (``FAIL       Scratch file (fw ..., S/N ...): summary-....html (+ .md)``),
+    wrapped at 120 columns (the folder's path on every drive's line made it too long)."""
+    lines: list[str] = []
+    folder: Path | None = None
+    for s, h, _m in written:
+        if h.parent != folder:
+            folder = h.parent
+            lines += fit_lines(f"summaries in {folder}:")
+        lines += fit_lines(f"{s.overall:10} {s.title}: {h.name} (+ .md)")
+    return lines

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import MIB, SCRATCH_FILE_BYTES
 
-from ..conftest import REPO, blkio_write_cap, need_root
+from ..conftest import REPO, blkio_write_cap, need_root, unwrapped
 
 pytestmark = pytest.mark.e2e
 
@@ -115,7 +115,7 @@ def test_default_dry_run_writes_its_budget_whatever_the_disk(
     result = _run_suites(pytester, f"--alluredir={alluredir}")
     result.assert_outcomes(passed=8)
     _assert_plausible(_metrics(alluredir))
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())  # the write line wraps at 120 columns
     m = re.search(r"ssdqual: wrote [\d.]+ MB \(([\d,]+) bytes\) to (file:\S+) in 5 of 9 fio "
                   r"runs \(write budget: 4 MiB per fio run", out)
     assert m, out[-2000:]
@@ -140,7 +140,7 @@ def test_throttled_loop_device_fails_the_seq_write_limit_and_passes_without_the_
     common = (f"--drive={dev}", f"--confirm-destroy={serial}", "-k", "seq_write")
     throttled = _run_suites(pytester, *common, f"--fio-cgroup={group}")
     throttled.assert_outcomes(failed=1)
-    out = throttled.stdout.str()
+    out = unwrapped(throttled.stdout.str())
     assert "write.bw_mbps" in out and "< min" in out and "virtual.yaml" in out
     measured = float(out.split("write.bw_mbps ")[1].split()[0])
     assert 15 < measured < 25  # 20 MiB/s = 21 MB/s

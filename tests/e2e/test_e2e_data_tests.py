@@ -28,7 +28,7 @@ import pytest
 
 from pytest_ssdqual.catalog.data_tests import COMPRESSION_EVIDENCE_RATIO
 
-from ..conftest import REPO, blkio_write_cap, emulated_models
+from ..conftest import REPO, blkio_write_cap, emulated_models, unwrapped
 from .test_e2e_methodology import MODEL_HEAD, _results
 from .test_e2e_sweeps import _attachment
 
@@ -87,7 +87,7 @@ def test_smoke_on_a_loop_device_and_compressibility_on_zram(
     result.assert_outcomes(passed=4, skipped=6)
     runs = _results(alluredir)
     notes = _attachment(alluredir, "methodology notes")
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())
 
     # integrity: both passes written and read back whole, no bad block
     m = runs[(serial, "data_integrity")]["metrics"]
@@ -144,7 +144,7 @@ def test_smoke_on_a_loop_device_and_compressibility_on_zram(
     run = json.loads((_run_dir(out) / "run.json").read_text())
     assert run["tests"] == {"skipped": 0, "deselected": 2, "failed": 0}, run["tests"]
     # each drive's qualification summary: PASS, the skips NOT APPLICABLE (were INCOMPLETE)
-    summaries = [line for line in out.splitlines() if "/summary/summary-" in line]
+    summaries = [line for line in out.splitlines() if ".html (+ .md)" in line]
     assert len(summaries) == 2 and all(line.startswith("PASS ") for line in summaries), summaries
     for md in (alluredir / "summary").glob("*.md"):
         assert md.read_text().count("| NOT APPLICABLE | Skipped: ") == 3, md.read_text()
@@ -202,7 +202,7 @@ def test_corruption_between_write_and_read_back_fails_with_the_first_bad_offset(
                   f"--confirm-destroy={tmp_path / 'loop.img'}")
     result.assert_outcomes(failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())
     assert "verify_mismatches 1 > max 0" in out, out
     assert f"FIRST BAD BLOCK at byte offset {block}" in out, out
     assert f"offset {block} (131072 bytes) on {loop_device}: crc32c: verify failed" in out
@@ -217,7 +217,7 @@ def test_a_read_back_without_verification_never_passes(
     result = _run(pytester, str(suite), f"--drive={loop_device}",
                   f"--confirm-destroy={tmp_path / 'loop.img'}")
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())
     assert "verified_share 0" in out, out
     assert "NOT VERIFIED (fio ran it with verify=unset)" in out, out
 

@@ -39,6 +39,7 @@ from ..conftest import (
     make_loop_device,
     need_root,
     ram_folder,
+    unwrapped,
 )
 
 pytestmark = pytest.mark.e2e
@@ -293,7 +294,7 @@ def test_emulated_drives_slc_cache_sustained_bandwidth_and_recovery(
         "-k", "(sustained and emu-slc) or (recovery and (emu-rec or emu-stuck))",
     )
     result.assert_outcomes(passed=2, failed=1)
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())
     runs = _results(alluredir)
 
     # SLC cache: size within 10 % of N, post-cache bandwidth within 10 % of the cap

@@ -35,6 +35,7 @@ from ..conftest import (
     need_root,
     ram_folder,
     tmp_path_in_ram,
+    unwrapped,
 )
 from .test_e2e_methodology import BLKIO, _need_blkio, _need_fio, _results, _rule
 
@@ -182,7 +183,7 @@ def test_sweeps_and_presets_on_loop_devices(
                for d in ("read", "write")), m4
     assert "test size 100 MiB skipped: larger than the drive (64 MiB); no size_ratio" in notes[
         (s_k4, "client_presets")]
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())
     assert f"{k4} client_presets: 3 limit(s) violated" in out
     for metric in ("rnd4k_q1t1_100mib.read.iops", "seq1m_q8t1_100mib.read.bw_mbps",
                    "seq1m_q8t1_100mib.write.bw_mbps"):

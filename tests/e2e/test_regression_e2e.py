@@ -18,7 +18,7 @@ import pytest
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import REPO, blkio_write_cap, flat_verdicts
+from ..conftest import REPO, blkio_write_cap, flat_verdicts, unwrapped
 
 pytestmark = pytest.mark.e2e
 
@@ -86,7 +86,7 @@ def test_a_throttled_build_fails_the_gate_and_an_unthrottled_one_passes(
 
     slow = run("B", "--baseline=firmware:A", f"--fio-cgroup={group}")
     slow.assert_outcomes(failed=1)
-    out = slow.stdout.str()
+    out = unwrapped(slow.stdout.str())
     assert re.search(rf"^REGRESSION: {dev} seq_write_128k_qd32: \d metric\(s\) regressed vs "
                      rf"baseline run {run_a.run_id}$", out, re.M), out
     # one run each is inconclusive past the limit (no noise estimate): B runs once more and is
@@ -109,7 +109,7 @@ def test_a_throttled_build_fails_the_gate_and_an_unthrottled_one_passes(
     free = run("C", "--baseline=firmware:A")
     free.assert_outcomes(passed=1)
     assert re.search(r"(ok|improved)\s+\S+ seq_write_128k_qd32: write\.bw_mbps [\d.]+ vs "
-                     rf"{round(a_bw)} on A", free.stdout.str())
+                     rf"{round(a_bw)} on A", unwrapped(free.stdout.str()))
     run_b, run_c = [StoredRun.load(p) for p in ResultsStore(results).complete_runs()][1:]
     assert (run_b.passed, run_c.passed) == (False, True)
     assert run_c.records_of(dev)["seq_write_128k_qd32"]["regression"]["baseline_run"] \

@@ -311,8 +311,8 @@ def test_health_suite_skips_on_a_scratch_file_with_the_reason(
     result.assert_outcomes(skipped=3, passed=1)
     out = flat_verdicts(result.stdout.str())
     # each skip at its own test (it used to be one line at plugin/health.py: not the test)
-    health_skips = [line for line in out.splitlines()
-                    if line.endswith("a scratch file has no SMART / NVMe health log")]
+    health_skips = [line for line in out.splitlines() if line.startswith("SKIPPED ")
+                    and line.endswith("a scratch file has no SMART / NVMe health log")]
     assert [line.split(" ")[2].rsplit("/", 1)[1] for line in health_skips] == [
         "test_health.py:11:", "test_health.py:17:"], health_skips  # the tests' own lines
     assert "pytest_ssdqual" not in "".join(health_skips)

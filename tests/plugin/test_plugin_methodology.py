@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, FakeFio, flat_verdicts
+from ..conftest import REPO, FakeFio, flat_verdicts, unwrapped
 
 SUSTAINED_SUITE = str(REPO / "suites" / "test_sustained_write.py")
 
@@ -51,7 +51,7 @@ def test_methodology_figures_are_stored_and_gated_against_a_baseline(
     monkeypatch.setenv("FAKEFIO_BW_SERIES", "300,300,300,190,60,60,60,60")
     slower = pytester.runpytest(*args, "--firmware=B", f"--baseline={run_a}")
     slower.assert_outcomes(failed=1)
-    out = slower.stdout.str()
+    out = unwrapped(slower.stdout.str())  # the failure message wraps at 120 columns
     assert "REGRESSION:" in out
     # one run each: past the limit with no noise estimate is inconclusive, so it was run once
     # more (--repeat-max defaults to twice --repeat) and judged on 2 vs 1 runs
@@ -307,4 +307,4 @@ def test_client_presets_limit_at_a_size_smoke_does_not_run_is_reported_not_faile
     small = pytester.runpytest(*args, "--scratch-size=64M")
     small.assert_outcomes(failed=1)
     assert ("seq1m_q1t1_100mib.write.bw_mbps not measured (test size 100 MiB skipped: larger "
-            "than the drive (64 MiB)): fails the limit") in small.stdout.str()
+            "than the drive (64 MiB)): fails the limit") in unwrapped(small.stdout.str())

@@ -26,7 +26,15 @@ from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import REPO, FakeFio, flat_verdicts, limits_yaml, qual_args, write_suite
+from ..conftest import (
+    REPO,
+    FakeFio,
+    flat_verdicts,
+    limits_yaml,
+    qual_args,
+    unwrapped,
+    write_suite,
+)
 
 # In-process pytester runs drop the modules first imported inside them, and numpy (under the
 # Allure charts' and trend's matplotlib) cannot be imported twice in one process: matplotlib is
@@ -124,7 +132,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     slow = gate.run("400", "--firmware=B", "--baseline=firmware:A", f"--alluredir={alluredir}")
     slow.assert_outcomes(failed=1)
     assert slow.ret == pytest.ExitCode.TESTS_FAILED
-    out = slow.stdout.str()
+    out = unwrapped(slow.stdout.str())
     # one run on each side is inconclusive past the limit (no noise estimate): run once more
     # (--repeat-max is twice --repeat), then regressed on 2 vs 1 runs
     assert (f"write.bw_mbps 400 vs 500 on A ({MINUS}20.0 %, 90 % CI {MINUS}20.0 \u2026 "
@@ -140,9 +148,9 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     assert allure["status"] == "failed"  # failed (a verdict), not broken
     # pytest's failure text starts with the stable prefix; Allure shows it after "Failed: "
     message = allure["statusDetails"]["message"]
-    assert message.startswith("Failed: REGRESSION: ")
+    assert message.startswith("Failed: REGRESSION:")
     baseline, candidate = gate.runs()
-    assert message.splitlines()[0].endswith(f"vs baseline run {baseline.run_id}")
+    assert unwrapped(message).splitlines()[0].endswith(f"vs baseline run {baseline.run_id}")
     assert not candidate.passed and candidate.info["exitstatus"] == 1
     record = candidate.records_of(candidate.drives[0]["drive"])["seq_write_128k_qd32"]
     assert record["status"] == "failed" and record["repeat"] == 2
@@ -153,7 +161,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     fast = gate.run("520", "--firmware=C", "--baseline=firmware:A")
     fast.assert_outcomes(passed=1)
     assert fast.ret == pytest.ExitCode.OK
-    out = fast.stdout.str()
+    out = unwrapped(fast.stdout.str())
     assert re.search(rf"improved\s+\S+ seq_write_128k_qd32: write\.bw_mbps 520 vs 500 on A "
                      rf"\(\+4\.0 %, limit {MINUS}5 %\)", out), out
     assert ("0 regressed, 0 inconclusive, 1 improved, 2 within limit, 0 without baseline value, "
@@ -166,7 +174,7 @@ def test_slower_faster_and_out_of_limits_builds_against_one_baseline(gate: Gate)
     (gate.pytester.path / "limits.yaml").write_text(_limits(450))
     both = gate.run("400", "--firmware=D", "--baseline=firmware:A")
     both.assert_outcomes(failed=1)
-    out = both.stdout.str()
+    out = unwrapped(both.stdout.str())
     # (run twice: the regression was confirmed by a rerun, so the message says how the
     # judged figures of the 2 runs were taken)
     assert re.search(r"seq_write_128k_qd32: 1 limit\(s\) violated\n  write\.bw_mbps 400 < min "
@@ -182,10 +190,10 @@ def test_a_baseline_by_run_id_or_latest_passing_firmware(gate: Gate) -> None:
     gate.run("400", "--firmware=A").assert_outcomes(passed=1)  # later, slower, same firmware
     by_id = gate.run("480", f"--baseline={first.run_id}")
     by_id.assert_outcomes(passed=1)  # -4 % vs 500 is within 5 %
-    assert f"vs 500 on A ({MINUS}4.0 %" in by_id.stdout.str()
+    assert f"vs 500 on A ({MINUS}4.0 %" in unwrapped(by_id.stdout.str())
     latest = gate.run("480", "--baseline=firmware:A")  # latest passing run of A: the 400 one
     latest.assert_outcomes(passed=1)
-    assert "vs 400 on A (+20.0 %" in latest.stdout.str()
+    assert "vs 400 on A (+20.0 %" in unwrapped(latest.stdout.str())
 
 
 @pytest.mark.parametrize(
@@ -278,10 +286,11 @@ def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> 
     # regressed on 3 vs 3 runs, then confirmed on every run up to --repeat-max (6): the
     # stand-in cycles 500, 515, 485
     assert len(gate.fake_fio.job_rws()) == jobs + 6
-    out = half.stdout.str()
-    assert (f"REGRESSED         {noisy_drive(gate)} seq_write_128k_qd32: write.bw_mbps 500 vs "
-            f"1000 on A ({MINUS}50.0 %, 90 % CI {MINUS}51.1 \u2026 {MINUS}48.9 %, limit "
-            f"{MINUS}5 %) [6 vs 3 runs, RSD 2.7 % vs 0.0 %]") in out
+    out = unwrapped(half.stdout.str())
+    assert re.search(  # the status column's padding ends where a long drive path wraps
+        rf"REGRESSED\s+{re.escape(noisy_drive(gate))} seq_write_128k_qd32: write.bw_mbps 500 vs "
+        rf"1000 on A \({MINUS}50.0 %, 90 % CI {MINUS}51.1 \u2026 {MINUS}48.9 %, limit "
+        rf"{MINUS}5 %\) \[6 vs 3 runs, RSD 2.7 % vs 0.0 %\]", out), out
     run = gate.runs()[-1]
     record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
     assert record["repeat"] == 6 and record["metrics"]["write.bw_mbps"] == 500.0
@@ -302,7 +311,7 @@ def test_repeat_judges_the_change_first_noise_never_hides_a_drop(gate: Gate) -> 
     # the same build again passes: the same three figures in another order
     same = gate.run("998,1000,1002", "--firmware=C2", "--baseline=firmware:A2", "--repeat=3")
     same.assert_outcomes(passed=1)
-    assert "0 regressed, 0 inconclusive" in same.stdout.str()
+    assert "0 regressed, 0 inconclusive" in unwrapped(same.stdout.str())
 
 
 def _in_run_order(gate: Gate, figures: list[float]) -> str:
@@ -326,7 +335,7 @@ def test_too_few_runs_for_the_noise_are_rerun_to_repeat_max_then_undecided(gate:
     decided.assert_outcomes(passed=1)
     assert len(gate.fake_fio.job_rws()) == jobs + 6
     assert ("[6 vs 3 runs, RSD 6.3 % vs 0.0 %; too few runs for this noise (needs 7 per side): "
-            "judged on what these runs alone settle]") in decided.stdout.str()
+            "judged on what these runs alone settle]") in unwrapped(decided.stdout.str())
     run = gate.runs()[-1]
     record = run.records_of(run.drives[0]["drive"])["seq_write_128k_qd32"]
     assert record["repeat"] == 6 and len(record["repetitions"]) == 6
@@ -338,8 +347,8 @@ def test_too_few_runs_for_the_noise_are_rerun_to_repeat_max_then_undecided(gate:
     wild.assert_outcomes(skipped=1)
     assert wild.ret == 1
     assert len(gate.fake_fio.job_rws()) == jobs + 6
-    out = wild.stdout.str()
-    assert re.search(r"UNDECIDED         \S+ seq_write_128k_qd32: write.bw_mbps 969 vs 1000 "
+    out = unwrapped(wild.stdout.str())
+    assert re.search(r"UNDECIDED\s+\S+ seq_write_128k_qd32: write.bw_mbps 969 vs 1000 "
                      r".*\[6 vs 3 runs, RSD 26.8 % vs 0.0 %\]: UNDECIDED: noise 23.5 % too "
                      r"high for a 5 % limit with 6 vs 3 runs; needs 115 runs per side "
                      r"\(--repeat 115 on this build and the baseline\)", out), out
@@ -356,8 +365,9 @@ def test_too_few_runs_for_the_noise_are_rerun_to_repeat_max_then_undecided(gate:
     both = gate.run("500", "--firmware=D", "--baseline=firmware:A", "--repeat=3")
     both.assert_outcomes(failed=1)
     assert len(gate.fake_fio.job_rws()) == jobs + 6
+    out = unwrapped(both.stdout.str())
     assert re.search(r"REGRESSION: \S+ seq_write_128k_qd32: 1 metric\(s\) regressed, 1 "
-                     r"UNDECIDED vs baseline run", both.stdout.str()), both.stdout.str()
+                     r"UNDECIDED vs baseline run", out), out
 
 
 def noisy_drive(gate: Gate) -> str:
@@ -545,7 +555,7 @@ def test_skipped():
     named.assert_outcomes(passed=1)
     assert (f"WARNING: baseline run {subset.run_id} is not a passing run (exit status 0, "
             "0 skipped, 1 deselected): used only because it was named explicitly") \
-        in named.stdout.str()
+        in unwrapped(named.stdout.str())
 
 
 def test_results_default_to_ssdqual_results_dir_env(gate: Gate,
@@ -611,7 +621,7 @@ def test_repeat_takes_the_maximum_and_the_worst_percentile_and_records_how(gate:
     gate.monkeypatch.setenv("FAKEFIO_P99_US", _in_run_order(gate, [250, 12500, 500]))
     failed = gate.run("1000", "--firmware=A", "--repeat=3")
     failed.assert_outcomes(failed=1)
-    out = failed.stdout.str()
+    out = unwrapped(failed.stdout.str())
     assert "  write.lat_p99_us 12500 > max 10000 (margin -25.0 %)" in out, out
     assert ("figures of 3 runs: write.lat_p99_us the worst run; the others the median run"
             in out), out

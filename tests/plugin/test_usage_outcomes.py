@@ -16,7 +16,7 @@ import pytest
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.errors import ConfigError
 
-from ..conftest import REPO, FakeFio, flat_verdicts
+from ..conftest import REPO, FakeFio, flat_verdicts, unwrapped
 from .test_plugin import _setup
 
 
@@ -164,7 +164,8 @@ def test_skipped_writes_exit_1_with_the_reason(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert (f"INCOMPLETE: 1 write test(s) skipped on {target} (writes refused, reasons "
             "in the verdict table): the drive is not qualified, so the run exits 1; add "
-            "--allow-skipped-writes to accept a read-only run") in result.stdout.str()
+            "--allow-skipped-writes to accept a read-only run") in unwrapped(
+        result.stdout.str())
 
 
 def test_allow_skipped_writes_exits_0_and_still_says_so(

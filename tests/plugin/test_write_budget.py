@@ -17,7 +17,15 @@ import pytest
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_FILE_BYTES, SCRATCH_WRITE_BUDGET_BYTES
 
-from ..conftest import READ_WRITE_SUITE, REPO, FakeFio, limits_yaml, qual_args, write_suite
+from ..conftest import (
+    READ_WRITE_SUITE,
+    REPO,
+    FakeFio,
+    limits_yaml,
+    qual_args,
+    unwrapped,
+    write_suite,
+)
 
 #: What the default dry run may write, stated in docs/qualifying.md ("How much a run writes"):
 #: the sum of the writing job sections' ``io_size`` (or ``size``) x ``numjobs`` of every suite
@@ -65,7 +73,7 @@ def test_default_dry_run_writes_size_based_jobs_within_the_stated_bytes(
 ) -> None:
     result = pytester.runpytest(str(REPO / "suites"), f"--fio-bin={fake_fio.path}",
                                 f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider")
-    out = result.stdout.str()
+    out = unwrapped(result.stdout.str())  # the header and the write line wrap at 120 columns
     assert "ssdqual: profile smoke" in out
     assert re.search(rf"ssdqual: drive file:\S+ \(file\); the plugin's scratch file "
                      rf"\({SCRATCH_FILE_BYTES >> 20} MiB\): every fio run writes at most 4 MiB, "
@@ -119,7 +127,7 @@ def test_named_file_keeps_time_based_writes_and_its_bytes_cross_xdist_workers(
     assert len(writes) == 2
     for job in writes:  # a drive named with --drive: time based, as the profile says
         assert "time_based=1" in job and "io_size" not in job and "ramp_time=1s" in job
-    lines = _written(result.stdout.str())
+    lines = _written(unwrapped(result.stdout.str()))
     assert sorted(lines) == [f"file:{pytester.path / 'a.img'}", f"file:{pytester.path / 'b.img'}"]
     # each: the 256 MiB prefill (size based) and 3 s of writes at the stand-in's 500 MB/s,
     # counted in the worker that ran them and added up by the controller

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pytest_ssdqual.report.summary import SummaryRow, final_line, format_drives, format_summary
 
+from ..conftest import unwrapped
+
 FACTS = {
     "drive": "/dev/sdb", "kind": "block", "model": "SanDisk SDSSDA240G", "serial": "S1",
     "firmware": "Z33130RL", "capacity_bytes": "240057409536", "transport": "SATA",
@@ -34,7 +36,8 @@ def test_limits_of_an_fio_pattern_no_test_ran_are_a_warning() -> None:
                  "fio:rand_w30_8k_qd16 (lab.yaml:9)")
     lines = format_drives({"/dev/sdb": facts}, {"/dev/sdb": {"rand_read_4k_qd8",
                                                              "rand_w30_8k_qd16"}})
-    warned = [line for line in lines if "judged nothing" in line]
+    assert all(len(line) <= 120 for line in lines)
+    warned = [line for line in unwrapped("\n".join(lines)).splitlines() if "judged nothing" in line]
     assert warned == ["  WARNING: limits under fio:rand_read_4k_qd4 (lab.yaml:7) judged "
                       "nothing: no test ran that fio pattern on this drive (a fio_workload "
                       "test's id comes from its rw, bs, iodepth, numjobs and write_pct; its "
@@ -121,3 +124,28 @@ def test_the_as_found_note_suggests_nothing_the_user_may_have_given() -> None:
     assert "--confirm-destroy" not in AS_FOUND_NOTE
     assert AS_FOUND_NOTE.endswith("(clear what refused the writes, as the skipped write tests "
                                   "say, to have the session prefill before reading)")
+
+
+def test_a_long_line_is_wrapped_under_itself_and_keeps_every_word() -> None:
+    """Issue 17 item 13: progress lines, the header, failure messages and the write line went
+    up to 282 columns. ``fit_lines`` wraps them at 120, indented past their own indent, never
+    splitting a timing, a figure from its unit or a phrase an Allure category looks for."""
+    from pytest_ssdqual.report.summary import fit_lines, fit_text
+
+    progress = ("[ssdqual file-scratch.img] transfer_size_sweep: write 32k: write 50,000 IOPS, "
+                "500.0 MB/s, p99 200 us (elapsed 7 s, ETA 12 s)")
+    assert fit_lines(progress) == [progress[:progress.index(" (elapsed")],
+                                   "    (elapsed 7 s, ETA 12 s)"]
+    sweep = "  rand_4k_qd4: " + ", ".join(f"{p} % writes 100,000" for p in range(0, 101, 10))
+    lines = fit_lines(sweep + " IOPS")
+    assert len(lines) == 3 and all(len(line) <= 120 for line in lines)
+    assert all(line.startswith("      ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == (sweep + " IOPS").strip()
+    assert not any(line.strip().startswith("%") for line in lines)  # "100 %" kept whole
+    drive = "file:/" + "x" * 94  # "limit(s)" would end in column 116, "violated" past 120
+    message = fit_text(f"{drive} mix: 1 limit(s) violated\n  x.iops 1 < min 2")
+    assert message.splitlines() == [f"{drive} mix:", "    1 limit(s) violated",
+                                    "  x.iops 1 < min 2"]
+    assert fit_lines("short") == ["short"] and fit_lines("") == [""]
+    path = "/a" * 70  # a word longer than the width stays whole (a path must be copyable)
+    assert fit_lines(f"summaries in {path}:") == ["summaries in", f"    {path}:"]
