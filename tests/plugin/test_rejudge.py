@@ -20,7 +20,7 @@ from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
-from ..conftest import REPO, FakeFio
+from ..conftest import REPO, FakeFio, unwrapped
 
 LIMITS = """
 version: 1
@@ -257,7 +257,7 @@ def test_a_stored_never_recovered_run_rejudges_with_the_runs_reason(
         "-p", "no:cacheprovider", f"--results-dir={results}")
     result.assert_outcomes(failed=1)
     # the failure text may be printed twice (failure section and short summary, by -r flags)
-    [run_line] = {line for line in result.stdout.lines
+    [run_line] = {line for line in unwrapped(result.stdout.str()).splitlines()
                   if line.startswith("  time_to_recover_s never recovered")}
     assert run_line.startswith(
         "  time_to_recover_s never recovered: no idle time up to 4 s kept it at >= 90% of fresh "

@@ -90,7 +90,8 @@ def test_summary_command_regenerates_the_pages(tmp_path: Path,
     _e12_run(results)
     assert main(["summary", str(results), "-o", str(tmp_path / "pages")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("PASS       Phison E12 NVMe 1TB (fw ECFM11.0, S/N S3Z9NB0K123456)")
+    assert out.startswith(f"summaries in {tmp_path / 'pages'}:\nPASS       Phison E12 NVMe 1TB "
+                          "(fw ECFM11.0, S/N S3Z9NB0K123456): summary-Phison-E12-NVMe-1TB-")
     assert (tmp_path / "pages" / "summary-Phison-E12-NVMe-1TB-S3Z9NB0K123456.md").exists()
 
 
