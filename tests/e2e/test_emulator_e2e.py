@@ -36,7 +36,7 @@ from pytest_ssdqual.fio.logs import bandwidth_series
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.methodology.slc_cache import detect_slc_cliff
 
-from ..conftest import REPO, need_emulation, popen_interruptible, sigint_ignored
+from ..conftest import REPO, need_emulation, popen_interruptible, sigint_ignored, unwrapped
 
 pytestmark = pytest.mark.e2e
 
@@ -255,7 +255,7 @@ def test_seed_models_pass_their_profiles_and_20_percent_slower_copies_fail(
                          "-rA"),
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
         )
-    out = proc.stdout + proc.stderr
+    out = unwrapped(proc.stdout + proc.stderr)  # the identity lines wrap at 120 columns
     print("\n".join(line for line in out.splitlines() if line.startswith("emu:")))
     assert proc.returncode == 1, out
     for model in SEED_MODELS:
