@@ -273,7 +273,7 @@ def count_lines(rows: list[SummaryRow]) -> list[str]:
            if counts[NOT_IN_PROFILE_WORD] else "")
         + f"; {counts['not judged']} measured metrics had no limit (not judged)"
     )
-    return [line, AS_FOUND_NOTE] if as_found else [line]
+    return [line, *fit_lines(AS_FOUND_NOTE)] if as_found else [line]  # 120 columns
 
 
 def format_drives(drives: dict[str, dict[str, str]],

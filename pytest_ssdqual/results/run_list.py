@@ -15,7 +15,7 @@ from pytest_ssdqual.results.store import ResultsStore
 __all__ = ["RunSummary", "list_runs", "summarize"]
 
 #: ``RunSummary.verdict`` of a folder without ``run.json`` (the session died or still runs).
-INCOMPLETE = "INCOMPLETE"
+UNFINISHED = "UNFINISHED"
 #: ... of a run whose files cannot be read (``StoreError``: named in ``note``).
 DAMAGED = "DAMAGED"
 
@@ -27,12 +27,15 @@ class RunSummary:
     Attributes:
         run_id, path: its id and folder. started_utc: ``run.json``'s start (the id's for an
             incomplete run). profile: the run profile.
-        verdict: ``PASS`` (pytest exited 0), ``FAIL`` (exit 1), ``INTERRUPTED``, ``ERROR``
-            (another exit status), ``INCOMPLETE`` (no ``run.json``), ``DAMAGED``.
+        verdict: the session's last line's word: ``PASS`` (pytest exited 0), ``FAIL`` (exit 1
+            with a test failed or broken), ``INCOMPLETE`` (exit 1 with none failed: tests
+            skipped, e.g. writes refused, or undecided), ``INTERRUPTED``, ``ERROR`` (another
+            exit status); ``UNFINISHED`` (no ``run.json``: killed, or still running),
+            ``DAMAGED``.
         tests: ``passed``, ``failed``, ``skipped`` counts. baseline: eligible as a
             ``firmware:NAME`` baseline (``StoredRun.passed``).
         drives: per drive ``drive``, ``model``, ``serial``, ``firmware``. note: why a run is
-            DAMAGED or INCOMPLETE.
+            DAMAGED or UNFINISHED.
     """
 
     run_id: str
@@ -77,13 +80,15 @@ def summarize(run: StoredRun) -> RunSummary:
     """The summary of one complete run."""
     info = run.info
     exitstatus = info.get("exitstatus")
+    counts = _test_counts(run)
     verdict = ("INTERRUPTED" if info.get("status") == "interrupted" else
-               {0: "PASS", 1: "FAIL"}.get(exitstatus, f"ERROR (exit {exitstatus})")
+               {0: "PASS", 1: "FAIL" if counts["failed"] else "INCOMPLETE"}.get(
+                   exitstatus, f"ERROR (exit {exitstatus})")
                if isinstance(exitstatus, int) else "ERROR")
     drives = [{key: str(d.get(key) or "") for key in ("drive", "model", "serial", "firmware")}
               for d in run.drives]
     return RunSummary(run.run_id, run.path, str(info.get("started_utc") or _started(run.run_id)),
-                      run.profile, verdict, _test_counts(run), run.passed, drives)
+                      run.profile, verdict, counts, run.passed, drives)
 
 
 def list_runs(store: ResultsStore) -> list[RunSummary]:
@@ -96,5 +101,5 @@ def list_runs(store: ResultsStore) -> list[RunSummary]:
         except StoreError as exc:
             incomplete = "incomplete" in exc.message or "no run.json" in exc.message
             out.append(RunSummary(path.name, path, _started(path.name), "",
-                                  INCOMPLETE if incomplete else DAMAGED, note=str(exc)))
+                                  UNFINISHED if incomplete else DAMAGED, note=str(exc)))
     return out

@@ -19,7 +19,15 @@ from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, STATE_WRITES_
 from pytest_ssdqual.qualify.session import STATE_AS_FOUND
 from pytest_ssdqual.results.store import ResultsStore
 
-from ..conftest import READ_WRITE_SUITE, FakeFio, flat_verdicts, limits_yaml, qual_args, write_suite
+from ..conftest import (
+    READ_WRITE_SUITE,
+    FakeFio,
+    flat_verdicts,
+    limits_yaml,
+    qual_args,
+    unwrapped,
+    write_suite,
+)
 
 THRESHOLDS = limits_yaml({"seq_read_128k_qd32": {"bw_mbps": {"min": 100}},
                              "seq_write_128k_qd32": {"bw_mbps": {"min": 100}}})
@@ -112,7 +120,7 @@ def test_a_rejudged_read_as_found_is_still_as_found_and_incomplete(
     code, out = _rejudge(store, pytester.path / "limits.yaml", capsys)
     assert code == 1, out
     lines = out.splitlines()
-    assert AS_FOUND_NOTE in lines
+    assert AS_FOUND_NOTE in unwrapped(out).splitlines()  # wrapped at 120 columns
     assert f"INCOMPLETE: file:{target}: 1 limit(s) passed only on media as found (its summary " \
            "would say INCOMPLETE)" in lines
     assert lines[-1] == (f"{run_counts}; 0 regression(s); run is INCOMPLETE: it cannot pass a "

@@ -180,16 +180,29 @@ def test_runs_lists_the_stored_runs_newest_first(
     assert lines[1].split() == ["run", "started", "(UTC)", "profile", "verdict", "tests",
                                 "drives"]
     assert lines[2].startswith(f"{broken.name}  2026-12-01T00:00:03Z  -")
-    assert "INCOMPLETE" in lines[2] and "incomplete (no run.json" in lines[2]
+    assert "UNFINISHED" in lines[2] and "incomplete (no run.json" in lines[2]
     assert lines[3].split() == [new.run_id, "2026-12-01T00:00:02Z", "smoke", "FAIL", "0",
                                 "passed,", "1", "failed", "Model", "X", "S/N", "S1", "fw",
                                 "SVN418a"]
     assert lines[4].split()[:4] == [old.run_id, "2026-12-01T00:00:01Z", "smoke", "PASS"]
     assert main(["runs", "--results-dir", str(store.root), "--format", "json", "-n", "1"]) == 0
     [only] = json.loads(capsys.readouterr().out)["runs"]
-    assert only["run_id"] == broken.name and only["verdict"] == "INCOMPLETE"
+    assert only["run_id"] == broken.name and only["verdict"] == "UNFINISHED"
     assert main(["runs", "--results-dir", str(tmp_path / "empty")]) == 0
     assert capsys.readouterr().out == f"no stored run in {tmp_path / 'empty'}\n"
+
+
+def test_runs_calls_a_run_that_exited_1_with_nothing_failed_incomplete_as_the_terminal_did(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Writes refused (a wrong --confirm-destroy): the session ended 'ssdqual: INCOMPLETE (exit
+    1)'; `ssdqual runs` said FAIL (newcomer trial). A failed test still makes it FAIL."""
+    store = ResultsStore(tmp_path / "results")
+    refused = _run(store, 1, "SVN417w", exitstatus=1)  # a read passed, the writes were skipped
+    failed = _run(store, 2, "SVN417w", 400.0, status="failed", exitstatus=1)
+    assert main(["runs", "--results-dir", str(store.root), "--format", "json"]) == 0
+    verdicts = {r["run_id"]: r["verdict"] for r in json.loads(capsys.readouterr().out)["runs"]}
+    assert verdicts == {refused.run_id: "INCOMPLETE", failed.run_id: "FAIL"}
 
 
 def test_trend_without_a_selection_uses_the_one_model_and_says_so(
