@@ -27,18 +27,13 @@ from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun, StoreError
 from pytest_ssdqual.results.store import ResultsStore
 from pytest_ssdqual.results.stored import StoredTest, read_result
 
+from ..conftest import limits_yaml
+
 RUN_ID = "20261130T101500.000001Z-abcdef"
 BIG = "1" + "0" * 400  # 10**400: float() of it raises OverflowError
 DEEP = "[" * 100000 + "]" * 100000  # json.loads raises RecursionError
-LIMITS = """
-version: 1
-profiles:
-  - name: all
-    match: {}
-    source: "test"
-    limits:
-      seq_write_128k_qd32: {bw_mbps: {min: 100}}
-"""
+LIMITS = limits_yaml({"seq_write_128k_qd32": {"bw_mbps": {"min": 100}}}, name="all", match="{}",
+                     source="test")
 
 
 def _record(**metrics: float) -> dict[str, Any]:
