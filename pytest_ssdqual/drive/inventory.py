@@ -30,8 +30,9 @@ import difflib
 import fnmatch
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -81,6 +82,8 @@ class Entry:
         note: free text.
         smartctl_device_type: smartctl ``-d`` type for the drive (``sntjmicron``), or None.
         where: provenance prefix, ``'inventory.yaml:12'`` or ``'built-in'``.
+        plugs: lab hardware for the drive, plug kind (``power_switch``, ``power_meter``,
+            ``firmware_updater``) -> plug spec text (parsed by ``pytest_ssdqual.plugs.spec``).
     """
 
     model: str | None
@@ -90,6 +93,7 @@ class Entry:
     note: str = ""
     where: str = "built-in"
     smartctl_device_type: str | None = None
+    plugs: Mapping[str, str] = dataclass_field(default_factory=dict)
 
     def matches(self, identity: DriveIdentity) -> bool:
         """All given keys hold: serial equal (surrounding spaces ignored), model glob matches."""
@@ -228,6 +232,7 @@ def _entries(data: dict[str, Any], lines: dict[str, int], file: str) -> list[Ent
                 note=item.get("note", ""),
                 where=f"{file}:{line}" if line else file,
                 smartctl_device_type=item.get("smartctl_device_type"),
+                plugs=dict(item.get("plugs", {})),
             )
         )
     return entries
@@ -333,6 +338,14 @@ class Inventory:
         for entry in ordered:
             if entry.smartctl_device_type and entry.matches(identity):
                 return entry.smartctl_device_type, entry.where
+        return None
+
+    def plug(self, identity: DriveIdentity, kind: str) -> tuple[str, str] | None:
+        """``(spec text, 'inventory.yaml:12')`` of the first entry for ``identity`` naming a plug of
+        ``kind`` (a ``PLUG_KINDS`` key; serial entries first, then globs in order); or None."""
+        for entry in sorted(self.entries, key=lambda e: e.serial is None):
+            if kind in entry.plugs and entry.matches(identity):
+                return entry.plugs[kind], entry.where
         return None
 
     def lookup(self, identity: DriveIdentity) -> Assignment | None:

@@ -22,8 +22,8 @@ from ..conftest import REPO
 PKG = REPO / "pytest_ssdqual"
 #: "No module over ~400 lines": a module of this many lines is split.
 MAX_LINES = 420
-SUBPACKAGES = {"catalog", "cli", "drive", "emulate", "fio", "methodology", "plugin", "qualify",
-               "report", "results", "thresholds"}
+SUBPACKAGES = {"catalog", "cli", "drive", "emulate", "fio", "methodology", "plugin", "plugs",
+               "qualify", "report", "results", "thresholds"}
 TOP_LEVEL = {"__init__", "bounds", "errors", "yamlutil"}
 #: The Allure writer, one module per purpose: labels and history ids, steps and
 #: attachments, results written outside allure-pytest's flow. Only these and plugin/ import allure.
