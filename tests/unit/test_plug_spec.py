@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pytest_ssdqual.drive.identity import DriveIdentity
@@ -74,3 +76,22 @@ def test_an_unknown_plug_kind_in_the_inventory_is_a_schema_error(tmp_path) -> No
     with pytest.raises(ConfigErrors) as error:
         Inventory.load(path)
     assert "power_swich" in str(error.value)
+
+
+def test_the_option_beats_the_inventory_and_an_emulated_drive_has_its_own(tmp_path) -> None:
+    from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
+
+    path = tmp_path / "lab.yaml"
+    path.write_text("version: 1\ndrives:\n  - match: {serial: S1}\n"
+                    "    plugs: {power_meter: 'csv:/m.csv'}\n")
+    inventory = Inventory.load(path)
+    real = _identity("S1", "Lab 1")
+    assert plug_spec_for("power_meter", real, option=None, inventory=inventory).target == "/m.csv"
+    chosen = plug_spec_for("power_meter", real, option="csv:/o.csv", inventory=inventory)
+    assert (chosen.target, chosen.where) == ("/o.csv", "--power-meter")
+    assert plug_spec_for("power_switch", real, option=None, inventory=inventory) is None
+    assert "--power-switch=SPEC" in missing_plug_reason("power_switch", real)
+    emulated = dataclasses.replace(real, kind="emu")
+    assert plug_spec_for("power_switch", emulated, option=None, inventory=None).form == "emu"
+    with pytest.raises(ConfigError, match="is not emulated"):
+        plug_spec_for("power_switch", real, option="emu", inventory=None)
