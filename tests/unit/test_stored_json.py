@@ -260,3 +260,24 @@ def test_a_run_json_of_the_wrong_shape_is_refused_naming_the_key(tmp_path: Path)
     with pytest.raises(StoreError, match=r"tests\.failed: unreadable, the stored file has the "
                                          r"wrong shape: expected integer, found a string"):
         StoredRun.load(folder)
+
+
+def test_a_damaged_run_left_out_of_the_index_is_named_where_a_baseline_or_trend_finds_none(
+    tmp_path: Path
+) -> None:
+    # the only run of firmware A is damaged before it was indexed (copied in from elsewhere):
+    # "no passing run of firmware 'A'" used to say nothing of it
+    from pytest_ssdqual.results.gate_options import resolve_baseline
+    from pytest_ssdqual.results.trend import trend_points
+
+    store, folder = _store(tmp_path)
+    store.index_path.unlink()
+    path = _record_file(folder)
+    path.write_text(path.read_text().replace('"workload"', '"workload_was"'))
+    with pytest.raises(ConfigError) as error:
+        resolve_baseline(ResultsStore(store.root), "firmware:A", "smoke")
+    assert f"1 damaged run(s) left out (ssdqual runs lists them): {RUN_ID}" in str(error.value)
+    fresh = ResultsStore(store.root)
+    with pytest.raises(ConfigError, match="1 damaged run.s. left out"):
+        trend_points(fresh, workload="seq_write_128k_qd32", metric="write.bw_mbps", model="M")
+    assert fresh.damaged[RUN_ID].endswith(f"(fix: remove or restore the run folder {folder})")
