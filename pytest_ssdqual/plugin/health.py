@@ -43,6 +43,7 @@ from pytest_ssdqual.drive.health_checks import (
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure_labels
+from pytest_ssdqual.plugin.events import event_stream
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_not_applicable, label_test
@@ -154,7 +155,13 @@ def store(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement
     (``ResultsGate.store_health``; in place of the record in folder ``replace`` when given),
     with the test's node id and when the run's verdict table lists it (``listed``:
     ``record.LISTED_*``), so ``ssdqual rejudge`` judges and counts it as the run did. Returns
-    the record's folder. Raises ``StoreError`` (the test is broken) when it cannot be stored."""
+    the record's folder. Raises ``StoreError`` (the test is broken) when it cannot be stored.
+    The reading is an event line too (``--events``)."""
+    stream = event_stream(node.config)
+    if stream is not None:
+        stream.emit("health", test=node.nodeid, drive=tracker_.ctx.target.spec.raw,
+                    label=judgement.label, metrics=judgement.metrics,
+                    failed=[v.line() for v in judgement.failed])
     return node.config.stash[GATE_KEY].store_health(
         tracker_.ctx, judgement, listed=listed, test=clean_node_id(node.nodeid),
         strict=tracker_.strict, replace=replace)

@@ -25,6 +25,7 @@ from pytest_ssdqual.errors import FioError
 from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
+from pytest_ssdqual.plugin.events import EventHooks
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
     fio_workload,
@@ -68,6 +69,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(OrderingHooks(), "ssdqual-ordering")
+    if not hasattr(config, "workerinput"):  # the controller: session start/end, test ends
+        config.pluginmanager.register(EventHooks(config), "ssdqual-events")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(XdistHooks(_scratch_for_workers(config), run_id),
                                       "ssdqual-xdist")

@@ -36,6 +36,7 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_INPUT,
     SCRATCH_KEY,
 )
+from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
@@ -186,6 +187,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
+    add_event_options(group)  # --events
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -380,7 +382,7 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience")
+                "repeat_max", "smartctl_device_type", "report_audience", "events")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification

@@ -226,7 +226,7 @@ def test_a_report_history_line_nested_deep_is_a_config_error(tmp_path: Path) -> 
      "number or null, found a string 'fast'"),
     (lambda r: r.pop("workload"), "'workload' is missing"),
     (lambda r: r.update(metrics=[1, 2]), "metrics: unreadable, the stored file has the wrong "
-                                         "shape: expected object, found a list"),
+                                         "shape: expected object or null, found a list"),
     (lambda r: r.update(facts="x"), "facts: unreadable"),
     (lambda r: r.update(workload=7), "workload: unreadable"),
     (lambda r: r.update(spread_pct="x"), "spread_pct: unreadable"),
