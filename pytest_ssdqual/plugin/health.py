@@ -42,7 +42,13 @@ from pytest_ssdqual.drive.health_checks import (
     judge_health,
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure_labels
+from pytest_ssdqual.plugin.common import (
+    GATE_KEY,
+    PROP_DRIVE,
+    PROP_NOT_APPLICABLE,
+    PROP_ROWS,
+    allure_labels,
+)
 from pytest_ssdqual.plugin.events import event_stream
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
@@ -59,14 +65,12 @@ from pytest_ssdqual.results.record import (
     LISTED_IF_FAILED,
     LISTED_IF_FLAGGED,
 )
-from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 
 #: user_properties key of a test skipped because it cannot apply to the target (no SMART on a
 #: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
 #: for the results store (it can still be a firmware baseline).
-PROP_NOT_APPLICABLE = LABEL_NOT_APPLICABLE
 
 def mark_not_applicable(node: pytest.Item, reason: str) -> None:
     """The test is about to be skipped because it cannot apply to its drive: not counted as a
@@ -312,10 +316,3 @@ class DriveHealthTest:
         assert found.last is not None
         self._finish(found, [(reading, found.last[1]), (change, found.last[1])])
         return reading, change
-
-
-@pytest.fixture
-def drive_health(request: pytest.FixtureRequest, ssd_session: QualSession,
-                 ssd_drive: DriveContext) -> DriveHealthTest:
-    """The health checks of the drive under test (``suites/test_health.py``)."""
-    return DriveHealthTest(request.node, ssd_session, ssd_drive)

@@ -20,13 +20,11 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
-from pytest_ssdqual.drive.device_types import parse_device_type_options
-from pytest_ssdqual.drive.inventory import Inventory
-from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
+from pytest_ssdqual.catalog.sizes import SCRATCH_FILE_BYTES
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.plugin.common import (
     GATE_KEY,
@@ -38,17 +36,21 @@ from pytest_ssdqual.plugin.common import (
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
-from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.gate_options import build_gate_options
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
     add_results_dir_option,
     resolve_results_dir,
 )
-from pytest_ssdqual.results.run_folder import new_run_id
-from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.results.run_id import new_run_id
+
+# The options are defined when pytest loads the plugin; the domain (drives, thresholds, the
+# results gate) is imported when they are built, once the plugin is used.
+if TYPE_CHECKING:
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.results.gate import ResultsGate
 
 #: Smallest ``--scratch-size``: 1 MiB.
 MIN_SCRATCH_BYTES = 1024 * 1024
@@ -71,6 +73,8 @@ def _size(value: str) -> int:
 
 
 def _profile(value: str) -> str:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+
     if value not in PROFILES:
         raise argparse.ArgumentTypeError(
             f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
@@ -233,6 +237,9 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
+    from pytest_ssdqual.results.gate import ResultsGate
+    from pytest_ssdqual.results.gate_options import build_gate_options
+
     results_dir = resolve_results_dir(
         config.getoption("results_dir"), invocation_dir=Path(config.invocation_params.dir),
         rootdir=Path(config.rootpath), ini=config.getini(RESULTS_DIR_INI))
@@ -247,6 +254,13 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
 
 
 def build_options(config: pytest.Config) -> SessionOptions:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+    from pytest_ssdqual.drive.device_types import parse_device_type_options
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import parse_drive_option
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.thresholds.loader import ThresholdSet
+
     root = Path(config.rootpath)
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]

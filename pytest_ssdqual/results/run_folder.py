@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.errors import SsdQualError
+from pytest_ssdqual.results.run_id import new_run_id  # noqa: F401  (re-exported)
 from pytest_ssdqual.results.stored_json import DamagedJson, read_stored_json
 from pytest_ssdqual.results.stored_shape import shape_problem
 
@@ -91,14 +92,6 @@ class StoreError(SsdQualError):
 def utc_now() -> str:
     """Current UTC time, ISO 8601 with seconds and ``Z`` (``2026-11-30T10:15:00Z``)."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def new_run_id(now: dt.datetime | None = None) -> str:
-    """A new, sortable run id: UTC start with microseconds and 6 random hex digits
-    (``20261130T101500.123456Z-3fa2c1``), so runs started in the same second still sort by
-    start time."""
-    moment = now or dt.datetime.now(dt.UTC)
-    return f"{moment:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
 
 
 def drive_slug(drive: str) -> str:
