@@ -37,6 +37,7 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_KEY,
 )
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
+from pytest_ssdqual.plugin.power_loss import add_power_loss_options
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
 from pytest_ssdqual.results.gate import ResultsGate
@@ -186,6 +187,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
+    add_power_loss_options(group)  # --power-switch, --power-cycles, --power-loss-seed
 
 
 def session_run_id(config: pytest.Config) -> str:
