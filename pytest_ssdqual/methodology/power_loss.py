@@ -54,7 +54,7 @@ VERIFY = "crc32c"
 BS_BYTES = 4096
 IODEPTH = 16
 #: Seconds after fio starts within which the cut lands (seeded uniform), per run profile.
-CUT_WINDOW_S = {"smoke": (0.4, 1.0), "quick": (5.0, 30.0), "full": (30.0, 300.0)}
+CUT_WINDOW_S = {"smoke": (0.8, 1.4), "quick": (5.0, 30.0), "full": (30.0, 300.0)}
 #: Seconds without power, per run profile.
 OFF_S = {"smoke": 0.5, "quick": 5.0, "full": 10.0}
 #: Seconds the device path may take to come back after power-on.

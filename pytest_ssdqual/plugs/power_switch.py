@@ -132,7 +132,7 @@ class CommandPowerSwitch:
         pass
 
     def describe(self) -> str:
-        return f"command power switch ({self.spec.where}): {shlex.join(self.spec.argv)}"
+        return f"command power switch ({self.spec.where}): {' '.join(self.spec.argv)}"
 
 
 class QuarchPowerSwitch:
