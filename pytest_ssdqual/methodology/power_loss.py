@@ -92,7 +92,7 @@ class CycleRecord:
         cycle: 1-based. seed: fio's ``randseed``. cut_at_s: the planned cut point after fio
             started (s). trigger_fired: fio saw the trigger (else the write had finished first).
         written_bytes: bytes fio completed before it stopped. write_s: the write run's wall time.
-        fio_exit_to_cut_ms: from fio's exit to ``switch.off()`` returning.
+        fio_exit_to_cut_ms: from fio's exit to the call of ``switch.off()``.
         off_s: seconds without power. back_s: power-on to the device answering again.
         verify: the read-verify report. unsafe_before / unsafe_after: the counter, or None.
         unsafe_source: where the counter came from, or why it could not be read.
@@ -185,8 +185,9 @@ def run_cycle(session: QualSession, ctx: DriveContext, switch: Any, folder: Path
     if not rec.trigger_fired:
         rec.notes.append(f"cycle {cycle}: the write phase ended ({rec.written_bytes:,} bytes) "
                          f"before the cut at {cut_at_s:.2f} s: the cut came after the writes")
+    cut_s = time.monotonic()
     rec.cut = switch.off()
-    rec.fio_exit_to_cut_ms = (time.monotonic() - exited) * 1000
+    rec.fio_exit_to_cut_ms = (cut_s - exited) * 1000
     time.sleep(off_s)
     rec.off_s = off_s
     switch.on()

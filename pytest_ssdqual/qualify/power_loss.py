@@ -163,7 +163,8 @@ def measure_power_loss(host: Host, session: QualSession, ctx: DriveContext, work
                                 read_counter=read_counter)
             records.append(rec)
             (folder / "cycle.json").write_text(json.dumps(
-                {**{k: _jsonable(v) for k, v in vars(rec).items() if k not in ("verify",
+                {"drive": ctx.target.spec.raw, "serial": ctx.identity.serial,
+                 **{k: _jsonable(v) for k, v in vars(rec).items() if k not in ("verify",
                                                                                   "cut")},
                  "cut": json.loads(rec.cut.to_json()) if hasattr(rec.cut, "to_json") else None,
                  "verify_failures": [f.offset_bytes for f in rec.verify.failures]
