@@ -25,6 +25,11 @@ from pytest_ssdqual.catalog.health import (
     NO_DIRECTION_HEALTH,
     NO_DIRECTION_IDLE_WAKE,
 )
+from pytest_ssdqual.catalog.power_loss import (
+    NO_DIRECTION_POWER_LOSS,
+    POWER_LOSS_METRICS,
+    POWER_LOSS_WORKLOAD_ID,
+)
 from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the catalog's units)
     GIB,
     KIB,
@@ -98,7 +103,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO)
+    | NO_DIRECTION_FIO | NO_DIRECTION_POWER_LOSS)
 
 
 @dataclass(frozen=True)
@@ -364,6 +369,10 @@ CATALOG: dict[str, Workload] = {
                  "checksums, read back and verified (fio verify)", "write", 128 * KIB, 32,
                  family="integrity", methodology_metrics=data_tests.INTEGRITY_METRICS,
                  per_direction=False),
+        Workload(POWER_LOSS_WORKLOAD_ID, "Power-loss integrity: 4 KiB random writes QD16 "
+                 "with fio verify state, a power cut, read-back from the saved state",
+                 "randwrite", 4 * KIB, 16, family="integrity",
+                 methodology_metrics=POWER_LOSS_METRICS, per_direction=False),
     )
 }
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from pytest_ssdqual.emulate.power_loss_model import PowerLoss
+
 __all__ = [
     "CAP_FIELDS",
     "Caps",
@@ -275,6 +277,7 @@ class DriveModel:
     fragmentation: Fragmentation | None = None
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
+    power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
 
     @property
     def recovers(self) -> bool:

@@ -71,6 +71,7 @@ from pytest_ssdqual.emulate.model_behaviours import (
     curve_for,
     str_curve_keys,
 )
+from pytest_ssdqual.emulate.power_loss_model import power_loss_errors, power_loss_of
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
@@ -315,7 +316,8 @@ def load_model(path: str | Path) -> DriveModel:
     if errors:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
-    errors = _sense_errors(data, lines, file) + _nvme_sense_errors(data, lines, file)
+    errors = [*_sense_errors(data, lines, file), *_nvme_sense_errors(data, lines, file),
+              *power_loss_errors(data, lines, file)]
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]
@@ -354,6 +356,7 @@ def load_model(path: str | Path) -> DriveModel:
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),
         nvme=_nvme_facts(data),
+        power_loss=power_loss_of(data),
     )
 
 

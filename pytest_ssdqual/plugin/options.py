@@ -36,6 +36,7 @@ from pytest_ssdqual.plugin.common import (
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
+from pytest_ssdqual.plugin.power_loss import add_power_loss_options
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
@@ -192,6 +193,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
     add_event_options(group)  # --events
+    add_power_loss_options(group)  # --power-switch, --power-cycles, --power-loss-seed
 
 
 def session_run_id(config: pytest.Config) -> str:
