@@ -47,6 +47,7 @@ from pytest_ssdqual.results.location import (
     resolve_results_dir,
 )
 from pytest_ssdqual.results.run_folder import new_run_id
+from pytest_ssdqual.shipped import names_shipped_suites, shipped_folder
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 #: Smallest ``--scratch-size``: 1 MiB.
@@ -109,7 +110,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--thresholds", action="append", default=[], metavar="PATH",
         help="threshold YAML file or folder, repeatable. Default: ini ssdqual_thresholds, else "
-        "thresholds/ in the rootdir.",
+        "thresholds/ in the rootdir, else (running the shipped suites) the shipped ones.",
     )
     group.addoption(
         "--inventory", default=None, metavar="PATH",
@@ -139,7 +140,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--emu-models", action="append", default=[], metavar="DIR",
         help="folder of emulated drive models (emu:NAME looks here first), repeatable. "
-        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir.",
+        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir, then the shipped ones.",
     )
     parser.addini("ssdqual_emu_models", "default emulated drive model folders", type="paths",
                   default=[])
@@ -288,6 +289,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
     ]
     if not threshold_paths and (root / "thresholds").is_dir():
         threshold_paths = [root / "thresholds"]
+    if not threshold_paths and _runs_shipped_suites(config):  # e.g. from an installed wheel
+        threshold_paths = [shipped_folder("thresholds")]
     for p in threshold_paths:
         if not p.exists():
             raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
@@ -391,12 +394,20 @@ SUITE_FLAG = "ssdqual_suite"
 def in_play(config: pytest.Config) -> bool:
     """True when this run uses the plugin, as far as can be told before collection: a
     ``--drive`` or another ssdqual option (a conftest's ``pytest_configure`` may set one as a
-    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, or a loaded conftest with
-    ``ssdqual_suite = True``. Otherwise the plugin stays inert until a test asks for one of its
-    fixtures (pytest-xdist likewise registers its ``DSession`` only when distributing)."""
+    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, a loaded conftest with
+    ``ssdqual_suite = True``, or arguments naming the shipped suites. Otherwise the plugin
+    stays inert until a test asks for one of its fixtures (pytest-xdist likewise registers
+    its ``DSession`` only when distributing)."""
     if any(config.getoption(name) for name in PLAY_OPTIONS):
         return True
     if config.getoption("repeat") != 1 or any(config.getini(name) for name in PLAY_INIS):
         return True
-    return any(getattr(plugin, SUITE_FLAG, False) is True
-               for plugin in config.pluginmanager.get_plugins())
+    return _runs_shipped_suites(config) or any(
+        getattr(plugin, SUITE_FLAG, False) is True for plugin in config.pluginmanager.get_plugins())
+
+
+def _runs_shipped_suites(config: pytest.Config) -> bool:
+    """The run names the shipped suites (``--pyargs pytest_ssdqual.suites``: their conftest is
+    not loaded before collection then, so its ``ssdqual_suite`` flag cannot tell)."""
+    return names_shipped_suites([str(a) for a in config.args], pyargs=bool(config.option.pyargs),
+                                invocation_dir=Path(config.invocation_params.dir))
