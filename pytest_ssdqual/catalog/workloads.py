@@ -25,10 +25,13 @@ from pytest_ssdqual.catalog.health import (
     NO_DIRECTION_HEALTH,
     NO_DIRECTION_IDLE_WAKE,
 )
-
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
+from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the catalog's units)
+    GIB,
+    KIB,
+    MIB,
+    SCRATCH_FILE_BYTES,
+    SCRATCH_WRITE_BUDGET_BYTES,
+)
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
 #: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
@@ -279,14 +282,6 @@ PROFILES: dict[str, RunProfile] = {
     )
 }
 
-#: The dry run (no ``--drive``): the plugin's own scratch file is this big (``--scratch-size``
-#: overrides it), and every fio run writing to it writes at most ``SCRATCH_WRITE_BUDGET_BYTES``
-#: (a job that fills its area writes it once): a dry run's bytes then do not grow with the
-#: speed of the host's disk (``fio.job.budgeted_io_bytes``). Drives named with ``--drive`` are
-#: not budgeted. 128 MiB: the client presets' larger smoke test size (100 MiB) fits, so the
-#: dry run measures every figure a drive's smoke run does.
-SCRATCH_FILE_BYTES = 128 * MIB
-SCRATCH_WRITE_BUDGET_BYTES = 4 * MIB
 
 
 def _w(

@@ -20,13 +20,11 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
-from pytest_ssdqual.drive.device_types import parse_device_type_options
-from pytest_ssdqual.drive.inventory import Inventory
-from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
+from pytest_ssdqual.catalog.sizes import SCRATCH_FILE_BYTES
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.plugin.common import (
     GATE_KEY,
@@ -36,19 +34,24 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_INPUT,
     SCRATCH_KEY,
 )
+from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
-from pytest_ssdqual.qualify.session import SessionOptions
+from pytest_ssdqual.plugin.shipped_suites import default_thresholds, runs_shipped_suites
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.gate_options import build_gate_options
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
     add_results_dir_option,
     resolve_results_dir,
 )
-from pytest_ssdqual.results.run_folder import new_run_id
-from pytest_ssdqual.shipped import names_shipped_suites, shipped_folder
-from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.results.run_id import new_run_id
+
+# The options are defined when pytest loads the plugin; the domain (drives, thresholds, the
+# results gate) is imported when they are built, once the plugin is used.
+if TYPE_CHECKING:
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.results.gate import ResultsGate
 
 #: Smallest ``--scratch-size``: 1 MiB.
 MIN_SCRATCH_BYTES = 1024 * 1024
@@ -71,6 +74,8 @@ def _size(value: str) -> int:
 
 
 def _profile(value: str) -> str:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+
     if value not in PROFILES:
         raise argparse.ArgumentTypeError(
             f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
@@ -187,6 +192,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
+    add_event_options(group)  # --events
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -232,6 +238,9 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
+    from pytest_ssdqual.results.gate import ResultsGate
+    from pytest_ssdqual.results.gate_options import build_gate_options
+
     results_dir = resolve_results_dir(
         config.getoption("results_dir"), invocation_dir=Path(config.invocation_params.dir),
         rootdir=Path(config.rootpath), ini=config.getini(RESULTS_DIR_INI))
@@ -246,6 +255,13 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
 
 
 def build_options(config: pytest.Config) -> SessionOptions:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+    from pytest_ssdqual.drive.device_types import parse_device_type_options
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import parse_drive_option
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.thresholds.loader import ThresholdSet
+
     root = Path(config.rootpath)
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
@@ -287,10 +303,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
     threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
         Path(p) for p in config.getini("ssdqual_thresholds")
     ]
-    if not threshold_paths and (root / "thresholds").is_dir():
-        threshold_paths = [root / "thresholds"]
-    if not threshold_paths and _runs_shipped_suites(config):  # e.g. from an installed wheel
-        threshold_paths = [shipped_folder("thresholds")]
+    threshold_paths = threshold_paths or default_thresholds(config)  # rootdir's, else shipped
     for p in threshold_paths:
         if not p.exists():
             raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
@@ -383,7 +396,7 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience")
+                "repeat_max", "smartctl_device_type", "report_audience", "events")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification
@@ -402,12 +415,5 @@ def in_play(config: pytest.Config) -> bool:
         return True
     if config.getoption("repeat") != 1 or any(config.getini(name) for name in PLAY_INIS):
         return True
-    return _runs_shipped_suites(config) or any(
+    return runs_shipped_suites(config) or any(
         getattr(plugin, SUITE_FLAG, False) is True for plugin in config.pluginmanager.get_plugins())
-
-
-def _runs_shipped_suites(config: pytest.Config) -> bool:
-    """The run names the shipped suites (``--pyargs pytest_ssdqual.suites``: their conftest is
-    not loaded before collection then, so its ``ssdqual_suite`` flag cannot tell)."""
-    return names_shipped_suites([str(a) for a in config.args], pyargs=bool(config.option.pyargs),
-                                invocation_dir=Path(config.invocation_params.dir))
