@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -35,8 +34,10 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_KEY,
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
+from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
+from pytest_ssdqual.plugin.shipped_suites import default_thresholds, runs_shipped_suites
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
@@ -53,45 +54,6 @@ if TYPE_CHECKING:
     from pytest_ssdqual.qualify.session import SessionOptions
     from pytest_ssdqual.results.gate import ResultsGate
 
-#: Smallest ``--scratch-size``: 1 MiB.
-MIN_SCRATCH_BYTES = 1024 * 1024
-
-
-def _size(value: str) -> int:
-    """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", value, re.IGNORECASE)
-    if not m:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
-        )
-    size = int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
-    if size < MIN_SCRATCH_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is {size} bytes: the scratch size must be at least 1M "
-            f"({MIN_SCRATCH_BYTES} bytes)"
-        )
-    return size
-
-
-def _profile(value: str) -> str:
-    from pytest_ssdqual.catalog.workloads import PROFILES
-
-    if value not in PROFILES:
-        raise argparse.ArgumentTypeError(
-            f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
-        )
-    return value
-
-
-def _repeat(value: str) -> int:
-    """``--repeat`` parser: a whole number >= 1."""
-    if not value.strip().isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
-        )
-    return int(value)
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ssdqual", "SSD qualification (pytest-ssdqual)")
     group.addoption(
@@ -107,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: none, write tests on block devices are skipped.",
     )
     group.addoption(
-        "--ssd-profile", default=None, type=_profile, metavar="NAME",
+        "--ssd-profile", default=None, type=parse_profile, metavar="NAME",
         help="run profile: smoke (seconds per workload, small span), quick (minutes), full "
         "(published methodology). Default: ini ssdqual_profile, else smoke without --drive and "
         "quick with one.",
@@ -115,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--thresholds", action="append", default=[], metavar="PATH",
         help="threshold YAML file or folder, repeatable. Default: ini ssdqual_thresholds, else "
-        "thresholds/ in the rootdir.",
+        "thresholds/ in the rootdir, else (running the shipped suites) the shipped ones.",
     )
     group.addoption(
         "--inventory", default=None, metavar="PATH",
@@ -138,14 +100,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a measured metric with no limit fails the test. Default: reported as not judged.",
     )
     group.addoption(
-        "--scratch-size", default=None, type=_size, metavar="SIZE",
+        "--scratch-size", default=None, type=parse_size, metavar="SIZE",
         help="size of a file target the plugin creates (512M, 4G). Default: "
         f"{SCRATCH_FILE_BYTES >> 20}M for its own scratch file (no --drive), else the profile's.",
     )
     group.addoption(
         "--emu-models", action="append", default=[], metavar="DIR",
         help="folder of emulated drive models (emu:NAME looks here first), repeatable. "
-        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir.",
+        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir, then the shipped ones.",
     )
     parser.addini("ssdqual_emu_models", "default emulated drive model folders", type="paths",
                   default=[])
@@ -162,7 +124,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "firmware on the same model/controller/NAND). Default: none (no regression gate).",
     )
     group.addoption(
-        "--repeat", default=1, type=_repeat, metavar="N",
+        "--repeat", default=1, type=parse_repeat, metavar="N",
         help="run each workload N times; limits judge one figure per metric from the runs (a "
         "maximum the largest, a latency percentile the worst run, throughput the median run), "
         "the regression gate judges "
@@ -170,7 +132,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "values; --repeat 3 on the baseline and this build is the usual choice). Default: 1.",
     )
     group.addoption(
-        "--repeat-max", default=None, type=_repeat, metavar="N",
+        "--repeat-max", default=None, type=parse_repeat, metavar="N",
         help="with --baseline: rerun a workload whose comparison is inconclusive, regressed "
         "or on too few runs for its noise until it is decided or it ran N times (a regression "
         "fails only when confirmed on every run; no rerun when a figure is missing); still "
@@ -297,15 +259,14 @@ def build_options(config: pytest.Config) -> SessionOptions:
         or ("quick" if drives else "smoke")
     )
     try:
-        profile = PROFILES[_profile(str(profile_name))]
+        profile = PROFILES[parse_profile(str(profile_name))]
     except argparse.ArgumentTypeError as exc:
         raise ConfigError(str(exc), key="ssdqual_profile") from None
 
     threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
         Path(p) for p in config.getini("ssdqual_thresholds")
     ]
-    if not threshold_paths and (root / "thresholds").is_dir():
-        threshold_paths = [root / "thresholds"]
+    threshold_paths = threshold_paths or default_thresholds(config)  # rootdir's, else shipped
     for p in threshold_paths:
         if not p.exists():
             raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
@@ -409,12 +370,13 @@ SUITE_FLAG = "ssdqual_suite"
 def in_play(config: pytest.Config) -> bool:
     """True when this run uses the plugin, as far as can be told before collection: a
     ``--drive`` or another ssdqual option (a conftest's ``pytest_configure`` may set one as a
-    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, or a loaded conftest with
-    ``ssdqual_suite = True``. Otherwise the plugin stays inert until a test asks for one of its
-    fixtures (pytest-xdist likewise registers its ``DSession`` only when distributing)."""
+    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, a loaded conftest with
+    ``ssdqual_suite = True``, or arguments naming the shipped suites. Otherwise the plugin
+    stays inert until a test asks for one of its fixtures (pytest-xdist likewise registers
+    its ``DSession`` only when distributing)."""
     if any(config.getoption(name) for name in PLAY_OPTIONS):
         return True
     if config.getoption("repeat") != 1 or any(config.getini(name) for name in PLAY_INIS):
         return True
-    return any(getattr(plugin, SUITE_FLAG, False) is True
-               for plugin in config.pluginmanager.get_plugins())
+    return runs_shipped_suites(config) or any(
+        getattr(plugin, SUITE_FLAG, False) is True for plugin in config.pluginmanager.get_plugins())

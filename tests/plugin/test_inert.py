@@ -130,7 +130,8 @@ def test_a_drive_test_beside_a_bad_thresholds_folder_is_a_usage_error(
 
 
 #: What loading the plugin into a run that never uses it may import of the package: the
-#: option definitions, the hook and fixture functions, the run id and the results-folder rule.
+#: option definitions, the hook and fixture functions, the run id and the results-folder rule,
+#: where the shipped files are.
 #: The domain (drives, fio, thresholds, methodology, qualify, the results store, report
 #: writers) is imported once a test uses the plugin. Measured on this machine (2 cores): a
 #: one-test pytest run took 0.75 s with the plugin against 0.74 s without (-p no:ssdqual);
@@ -141,11 +142,14 @@ LOADED_WHEN_UNUSED = {
     "pytest_ssdqual.plugin.events", "pytest_ssdqual.plugin.fixtures",
     "pytest_ssdqual.plugin.hooks", "pytest_ssdqual.plugin.interrupt",
     "pytest_ssdqual.plugin.options", "pytest_ssdqual.plugin.ordering",
-    "pytest_ssdqual.plugin.outcomes", "pytest_ssdqual.plugin.power_loss",
+    "pytest_ssdqual.plugin.option_types", "pytest_ssdqual.plugin.outcomes",
+    "pytest_ssdqual.plugin.power_loss",
     "pytest_ssdqual.plugin.reporter",
     "pytest_ssdqual.plugin.workers", "pytest_ssdqual.report", "pytest_ssdqual.report.audience",
     "pytest_ssdqual.report.events", "pytest_ssdqual.results", "pytest_ssdqual.results.location",
     "pytest_ssdqual.results.run_id",
+    # does this run name the shipped suites (--pyargs pytest_ssdqual.suites)? paths only
+    "pytest_ssdqual.plugin.shipped_suites", "pytest_ssdqual.shipped",
 }
 #: pytest-xdist: each worker keeps a journal of its running test (results.journal).
 LOADED_UNDER_XDIST = LOADED_WHEN_UNUSED | {
