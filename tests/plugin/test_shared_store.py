@@ -117,7 +117,8 @@ def test_two_hosts_write_at_once_and_a_third_gates_on_their_baseline_and_reads_t
     code, out = _done(_pytest(suite, fake_fio, host_c, "400", f"--results-db={db}",
                               "--firmware=B", "--baseline=firmware:A"))
     assert code == 1, out
-    assert f"write.bw_mbps 400 vs {latest.records[0]['metrics']['write.bw_mbps']:g} on A" in out, out
+    base_bw = latest.records[0]["metrics"]["write.bw_mbps"]
+    assert f"write.bw_mbps 400 vs {base_bw:g} on A" in out, out
     [run_c] = [StoredRun.load(p) for p in ResultsStore(host_c).complete_runs()]
     regression = run_c.records[0]["regression"]
     assert regression["baseline_run"] == latest.run_id
