@@ -261,3 +261,28 @@ def test_a_database_of_another_schema_version_is_refused_with_the_fix(
     with psycopg.connect(db, autocommit=True) as conn:  # nothing was altered
         assert conn.execute("SELECT value FROM ssdqual.meta WHERE key = 'schema_version'"
                             ).fetchone() == ("99",)
+
+
+def test_a_record_round_trips_with_figures_json_cannot_hold(db: str, tmp_path: Path) -> None:
+    """JSONB has no NaN or Infinity and a run's figures may be either (a metric fio could not
+    compute): they come back as floats, as the folder holds them; a 128-bit counter too."""
+    run_id = new_run_id()
+    record = {"drive": "/dev/x", "workload": "seq_write_128k_qd32", "status": "passed",
+              "facts": {"model": "M", "firmware": "A", "capacity_bytes": 128 * 10**9},
+              "metrics": {"write.bw_mbps": float("nan"), "write.iops": float("inf"),
+                          "data_units_written": 2**100},
+              "spread_pct": {}, "repeat": 1}
+    info = {"run_id": run_id, "started_utc": "2026-12-01T00:00:00Z", "passed": True,
+            "profile": "smoke", "host": {"host": "rack7"}, "drives": []}
+    index = PgIndex.open(db)
+    assert index.put_run(StoredRun(tmp_path / run_id, info, [record]))
+    back = index.fetch_run(run_id)
+    assert back is not None and back.info == info and back.path == tmp_path / run_id
+    metrics = back.records[0]["metrics"]
+    assert metrics["write.bw_mbps"] != metrics["write.bw_mbps"]  # NaN
+    assert metrics["write.iops"] == float("inf") and metrics["data_units_written"] == 2**100
+    rows = index.query("SELECT metric, value FROM metrics ORDER BY metric")
+    assert [r["metric"] for r in rows] == ["data_units_written", "write.bw_mbps", "write.iops"]
+    assert rows[0]["value"] == float(2**100) and rows[2]["value"] == float("inf")
+    assert index.query("SELECT host, path FROM runs") == [{"host": "rack7",
+                                                          "path": str(tmp_path / run_id)}]
