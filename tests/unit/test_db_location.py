@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import pytest
 
+from pytest_ssdqual.cli.options import results_store
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.db_location import redact, resolve_results_db
 
@@ -39,3 +43,19 @@ def test_a_value_that_names_no_postgresql_database_is_refused_with_both_forms(va
     text = str(err.value)
     assert "$SSDQUAL_RESULTS_DB" in text and "is not a PostgreSQL database" in text
     assert "postgresql://USER@HOST:PORT/DBNAME" in text and "'host=HOST dbname=DBNAME" in text
+
+
+def test_the_commands_read_the_ini_value_pytest_reads(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nssdqual_results_db = mysql://lab@db1/q\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SSDQUAL_RESULTS_DB", raising=False)
+    with pytest.raises(ConfigError) as err:
+        results_store(argparse.Namespace(results_dir=None, results_db=None))
+    assert "ini ssdqual_results_db: 'mysql://lab@db1/q' is not a PostgreSQL database" in str(
+        err.value)
+    with pytest.raises(ConfigError):  # with --results-dir too: the database is another option
+        results_store(argparse.Namespace(results_dir="here", results_db=None))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    store = results_store(argparse.Namespace(results_dir="here", results_db=None))
+    assert store.where == str(tmp_path / "here")  # no database: the embedded store
