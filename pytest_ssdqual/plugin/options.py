@@ -251,8 +251,7 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
         repeat=config.getoption("repeat"),
         repeat_max=config.getoption("repeat_max"),
         baseline=config.getoption("baseline"),
-        profile=options.profile.name,
-        results_db=option_results_db(config.getoption, config.getini),
+        profile=options.profile.name, results_db=option_results_db(config),
     ))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_ssdqual.errors import ConfigError
@@ -33,11 +33,11 @@ _KEYWORD = re.compile(r"^\s*[A-Za-z_]+\s*=")
 _PASSWORD_KV = re.compile(r"(?i)\bpassword\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)\s*")
 
 
-def option_results_db(getoption: Callable[[str], Any], getini: Callable[[str], Any]
-                      ) -> str | None:
-    """``resolve_results_db`` of a pytest run: ``getoption`` / ``getini`` are the
-    ``pytest.Config`` methods."""
-    return resolve_results_db(getoption("results_db"), ini=str(getini(RESULTS_DB_INI) or ""))
+def option_results_db(config: Any) -> str | None:
+    """``resolve_results_db`` of a pytest run (``config``: its ``pytest.Config``, read through
+    ``getoption`` and ``getini``)."""
+    return resolve_results_db(config.getoption("results_db"),
+                              ini=str(config.getini(RESULTS_DB_INI) or ""))
 
 
 def resolve_results_db(option: str | None, *, ini: str = "",
