@@ -17,6 +17,10 @@ command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 # before any write; without them writes are refused (an unchecked drive is not blank)
 { command -v wipefs || command -v /usr/sbin/wipefs || command -v /sbin/wipefs; } >/dev/null 2>&1 \
   || need_apt+=(util-linux)
+# PostgreSQL server binaries (initdb, pg_ctl, postgres): the shared results store's tests
+# (tests/plugin/test_shared_store.py) start a throwaway cluster of their own
+{ command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
+  || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing OS packages: ${need_apt[*]}" >&2
   SUDO=""

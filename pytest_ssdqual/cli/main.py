@@ -9,13 +9,15 @@
     ssdqual compare A B [--format md|html|json]     metric deltas between two stored runs
     ssdqual rejudge RUN --thresholds DIR            re-judge a stored run, no I/O (exit 1: fails)
     ssdqual trend --workload W --metric X [--model M] [-o PNG]   a metric across firmware
+    ssdqual sync --results-db URL                   push local runs to the shared results DB
     ssdqual report RESULTS -o DIR [--history PREV]   static HTML report (Allure 3, offline)
     ssdqual summary RESULTS [-o DIR] [--audience A]  one-page summary per drive (HTML + Markdown)
     ssdqual emulated list|check                      emulated drive models (--drive=emu:MODEL)
 
 Exit codes follow pytest's (``cli.options``): 0 fine, 1 failed, 4 usage error (bad file or
 option). The commands reading the results store find it as pytest does (``--results-dir``, else
-$SSDQUAL_RESULTS_DIR, the ini value ssdqual_results_dir, ssdqual-results/ in pytest's rootdir).
+$SSDQUAL_RESULTS_DIR, the ini value ssdqual_results_dir, ssdqual-results/ in pytest's rootdir),
+and the shared database as it does (``--results-db``, $SSDQUAL_RESULTS_DB, ssdqual_results_db).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
-from pytest_ssdqual.cli import compare, rejudge, runs, trend
+from pytest_ssdqual.cli import compare, rejudge, runs, sync, trend
 from pytest_ssdqual.cli import emu as emu_commands
 from pytest_ssdqual.cli import report as report_commands
 from pytest_ssdqual.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, add_profile_option
@@ -92,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_wl.add_argument("--jobs", action="store_true", help="print each fio job file")
 
     # each sets ssdqual_handler
-    for command in (compare, rejudge, trend, runs, report_commands, emu_commands):
+    for command in (compare, rejudge, trend, runs, sync, report_commands, emu_commands):
         command.add_parser(sub)
 
     args = parser.parse_args(argv)

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.results.db_location import RESULTS_DB_INI, resolve_results_db
 from pytest_ssdqual.results.location import add_results_dir_option, find_project
 from pytest_ssdqual.results.run_folder import StoredRun, StoreError
+from pytest_ssdqual.results.shared_store import open_store
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "add_profile_option",
@@ -37,7 +39,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_results_dir(parser: argparse.ArgumentParser) -> None:
-    """``--results-dir``, as the pytest plugin declares it (``results_store`` resolves it)."""
+    """``--results-dir`` and ``--results-db``, as the pytest plugin declares them
+    (``results_store`` resolves them)."""
     add_results_dir_option(parser.add_argument)
 
 
@@ -45,12 +48,20 @@ def results_store(args: argparse.Namespace) -> ResultsStore:
     """The store of ``--results-dir``: the folder given (relative to the current one), else
     the one ``pytest`` started here writes (``$SSDQUAL_RESULTS_DIR``, the ini value
     ``ssdqual_results_dir``, ``ssdqual-results`` -- in pytest's rootdir:
-    ``results.location.find_project``)."""
+    ``results.location.find_project``); with ``--results-db`` (or ``$SSDQUAL_RESULTS_DB``, the
+    ini value ``ssdqual_results_db``) the database holding every host's runs.
+
+    Raises:
+        ConfigError: the database is named but cannot be used (``shared_store.open_store``).
+    """
     cwd = Path.cwd()
-    option = args.results_dir
-    if option:
-        return ResultsStore(cwd / option)
-    return ResultsStore(find_project(cwd).results_dir(None, cwd))
+    option, db = args.results_dir, getattr(args, "results_db", None)
+    if option and db:  # both given: no project file is read
+        return open_store(cwd / option, resolve_results_db(db))
+    project = find_project(cwd)
+    folder = cwd / option if option else project.results_dir(None, cwd)
+    ini = str(project.ini.get(RESULTS_DB_INI) or "")
+    return open_store(folder, resolve_results_db(db, ini=ini))
 
 
 def load_run(store: ResultsStore, ref: str) -> StoredRun:

@@ -69,9 +69,9 @@ def run_command(args: argparse.Namespace) -> int:
                          indent=2))
         return EXIT_OK
     if not runs:
-        print(f"no stored run in {store.root}")
+        print(f"no stored run in {store.where}")
         return EXIT_OK
-    print(f"{len(runs)} run(s) in {store.root}"
+    print(f"{len(runs)} run(s) in {store.where}"
           + (f" ({len(shown)} newest shown)" if len(shown) < len(runs) else ""))
     for line in format_runs(shown):
         print(line)

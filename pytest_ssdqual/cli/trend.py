@@ -66,10 +66,10 @@ def _selection(args: argparse.Namespace, store: ResultsStore, metric: str
         [model] = models
         return Selection(model=glob.escape(model)), (
             f"no --model given: using {model!r}, the only drive model with {args.workload} "
-            f"{metric} figures in {store.root}")
+            f"{metric} figures in {store.where}")
     raise ConfigError(
         f"ssdqual trend needs a drive selection: {len(models)} drive models have "
-        f"{args.workload} {metric} figures in {store.root} "
+        f"{args.workload} {metric} figures in {store.where} "
         f"({', '.join(repr(m) for m in models)})",
         key="--model",
         fix="give --model, --controller, --nand and/or --capacity-gb, e.g. "

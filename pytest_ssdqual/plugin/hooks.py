@@ -135,6 +135,7 @@ def header_lines(config: pytest.Config) -> list[str]:
     from pytest_ssdqual.errors import FioError
     from pytest_ssdqual.fio.runner import FioRunner
     from pytest_ssdqual.report.summary import fit_lines
+    from pytest_ssdqual.results.db_location import redact
 
     options = plugin_options(config)
     try:
@@ -154,7 +155,9 @@ def header_lines(config: pytest.Config) -> list[str]:
             if budget is not None else ""))
     gate = plugin_gate(config).options
     lines.append(
-        f"ssdqual: results: {gate.results_dir}/{gate.run_id}; repeat {gate.repeat}; baseline: "
+        f"ssdqual: results: {gate.results_dir}/{gate.run_id}"
+        + (f" (index and records: {redact(gate.results_db)})" if gate.results_db else "")
+        + f"; repeat {gate.repeat}; baseline: "
         + (gate.baseline.describe() if gate.baseline else "none")
         + (f"; firmware label {options.firmware}" if options.firmware else "")
     )

@@ -116,7 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     parser.addini("ssdqual_inventory", "default lab inventory file", default="")
     parser.addini("ssdqual_fio_bin", "default fio executable", default="")
-    add_results_dir_option(group.addoption)  # the ssdqual commands' --results-dir too
+    add_results_dir_option(group.addoption, parser.addini)  # and --results-db; the commands' too
     group.addoption(
         "--baseline", default=None, metavar="REF",
         help="firmware regression gate: compare every gated metric with this run -- a run id "
@@ -151,7 +151,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: the inventory's smartctl_device_type, else smartctl's choice, then the USB "
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
-    parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
     add_event_options(group)  # --events
@@ -201,6 +200,7 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
+    from pytest_ssdqual.results.db_location import option_results_db
     from pytest_ssdqual.results.gate import ResultsGate
     from pytest_ssdqual.results.gate_options import build_gate_options
 
@@ -213,7 +213,7 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
         repeat=config.getoption("repeat"),
         repeat_max=config.getoption("repeat_max"),
         baseline=config.getoption("baseline"),
-        profile=options.profile.name,
+        profile=options.profile.name, results_db=option_results_db(config),
     ))
 
 
@@ -359,9 +359,9 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience", "events")
+                "repeat_max", "smartctl_device_type", "report_audience", "events", "results_db")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
-             "ssdqual_emu_models", "ssdqual_results_dir")
+             "ssdqual_emu_models", "ssdqual_results_dir", "ssdqual_results_db")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification
 #: suite, so the plugin is in play from the start even without ``--drive``.
 SUITE_FLAG = "ssdqual_suite"

@@ -70,22 +70,25 @@ class BaselineFinder:
         here = _describe_drive(facts.model, facts.controller, facts.nand)
         if ref.firmware is not None:
             try:
-                path = self.store.latest_passing(
+                found = self.store.latest_passing_run(
                     firmware=ref.firmware, model=facts.model, controller=facts.controller,
                     nand=facts.nand, profile=self.options.profile,
                 )
             except StoreError as exc:
                 raise BaselineError(f"--baseline={ref.raw}: {exc}") from None
-            if path is None:
+            if found is None:
                 raise BaselineError(
                     f"--baseline={ref.raw}: no passing {self.options.profile} run of firmware "
-                    f"{ref.firmware} on {here} in {self.store.root}: refusing to compare with "
+                    f"{ref.firmware} on {here} in {self.store.where}: refusing to compare with "
                     "another model, controller or NAND"
                 )
+            run = self._runs.setdefault(found.path, found)
+        elif ref.run is not None:
+            run = ref.run
         else:
             assert ref.run_dir is not None
-            path = ref.run_dir
-        run = self._load(path)
+            run = self._load(ref.run_dir)
+        path = run.path
         if ref.firmware is None and not run.passed and path not in self.warned:
             tests = run.info.get("tests") or {}
             self.warned[path] = (

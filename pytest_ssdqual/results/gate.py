@@ -48,7 +48,7 @@ from pytest_ssdqual.results.regression import (
 )
 from pytest_ssdqual.results.repeats import aggregation_labels
 from pytest_ssdqual.results.run_folder import StoredRun, drive_slug, utc_now
-from pytest_ssdqual.results.store import ResultsStore
+from pytest_ssdqual.results.shared_store import open_store
 from pytest_ssdqual.thresholds.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class ResultsGate:
 
     def __init__(self, options: GateOptions) -> None:
         self.options = options
-        self.store = ResultsStore(options.results_dir)
+        self.store = open_store(options.results_dir, options.results_db)
         self.baselines = BaselineFinder(self.store, options)
 
     @property

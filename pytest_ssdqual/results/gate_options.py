@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.results.run_folder import StoredRun, StoreError, utc_now
+from pytest_ssdqual.results.shared_store import open_store
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["FIRMWARE_PREFIX", "BaselineRef", "GateOptions", "build_gate_options",
@@ -33,11 +34,14 @@ class BaselineRef:
     Attributes:
         raw: as given. run_dir: the run folder (run id or folder form), else None.
         firmware: NAME of ``firmware:NAME`` (resolved per drive when the drive is known).
+        run: the run of the run id or folder form, read back (from the results database when
+            it is one of its runs: its folder may be on another host).
     """
 
     raw: str
     run_dir: Path | None = None
     firmware: str | None = None
+    run: StoredRun | None = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         if self.firmware is not None:
@@ -59,6 +63,8 @@ class GateOptions:
         baseline: ``--baseline``, or None.
         profile: the run profile's name (a baseline must have used the same).
         started_utc: session start, UTC ISO 8601.
+        results_db: ``--results-db`` (``db_location.resolve_results_db``), or None: the
+            embedded store.
     """
 
     results_dir: Path
@@ -68,6 +74,7 @@ class GateOptions:
     profile: str = ""
     started_utc: str = field(default_factory=utc_now)
     repeat_max: int = 1
+    results_db: str | None = None
 
 
 def build_gate_options(
@@ -79,6 +86,7 @@ def build_gate_options(
     profile: str,
     started_utc: str | None = None,
     repeat_max: int | None = None,
+    results_db: str | None = None,
 ) -> GateOptions:
     """Check the store options and resolve ``--baseline`` as far as it can be without a drive.
 
@@ -103,11 +111,10 @@ def build_gate_options(
                           key="--repeat-max",
                           fix=f"give at least --repeat-max={repeat}, or leave it out (default "
                           f"{2 * repeat}: twice --repeat)")
-    ref = None
-    if baseline:
-        ref = resolve_baseline(ResultsStore(results_dir), baseline, profile)
+    store = open_store(results_dir, results_db)  # a database is reached and checked here
+    ref = resolve_baseline(store, baseline, profile) if baseline else None
     return GateOptions(results_dir, run_id, repeat, ref, profile, started_utc or utc_now(),
-                       repeat_max)
+                       repeat_max, results_db)
 
 
 def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef:
@@ -126,7 +133,7 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
             raise ConfigError(str(exc), key="--baseline") from None
         if not rows:
             raise ConfigError(
-                f"no passing run of firmware {name!r} in {store.root}{store.damaged_note()}",
+                f"no passing run of firmware {name!r} in {store.where}{store.damaged_note()}",
                 key="--baseline",
                 fix=(f"passing firmware there: {', '.join(known)}" if known else
                      "store a passing run first (run the suite; --firmware labels a build)"),
@@ -142,7 +149,7 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
             )
         return BaselineRef(raw, firmware=name)
     try:
-        run = StoredRun.load(store.resolve(raw))
+        run = store.load(raw)
     except StoreError as exc:
         raise ConfigError(str(exc), key="--baseline", fix=None if exc.fix else (
             "give a run id of --results-dir, a run folder, or firmware:NAME (for a firmware: "
@@ -155,4 +162,4 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
             key="--baseline",
             fix=f"run with --ssd-profile={run.profile} or pick a {profile} baseline",
         )
-    return BaselineRef(raw, run_dir=run.path)
+    return BaselineRef(raw, run_dir=run.path, run=run)

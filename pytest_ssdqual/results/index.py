@@ -94,6 +94,11 @@ class ResultsIndex:
                 + ", ".join(sorted(self.damaged)))
 
     @property
+    def where(self) -> str:
+        """Where the runs are indexed, for messages: the results folder."""
+        return str(self.root)
+
+    @property
     def index_path(self) -> Path:
         return self.root / INDEX_NAME
 
@@ -298,7 +303,7 @@ class ResultsIndex:
                                  fix=f"remove or restore the run folder {run.path}") from None
             raise
 
-    def query(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
         """Run a read-only query on the index (synced first). Rows support ``row["column"]``.
 
         Raises:
@@ -327,8 +332,32 @@ class ResultsIndex:
         *Passing* is ``run.json``'s ``passed``: pytest exited 0 and no test was skipped or
         deselected (``gate.ResultsGate.finish``) -- a run that skipped the destructive tests
         or ran a ``-k`` subset is never picked."""
+        row = self._latest_passing_row(firmware=firmware, model=model, controller=controller,
+                                       nand=nand, profile=profile)
+        return Path(row["path"]) if row else None
+
+    def latest_passing_run(
+        self, *, firmware: str, model: str, controller: str | None, nand: str | None,
+        profile: str | None = None,
+    ) -> StoredRun | None:
+        """The run ``latest_passing`` names, read back (``indexed_run``); None when none.
+
+        Raises:
+            StoreError: the index or the run cannot be read."""
+        row = self._latest_passing_row(firmware=firmware, model=model, controller=controller,
+                                       nand=nand, profile=profile)
+        return self.indexed_run(str(row["run_id"]), str(row["path"])) if row else None
+
+    def indexed_run(self, run_id: str, path: str) -> StoredRun:
+        """A run of the index read back: here from its folder ``path``."""
+        return StoredRun.load(Path(path))
+
+    def _latest_passing_row(
+        self, *, firmware: str, model: str, controller: str | None, nand: str | None,
+        profile: str | None = None,
+    ) -> Any:
         sql = (
-            "SELECT r.path FROM runs r JOIN drives d ON d.run_id = r.run_id "
+            "SELECT r.run_id, r.path FROM runs r JOIN drives d ON d.run_id = r.run_id "
             "WHERE r.passed = 1 AND d.firmware = ? AND d.model = ? AND d.controller = ? "
             "AND d.nand = ?"
         )
@@ -337,9 +366,9 @@ class ResultsIndex:
             sql += " AND r.profile = ?"
             params.append(profile)
         rows = self.query(sql + " ORDER BY r.started_utc DESC, r.run_id DESC LIMIT 1", params)
-        return Path(rows[0]["path"]) if rows else None
+        return rows[0] if rows else None
 
-    def passing_firmware(self, firmware: str) -> list[sqlite3.Row]:
+    def passing_firmware(self, firmware: str) -> list[Any]:
         """Passing runs with a drive of ``firmware``: rows of run_id, profile, model, controller,
         nand; newest first."""
         return self.query(

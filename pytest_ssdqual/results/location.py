@@ -27,7 +27,8 @@ import iniconfig
 
 from pytest_ssdqual.errors import ConfigError
 
-__all__ = ["DEFAULT_RESULTS_DIR", "RESULTS_DIR_ENV", "RESULTS_DIR_HELP", "RESULTS_DIR_INI",
+__all__ = ["DEFAULT_RESULTS_DIR", "RESULTS_DB_ENV", "RESULTS_DB_HELP", "RESULTS_DB_INI",
+           "RESULTS_DIR_ENV", "RESULTS_DIR_HELP", "RESULTS_DIR_INI",
            "Project", "add_results_dir_option", "find_project", "resolve_results_dir"]
 
 RESULTS_DIR_ENV = "SSDQUAL_RESULTS_DIR"
@@ -38,12 +39,28 @@ RESULTS_DIR_HELP = (
     f"SQLite index. Default: ${RESULTS_DIR_ENV}, else ini {RESULTS_DIR_INI}, else "
     f"{DEFAULT_RESULTS_DIR}/ in the rootdir."
 )
+RESULTS_DB_ENV = "SSDQUAL_RESULTS_DB"
+RESULTS_DB_INI = "ssdqual_results_db"
+RESULTS_DB_HELP = (
+    "shared results store: a PostgreSQL database (postgresql://user@host:port/db or a libpq "
+    "'host=... dbname=...' string) holding every host's run records and index, so "
+    "--baseline=firmware:NAME and ssdqual trend see the runs of every host; fio outputs and "
+    f"logs stay in --results-dir. Default: ${RESULTS_DB_ENV}, else ini {RESULTS_DB_INI}, else "
+    "none (folder + SQLite). Needs pip install 'pytest-ssdqual[lab]'. See results.db_location."
+)
 
 
-def add_results_dir_option(addoption: Callable[..., Any]) -> None:
-    """Declare ``--results-dir`` with ``addoption``: pytest's ``group.addoption`` (the plugin)
-    or argparse's ``add_argument`` (every ``ssdqual`` command reading the store)."""
+def add_results_dir_option(addoption: Callable[..., Any],
+                           addini: Callable[..., Any] | None = None) -> None:
+    """Declare ``--results-dir`` and ``--results-db`` (``db_location``) with ``addoption``:
+    pytest's ``group.addoption`` (the plugin) or argparse's ``add_argument`` (every
+    ``ssdqual`` command reading the store); with ``addini`` (pytest's ``parser.addini``) their
+    ini values too."""
     addoption("--results-dir", default=None, metavar="DIR", help=RESULTS_DIR_HELP)
+    addoption("--results-db", default=None, metavar="URL", help=RESULTS_DB_HELP)
+    if addini is not None:
+        addini(RESULTS_DIR_INI, "default --results-dir", default="")
+        addini(RESULTS_DB_INI, "default --results-db", default="")
 
 
 def resolve_results_dir(option: str | None, *, invocation_dir: Path, rootdir: Path, ini: str,

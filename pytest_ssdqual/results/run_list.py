@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.results.run_folder import StoredRun, StoreError
+from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
 __all__ = ["RunSummary", "list_runs", "summarize"]
@@ -95,11 +95,11 @@ def list_runs(store: ResultsStore) -> list[RunSummary]:
     """Every run folder of ``store``, newest first: complete runs summarized (``summarize``),
     incomplete and damaged ones named with why."""
     out: list[RunSummary] = []
-    for path in reversed(store.run_folders()):
-        try:
-            out.append(summarize(StoredRun.load(path)))
-        except StoreError as exc:
-            incomplete = "incomplete" in exc.message or "no run.json" in exc.message
-            out.append(RunSummary(path.name, path, _started(path.name), "",
-                                  UNFINISHED if incomplete else DAMAGED, note=str(exc)))
+    for run_id, path, found in store.listed_runs():
+        if isinstance(found, StoredRun):
+            out.append(summarize(found))
+            continue
+        incomplete = "incomplete" in found.message or "no run.json" in found.message
+        out.append(RunSummary(run_id, path, _started(run_id), "",
+                              UNFINISHED if incomplete else DAMAGED, note=str(found)))
     return out

@@ -170,3 +170,14 @@ class ResultsStore(ResultsIndex):
     def load(self, ref: str) -> StoredRun:
         """``StoredRun.load(self.resolve(ref))``."""
         return StoredRun.load(self.resolve(ref))
+
+    def listed_runs(self) -> list[tuple[str, Path, StoredRun | StoreError]]:
+        """Every run of the store, newest first: (id, folder, the run read back or why it
+        cannot be: an incomplete or damaged run folder)."""
+        out: list[tuple[str, Path, StoredRun | StoreError]] = []
+        for path in reversed(self.run_folders()):
+            try:
+                out.append((path.name, path, StoredRun.load(path)))
+            except StoreError as exc:
+                out.append((path.name, path, exc))
+        return out
