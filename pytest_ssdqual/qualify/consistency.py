@@ -10,13 +10,13 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_ssdqual.catalog.consistency import LOG_SECONDS, ConsistencyPlan, not_measured
+from pytest_ssdqual.catalog.consistency import ConsistencyPlan, not_measured
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.fio.consistency import log_figures
 from pytest_ssdqual.fio.job import LOG_AVG_MSEC
 from pytest_ssdqual.qualify.session import WorkloadOutcome
 
-__all__ = ["consistency_details", "consistency_reasons", "with_log_figures"]
+__all__ = ["consistency_reasons", "with_log_figures"]
 
 
 def with_log_figures(outcome: WorkloadOutcome, folder: Path,
@@ -40,21 +40,3 @@ def consistency_reasons(workload: Workload, metrics: Mapping[str, float],
     if not workload.per_direction:
         return {}
     return not_measured(metrics, workload.directions, plan)
-
-
-def consistency_details(workload: Workload, metrics: Mapping[str, float],
-                        plan: ConsistencyPlan) -> list[str]:
-    """Lines for the terminal and the report: each direction's seconds of IOPS log and the
-    figures it could not give, with why (even without a limit on them)."""
-    lines = []
-    for d in workload.directions if workload.per_direction else ():
-        seconds = metrics.get(f"{d}.{LOG_SECONDS}")
-        if seconds is None:
-            continue
-        missing = {m.partition(".")[2]: why for m, why in
-                   not_measured(metrics, (d,), plan).items()}
-        line = f"IOPS consistency ({d}): {int(seconds)} whole seconds of IOPS log"
-        if missing:
-            line += "; not measured: " + "; ".join(f"{m} ({why})" for m, why in missing.items())
-        lines.append(line)
-    return lines

@@ -25,11 +25,7 @@ from pytest_ssdqual.errors import FioError, NotApplicable, SsdQualError
 from pytest_ssdqual.fio.tails import merged_run_figures
 from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResult, judge_result
 from pytest_ssdqual.methodology.registry import run_methodology
-from pytest_ssdqual.qualify.consistency import (
-    consistency_details,
-    consistency_reasons,
-    with_log_figures,
-)
+from pytest_ssdqual.qualify.consistency import consistency_reasons, with_log_figures
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
@@ -134,8 +130,7 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
             unreached=unmeasured, not_in_profile=consistency_reasons(workload, metrics, plan)))
     how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
                                len(repetitions))
-    details = [f"  {line}" for line in (how, tails_note) if line] + [
-        f"  {line}" for line in consistency_details(workload, metrics, plan)]
+    details = [f"  {line}" for line in (how, tails_note) if line]
     return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
                     details=details)
 
