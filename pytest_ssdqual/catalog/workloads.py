@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from pytest_ssdqual.catalog import data_states, data_tests
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
+from pytest_ssdqual.catalog.consistency import ConsistencyPlan, consistency_metric_names
 from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
@@ -54,12 +55,14 @@ DIRECTION_METRICS: tuple[str, ...] = (
     "lat_p99_9999_us",
     "lat_max_us",
     "lat_tail_ios",
+    # IOPS consistency from the per-second IOPS log (catalog.consistency; X = 50 in every profile)
+    *consistency_metric_names(ConsistencyPlan()),
 )
 
 #: Per-direction metrics that are facts of the run, not of the drive's quality: the I/O count
 #: the latency percentiles rest on (a longer run has more).
 NO_DIRECTION_FIO: frozenset[str] = frozenset(
-    f"{d}.lat_tail_ios" for d in ("read", "write", "trim", "mixed"))
+    f"{d}.{m}" for d in ("read", "write", "trim", "mixed") for m in ("lat_tail_ios", "iops_log_s"))
 
 #: Metrics summed over both directions of a mixed workload.
 TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
@@ -86,7 +89,8 @@ RECOVERY_METRICS: tuple[str, ...] = (
 #: direction is listed in tests/unit/test_metric_directions.py.
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
-     "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
+     "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached",
+     "iops_consistency_pct"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
@@ -244,6 +248,7 @@ class RunProfile:
         file_size_bytes: size of a scratch file target created for this profile.
         methodology: durations of the dirty-state methodology tests (purge, preconditioning,
             steady state, sustained write, consistency and recovery).
+        consistency: the IOPS consistency figures' window and X (``catalog.consistency``).
     """
 
     name: str
@@ -253,6 +258,7 @@ class RunProfile:
     file_size_bytes: int
     description: str = ""
     methodology: MethodologyPlan = MethodologyPlan()
+    consistency: ConsistencyPlan = ConsistencyPlan()
 
 
 PROFILES: dict[str, RunProfile] = {
@@ -268,6 +274,7 @@ PROFILES: dict[str, RunProfile] = {
                 degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
                 steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,
             ),
+            ConsistencyPlan(cov_last_s=2),
         ),
         RunProfile(
             "quick", 5, 30, 16 * GIB, 4 * GIB,
@@ -278,11 +285,13 @@ PROFILES: dict[str, RunProfile] = {
                 degrade_rounds=3, degrade_first_s=30, degrade_step_s=15,
                 steady_rounds=5, steady_write_s=30, recovery_rounds=3, idle_s=30,
             ),
+            ConsistencyPlan(cov_last_s=24),
         ),
         RunProfile(
             "full", 30, 300, None, 16 * GIB,
             "5.5 min per workload on the whole drive: the qualification run",
             MethodologyPlan(),
+            ConsistencyPlan(cov_last_s=240),
         ),
     )
 }

@@ -90,7 +90,7 @@ class DirectionResult:
         order of ``workloads.DIRECTION_METRICS``."""
         out: dict[str, float] = {}
         for name in DIRECTION_METRICS:
-            value = getattr(self, name)
+            value = getattr(self, name, None)  # the log's figures (iops_cov_pct...) come later
             if value is not None:
                 out[name] = float(value)
         return out

@@ -16,7 +16,8 @@ Test flow, each *performance test* being 4 KiB random writes at QD32 for ``perf_
    ``time_to_recover_s`` (``recovery.recovery_metrics``).
 
 Metrics (workload ``recovery_after_idle``): ``{fresh,degraded,steady,recovered}_iops``,
-``..._lat_mean_us``, ``..._lat_p99_us``, ``recovery_ratio``, ``time_to_recover_s`` (the first idle
+``..._lat_mean_us``, ``..._lat_p99_us`` (``steady_lat_p99_us``: the p99 of all the steady
+rounds' I/Os, their json+ bins summed), ``recovery_ratio``, ``time_to_recover_s`` (the first idle
 time after which every later round stays >= 90 % of fresh; absent when none: "never recovered",
 said in the notes, and a limit on it FAILs with that reason -- ``MethodologyResult.unreached``),
 ``steady_state_reached``. A performance test whose bandwidth log shows stalls (windows with no
@@ -43,6 +44,7 @@ from pytest_ssdqual.methodology.base import (
     state_after_idle,
 )
 from pytest_ssdqual.methodology.jobs import rand_write_4k_job, random_size_write_job
+from pytest_ssdqual.methodology.merged_tails import merged_percentiles
 from pytest_ssdqual.methodology.purge import PurgeRecord
 from pytest_ssdqual.methodology.recovery import recovery_metrics
 from pytest_ssdqual.methodology.steady_state import evaluate
@@ -103,13 +105,17 @@ def run(mr: MethodRun) -> MethodologyResult:
 
 def _phase_metrics(prefix: str, steps: list[Step]) -> dict[str, float]:
     """``<prefix>_iops`` and ``<prefix>_lat_mean_us`` averaged over ``steps``,
-    ``<prefix>_lat_p99_us`` the worst of them (NaN figures left out)."""
+    ``<prefix>_lat_p99_us`` the p99 of all their I/Os from their summed json+ histograms
+    (``merged_tails``), else the worst of them (NaN figures left out)."""
     out: dict[str, float] = {}
     for name, combine in (("iops", statistics.fmean), ("lat_mean_us", statistics.fmean),
                           ("lat_p99_us", max)):
         values = [s.figure(name) for s in steps if s.figure(name) == s.figure(name)]
         if values:
             out[f"{prefix}_{name}"] = float(combine(values))
+    merged = merged_percentiles(steps, steps[0].direction) if steps else {}
+    if "lat_p99_us" in merged:
+        out[f"{prefix}_lat_p99_us"] = merged["lat_p99_us"]
     return out
 
 

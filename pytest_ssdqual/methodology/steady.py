@@ -8,8 +8,9 @@ stimulus -- 4 KiB random writes, QD32, ``round_runtime_s`` each -- until the tra
 
 Reported (the measurement window: the first qualifying 5 rounds, else the last 5):
 ``write.iops`` / ``write.bw_mbps`` averaged over the window, ``write.lat_mean_us`` averaged,
-the latency percentiles and maximum as the worst round of the window (percentiles of different
-rounds cannot be merged exactly; the worst is the conservative figure), plus
+the latency percentiles (p50 to p99.9999) and ``write.lat_tail_ios`` from the window rounds'
+summed fio json+ histograms (``merged_tails``: percentiles of all the window's I/Os; without
+bins in every round, the worst round's), the maximum the window's largest, plus
 ``steady_state_reached`` (1/0), ``steady_state_round``, ``rounds``, ``data_excursion_pct`` and
 ``slope_excursion_pct``.
 
@@ -35,6 +36,7 @@ from pytest_ssdqual.methodology.base import (
     Step,
 )
 from pytest_ssdqual.methodology.jobs import rand_write_4k_job
+from pytest_ssdqual.methodology.merged_tails import merged_percentiles
 from pytest_ssdqual.methodology.steady_state import SteadyStateTracker
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
@@ -92,6 +94,8 @@ def run(mr: MethodRun) -> MethodologyResult:
         values = [s.figure(name) for s in window if s.figure(name) == s.figure(name)]
         if values:
             metrics[f"write.{name}"] = max(values)
+    # with json+ bins in every round: the percentiles of all the window's I/Os
+    metrics.update({f"write.{k}": v for k, v in merged_percentiles(window, "write").items()})
     metrics["steady_state_reached"] = 1.0 if verdict.reached else 0.0
     metrics["rounds"] = float(verdict.rounds)
     if verdict.round is not None:

@@ -25,7 +25,7 @@ from pytest_ssdqual.plugin.health import HealthTracker, health_failures, mark_no
 from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.qualify.flow import Measured, Skipped, run_test
 from pytest_ssdqual.qualify.progress import ProgressEvent
-from pytest_ssdqual.qualify.session import DriveContext, QualSession
+from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.events import figure_events
@@ -138,7 +138,8 @@ class PytestHost:
         if measured.report == "workload":  # with --baseline, its figures drawn too
             allure_attach.attach_workload_charts(
                 outcome, title=f"{outcome.workload.title} — {self.ctx.target.spec.raw}",
-                baseline=self.gate.baselines.figures(self.ctx, outcome.workload.id))
+                baseline=self.gate.baselines.figures(self.ctx, outcome.workload.id),
+                runs=[r for r in measured.repetitions if isinstance(r, WorkloadOutcome)])
         self._attach_runs()
 
     def health_after(self, before: object, workload_id: str, *, destructive: bool

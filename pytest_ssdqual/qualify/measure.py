@@ -25,6 +25,7 @@ from pytest_ssdqual.errors import FioError, NotApplicable, SsdQualError
 from pytest_ssdqual.fio.tails import merged_run_figures
 from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResult, judge_result
 from pytest_ssdqual.methodology.registry import run_methodology
+from pytest_ssdqual.qualify.consistency import consistency_reasons, with_log_figures
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
@@ -108,8 +109,9 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     def once(folder: Path) -> dict[str, float]:
         try:
             with host.phase(f"measure: fio {workload.id}"):
-                repetitions.append(session.run_workload(ctx, workload, folder,
-                                                        on_run=host.fio_run))
+                repetitions.append(with_log_figures(
+                    session.run_workload(ctx, workload, folder, on_run=host.fio_run), folder,
+                    session.options.profile.consistency))
         except BaseException as exc:
             if isinstance(exc, FioError):
                 exc.drive = f"{ctx.target.spec.raw} {workload.id}"
@@ -122,9 +124,10 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
         metrics, spread = aggregate_repeats([o.metrics for o in repetitions])
         metrics, tails_note, binned = merged_tails(repetitions, metrics)
         unmeasured = {**tail_reasons(repetitions, metrics), **unmeasured_reasons(repetitions)}
+        plan = session.options.profile.consistency
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
             workload, metrics, ctx.limits, strict=session.options.strict,
-            unreached=unmeasured))
+            unreached=unmeasured, not_in_profile=consistency_reasons(workload, metrics, plan)))
     how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
                                len(repetitions))
     details = [f"  {line}" for line in (how, tails_note) if line]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -125,11 +125,14 @@ def recording() -> bool:
 
 
 def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
-                           baseline: tuple[str, Mapping[str, float]] | None = None) -> list[str]:
+                           baseline: tuple[str, Mapping[str, float]] | None = None,
+                           runs: Sequence[WorkloadOutcome] = ()) -> list[str]:
     """Draw and attach the charts of one fio workload run: bandwidth/IOPS per second with the
     limits (from fio's logs next to the job file) and the regression gate's ``baseline``
     figures (``BaselineFinder.figures``), latency percentiles with the latency limits, IOPS
-    per phase. Returns the attachment names, in order (none without ``--alluredir``)."""
+    per phase, and the latency exceedance of the histograms of all ``runs`` summed (default:
+    ``outcome``'s run; ``report.exceedance``). Returns the attachment names, in order (none
+    without ``--alluredir``)."""
     if not recording():
         return []
     # matplotlib: imported when a chart is drawn
@@ -140,6 +143,18 @@ def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
         title=title, logs=logs, metrics=outcome.metrics,
         verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts], baseline=baseline,
     )
+    from pytest_ssdqual.report.chart_data import latency_limits
+    from pytest_ssdqual.report.exceedance import (
+        CHART_EXCEEDANCE,
+        exceedance_chart,
+        merged_histograms,
+    )
+
+    histograms = merged_histograms([o.result for o in runs] or [outcome.result])
+    if histograms:
+        charts[CHART_EXCEEDANCE] = exceedance_chart(
+            histograms, title=title, limits=latency_limits(
+                LimitVerdict.from_verdict(v) for v in outcome.verdicts))
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)

@@ -44,10 +44,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ssdqual.catalog.consistency import ConsistencyPlan, not_measured
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.sweeps import not_in_profile
-from pytest_ssdqual.catalog.workloads import Workload
+from pytest_ssdqual.catalog.workloads import PROFILES, Workload
 from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.report.drive_summary import (
@@ -156,7 +157,8 @@ def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
     any other with ``thresholds.verdict.judge``; strict as the run was, and with the stored
     ``unreached`` reasons (a limit on a metric the drive never reached fails saying why), and
     the figures the record's run profile does not measure by design reported as such
-    (``catalog.sweeps.not_in_profile``)."""
+    (``catalog.sweeps.not_in_profile``; an IOPS consistency figure the log had too few
+    seconds for: ``catalog.consistency.not_measured``, from the stored ``iops_log_s``)."""
     metrics = {k: float(v) for k, v in record.metrics.items()}
     unreached = {str(k): str(v) for k, v in record.unreached.items()}
     if workload.id == HEALTH_WORKLOAD_ID:  # one reading or one interval, as plugin.health
@@ -169,7 +171,17 @@ def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
                                    unreached=unreached,
                                    not_in_profile=not_in_profile(workload.id, record.profile))
         return judge_result(result, limits, strict=record.strict).verdicts
-    return judge(workload, metrics, limits, strict=record.strict, unreached=unreached)
+    return judge(workload, metrics, limits, strict=record.strict, unreached=unreached,
+                 not_in_profile=not_measured(metrics, workload.directions
+                                             if workload.per_direction else (),
+                                             _consistency_plan(record.profile)))
+
+
+def _consistency_plan(profile: str) -> ConsistencyPlan:
+    """The IOPS consistency settings of the run profile ``profile`` (the record's), the
+    defaults for a name no profile has."""
+    found = PROFILES.get(profile)
+    return found.consistency if found is not None else ConsistencyPlan()
 
 
 def rejudge_run(run: StoredRun, thresholds: ThresholdSet) -> list[Rejudged]:

@@ -44,7 +44,11 @@ H, L, N = "higher", "lower", "none"
 
 _FIO = {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
         "lat_p99_9_us": L, "lat_p99_99_us": L, "lat_p99_999_us": L, "lat_p99_9999_us": L,
-        "lat_max_us": L, "lat_tail_ios": N}
+        "lat_max_us": L, "lat_tail_ios": N,
+        # IOPS consistency (catalog.consistency): the 99.9 %-slowest second over the mean is
+        # better higher, the spread and the slow seconds lower; the log's seconds are a fact
+        "iops_consistency_pct": H, "iops_cov_pct": L, "seconds_below_50pct_of_mean": L,
+        "iops_log_s": N}
 _FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
          "lat_p99_us_ratio": L, "worst_ratio": H}
 
