@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.emulate.firmware_variants import FirmwareVariant
 
 __all__ = [
     "CAP_FIELDS",
@@ -275,6 +279,8 @@ class DriveModel:
     fragmentation: Fragmentation | None = None
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
+    #: other firmware builds an update can switch to (``emulate.firmware_variants``)
+    firmware_variants: dict[str, FirmwareVariant] = field(default_factory=dict)
 
     @property
     def recovers(self) -> bool:

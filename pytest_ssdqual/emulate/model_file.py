@@ -54,6 +54,7 @@ from typing import Any
 import jsonschema
 
 from pytest_ssdqual.bounds import OutOfRange, check_number
+from pytest_ssdqual.emulate.firmware_variants import parse_variants, variant_sense_errors
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
@@ -316,6 +317,7 @@ def load_model(path: str | Path) -> DriveModel:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
     errors = _sense_errors(data, lines, file) + _nvme_sense_errors(data, lines, file)
+    errors += variant_sense_errors(data, lines, file)
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]
@@ -354,6 +356,7 @@ def load_model(path: str | Path) -> DriveModel:
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),
         nvme=_nvme_facts(data),
+        firmware_variants=parse_variants(data, parse_size),
     )
 
 
