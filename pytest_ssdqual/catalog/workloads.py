@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ssdqual.catalog import data_states, data_tests
+from pytest_ssdqual.catalog import data_states, data_tests, firmware
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
@@ -368,6 +368,10 @@ CATALOG: dict[str, Workload] = {
         Workload(data_tests.INTEGRITY_WORKLOAD_ID, "Data integrity: writes with CRC32C "
                  "checksums, read back and verified (fio verify)", "write", 128 * KIB, 32,
                  family="integrity", methodology_metrics=data_tests.INTEGRITY_METRICS,
+                 per_direction=False),
+        Workload(firmware.FIRMWARE_WORKLOAD_ID, "Firmware update: the same workloads before "
+                 "and after, a checksummed data set across it", "write", 128 * KIB, 32,
+                 family="firmware", methodology_metrics=firmware.firmware_metrics(),
                  per_direction=False),
     )
 }

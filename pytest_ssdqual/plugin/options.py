@@ -36,6 +36,7 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_INPUT,
     SCRATCH_KEY,
 )
+from pytest_ssdqual.plugin.firmware import add_firmware_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
@@ -185,6 +186,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
+    add_firmware_options(group)  # the firmware update test's (plugin/firmware.py)
     add_outcome_options(group)  # --allow-skipped-writes
 
 

@@ -1,0 +1,86 @@
+"""pytest glue of the firmware update test: its options and the ``firmware_update`` fixture
+(thin: the flow is ``qualify.firmware_update``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.plugin.host import PytestHost
+from pytest_ssdqual.plugs.firmware_updater import ACTIONS
+from pytest_ssdqual.qualify.firmware_update import (
+    FIRMWARE_UPDATE,
+    FirmwareOptions,
+    measure_firmware_update,
+)
+from pytest_ssdqual.qualify.session import DriveContext, QualSession
+
+__all__ = ["add_firmware_options", "firmware_options", "firmware_update"]
+
+
+def add_firmware_options(group: Any) -> None:
+    """The firmware update test's options (``pytest_addoption``'s ssdqual group)."""
+    group.addoption(
+        "--firmware-updater", default=None, metavar="SPEC",
+        help="firmware updater plug of the drive(s): nvme, hdparm, cmd:TEMPLATE ({image} "
+        "{slot} {action} {device} {serial}) or emu (docs/plugs.md). Default: the lab "
+        "inventory's plugs: firmware_updater, else the emulated drive's own, else none.")
+    group.addoption(
+        "--firmware-image", default=None, metavar="PATH",
+        help="firmware image the firmware update test writes (with --confirm-destroy for the "
+        "drive's serial; an emulated drive needs none). Default: none, the test is skipped.")
+    group.addoption("--firmware-slot", default=None, type=int, metavar="N",
+                    help="firmware slot to commit to. Default: the first writable slot that "
+                    "is not the active one, per the drive's firmware log.")
+    group.addoption("--firmware-action", default=1, type=int, metavar="A",
+                    help="NVMe commit action: 1 activate at the next reset (then a controller "
+                    "reset), 2 activate the slot's image at the next reset, 3 activate now. "
+                    "Default: 1.")
+    group.addoption("--firmware-downgrade-image", default=None, metavar="PATH",
+                    help="after the update, go back with this image and check again. "
+                    "Default: none.")
+    group.addoption("--firmware-xfer", default=None, type=int, metavar="BYTES",
+                    help="nvme fw-download --xfer. Default: nvme-cli's (4 KiB).")
+
+
+def firmware_options(config: pytest.Config) -> FirmwareOptions:
+    """The options as a ``FirmwareOptions``.
+
+    Raises:
+        ConfigError: an action other than 1-3 or a slot outside 1-7 (names the option).
+    """
+    action = config.getoption("firmware_action")
+    if action not in ACTIONS or action == 0:
+        raise ConfigError(f"--firmware-action={action} is no commit action that activates",
+                          key="--firmware-action", fix="give 1, 2 or 3")
+    slot = config.getoption("firmware_slot")
+    if slot is not None and not 1 <= slot <= 7:
+        raise ConfigError(f"--firmware-slot={slot}: NVMe firmware slots are 1-7",
+                          key="--firmware-slot", fix="give a slot the drive's fw-log lists")
+
+    def path(name: str) -> Path | None:
+        value = config.getoption(name)
+        return Path(value).expanduser().absolute() if value else None
+
+    return FirmwareOptions(config.getoption("firmware_updater"), path("firmware_image"), slot,
+                           action, path("firmware_downgrade_image"),
+                           config.getoption("firmware_xfer"))
+
+
+@pytest.fixture
+def firmware_update(request: pytest.FixtureRequest, ssd_session: QualSession,
+                    ssd_drive: DriveContext, tmp_path: Path) -> Callable[[], dict[str, float]]:
+    """``firmware_update()``: run the firmware update test on the drive (skipped with the
+    reason without an updater or ``--firmware-image``) and judge it; returns its metrics."""
+    host = PytestHost(request, ssd_session, ssd_drive)
+    options = firmware_options(request.config)
+
+    def run() -> dict[str, float]:
+        return host.run(FIRMWARE_UPDATE, lambda: measure_firmware_update(
+            host, ssd_session, ssd_drive, tmp_path, options), writes=True).metrics
+
+    return run
