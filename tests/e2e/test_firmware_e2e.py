@@ -70,11 +70,11 @@ def test_a_good_build_passes_and_so_does_going_back(pytester: pytest.Pytester,
                          f"--firmware-downgrade-image={_image(tmp_path, 'DEMO1')}")
     out = result.stdout.str()
     assert found["status"] == "passed", out
-    assert "new firmware DEMO2 (was DEMO1)" in out
-    assert "downgraded firmware DEMO1 (was DEMO2)" in out
-    assert "history: slot 2: DEMO1 -> DEMO2; history: slot 2: DEMO2 -> DEMO1" in out.replace(
-        "\n    ", " ")
-    rows = re.findall(r"(\S+_drop_pct)\s+(-?[\d.e-]+)\s+<= 5\s+\S+\s+PASS", out)
+    words = " ".join(out.split())  # notes wrap at 120 columns
+    assert "new firmware DEMO2 (was DEMO1)" in words
+    assert "downgraded firmware DEMO1 (was DEMO2)" in words
+    assert "history: slot 2: DEMO1 -> DEMO2; history: slot 2: DEMO2 -> DEMO1" in words
+    rows = re.findall(r"(\S+_drop_pct) +(-?[\d.e-]+) +<= 5 +[+-][\d.]+ % +PASS", out)
     assert len(rows) == 8, out  # 4 figures x (new, downgraded)
     assert all(abs(float(v)) < 3 for _, v in rows), rows
     assert re.search(r"verify_mismatches\s+0\s+<= 0", out)
@@ -87,8 +87,7 @@ def test_a_build_10_percent_slower_fails_on_exactly_that_figure(pytester: pytest
                          f"--firmware-image={_image(tmp_path, 'DEMO2-SLOWSEQW')}")
     out, message = result.stdout.str(), _message(found)
     assert found["status"] == "failed", out
-    failed = re.findall(r"^\s+(\S+) = .* violated", message, re.MULTILINE) or re.findall(
-        r"(\S+_drop_pct)\s+\S+\s+<= 5\s+\S+\s+FAIL", out)
+    failed = re.findall(r"^  (\S+) [\d.e+-]+ [<>] ", message, re.MULTILINE)
     assert failed == ["new_seq_write_128k_qd32.write.bw_mbps_drop_pct"], (failed, message)
     drop = float(re.search(r"new_seq_write_128k_qd32\.write\.bw_mbps_drop_pct\s+([\d.]+)",
                            out).group(1))  # type: ignore[union-attr]
