@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pytest_ssdqual.emulate.firmware_variants import FirmwareVariant
 
+from pytest_ssdqual.emulate.power_loss_model import PowerLoss
+
 __all__ = [
     "CAP_FIELDS",
     "Caps",
@@ -279,6 +281,7 @@ class DriveModel:
     fragmentation: Fragmentation | None = None
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
+    power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
     #: other firmware builds an update can switch to (``emulate.firmware_variants``)
     firmware_variants: dict[str, FirmwareVariant] = field(default_factory=dict)
 

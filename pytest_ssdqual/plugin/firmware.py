@@ -6,19 +6,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.plugin.host import PytestHost
-from pytest_ssdqual.plugs.spec import parse_plug_spec
-from pytest_ssdqual.qualify.firmware_update import (
-    FIRMWARE_UPDATE,
-    FirmwareOptions,
-    measure_firmware_update,
-)
-from pytest_ssdqual.qualify.session import DriveContext, QualSession
+
+# loaded with the plugin: the flow is imported in the fixture (tests/plugin/test_inert.py)
+if TYPE_CHECKING:
+    from pytest_ssdqual.qualify.firmware_update import FirmwareOptions
+    from pytest_ssdqual.qualify.session import DriveContext, QualSession
 
 __all__ = ["add_firmware_options", "firmware_options", "firmware_update"]
 
@@ -49,6 +46,8 @@ def _bytes(value: str) -> int:
 
 def _spec(value: str) -> str:
     """``--firmware-updater``: a plug spec the firmware updater takes (``plugs.spec``)."""
+    from pytest_ssdqual.plugs.spec import parse_plug_spec
+
     try:
         parse_plug_spec(value, "firmware_updater", where="--firmware-updater")
     except ConfigError as exc:
@@ -84,6 +83,7 @@ def add_firmware_options(group: Any) -> None:
 def firmware_options(config: pytest.Config) -> FirmwareOptions:
     """The options as a ``FirmwareOptions`` (each checked by its parser at start: a bad value
     is a usage error before any I/O)."""
+    from pytest_ssdqual.qualify.firmware_update import FirmwareOptions
 
     def path(name: str) -> Path | None:
         value = config.getoption(name)
@@ -100,6 +100,9 @@ def firmware_update(request: pytest.FixtureRequest, ssd_session: QualSession,
                     ssd_drive: DriveContext, tmp_path: Path) -> Callable[[], dict[str, float]]:
     """``firmware_update()``: run the firmware update test on the drive (skipped with the
     reason without an updater or ``--firmware-image``) and judge it; returns its metrics."""
+    from pytest_ssdqual.plugin.host import PytestHost
+    from pytest_ssdqual.qualify.firmware_update import FIRMWARE_UPDATE, measure_firmware_update
+
     host = PytestHost(request, ssd_session, ssd_drive)
     options = firmware_options(request.config)
 

@@ -20,13 +20,11 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
-from pytest_ssdqual.drive.device_types import parse_device_type_options
-from pytest_ssdqual.drive.inventory import Inventory
-from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
+from pytest_ssdqual.catalog.sizes import SCRATCH_FILE_BYTES
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.plugin.common import (
     GATE_KEY,
@@ -36,19 +34,25 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_INPUT,
     SCRATCH_KEY,
 )
+from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.firmware import add_firmware_options
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
-from pytest_ssdqual.qualify.session import SessionOptions
+from pytest_ssdqual.plugin.power_loss import add_power_loss_options
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.gate_options import build_gate_options
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
     add_results_dir_option,
     resolve_results_dir,
 )
-from pytest_ssdqual.results.run_folder import new_run_id
-from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.results.run_id import new_run_id
+
+# The options are defined when pytest loads the plugin; the domain (drives, thresholds, the
+# results gate) is imported when they are built, once the plugin is used.
+if TYPE_CHECKING:
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.results.gate import ResultsGate
 
 #: Smallest ``--scratch-size``: 1 MiB.
 MIN_SCRATCH_BYTES = 1024 * 1024
@@ -71,6 +75,8 @@ def _size(value: str) -> int:
 
 
 def _profile(value: str) -> str:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+
     if value not in PROFILES:
         raise argparse.ArgumentTypeError(
             f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
@@ -186,8 +192,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
-    add_firmware_options(group)  # the firmware update test's (plugin/firmware.py)
-    add_outcome_options(group)  # --allow-skipped-writes
+    for add in (add_outcome_options, add_event_options, add_power_loss_options,
+                add_firmware_options):  # --allow-skipped-writes, --events, --power-*, --firmware-*
+        add(group)
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -233,6 +240,9 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
+    from pytest_ssdqual.results.gate import ResultsGate
+    from pytest_ssdqual.results.gate_options import build_gate_options
+
     results_dir = resolve_results_dir(
         config.getoption("results_dir"), invocation_dir=Path(config.invocation_params.dir),
         rootdir=Path(config.rootpath), ini=config.getini(RESULTS_DIR_INI))
@@ -247,6 +257,13 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
 
 
 def build_options(config: pytest.Config) -> SessionOptions:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+    from pytest_ssdqual.drive.device_types import parse_device_type_options
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import parse_drive_option
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.thresholds.loader import ThresholdSet
+
     root = Path(config.rootpath)
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
@@ -376,13 +393,11 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
     return [resolve_spec(s, folders, cwd=cwd) if s.kind == "emu" else s for s in specs]
 
 
-
-
 #: Options (``dest``) and ini values that put the plugin in play when given (``in_play``).
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience")
+                "repeat_max", "smartctl_device_type", "report_audience", "events")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification

@@ -130,3 +130,16 @@ def test_the_domain_is_plain_python(name: str) -> None:
         assert not {m for m in imported if m.split(".")[0] in ("allure", "allure_commons")}, name
     if sub not in ("plugin", "cli"):
         assert not {m for m in imported if m.startswith("pytest_ssdqual.plugin")}, name
+
+
+def test_constants_kept_apart_for_a_light_plugin_load_agree_with_their_origin() -> None:
+    # plugin/common.py and catalog/sizes.py hold constants the plugin needs when pytest loads
+    # it, so that loading it imports none of the domain (tests/plugin/test_inert.py)
+    from pytest_ssdqual.catalog import sizes, workloads
+    from pytest_ssdqual.plugin.common import PROP_NOT_APPLICABLE
+    from pytest_ssdqual.results import run_folder, run_id
+    from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
+
+    assert PROP_NOT_APPLICABLE == LABEL_NOT_APPLICABLE
+    assert workloads.SCRATCH_FILE_BYTES == sizes.SCRATCH_FILE_BYTES == 128 * 1024 * 1024
+    assert run_folder.new_run_id is run_id.new_run_id

@@ -76,6 +76,8 @@ EXPECTED: dict[str, dict[str, str]] = {
                            "bw_mbps_ratio": N, "lat_p99_us_ratio": N},
     "compressibility": {"iops": H, "bw_mbps": H, "iops_ratio": N, "bw_mbps_ratio": N},
     "data_integrity": {"written_bytes": N, "verified_bytes": H, "first_bad_offset_bytes": N},
+    "power_loss_integrity": {"power_cycles": N, "written_bytes": N, "verified_bytes": H,
+                             "first_bad_offset_bytes": N},
     "firmware_update": {"bw_mbps": H, "iops": H, "lat_p99_us": L, "bw_mbps_drop_pct": L,
                         "iops_drop_pct": L, "written_bytes": N, "verified_bytes": H,
                         "first_bad_offset_bytes": N},
