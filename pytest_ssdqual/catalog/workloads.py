@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ssdqual.catalog import data_states, data_tests
+from pytest_ssdqual.catalog import data_states, data_tests, firmware
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.consistency import ConsistencyPlan, consistency_metric_names
 from pytest_ssdqual.catalog.health import (
@@ -382,6 +382,10 @@ CATALOG: dict[str, Workload] = {
                  "with fio verify state, a power cut, read-back from the saved state",
                  "randwrite", 4 * KIB, 16, family="integrity",
                  methodology_metrics=POWER_LOSS_METRICS, per_direction=False),
+        Workload(firmware.FIRMWARE_WORKLOAD_ID, "Firmware update: the same workloads before "
+                 "and after, a checksummed data set across it", "write", 128 * KIB, 32,
+                 family="firmware", methodology_metrics=firmware.firmware_metrics(),
+                 per_direction=False),
     )
 }
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_ssdqual.emulate.blkio import BlkioThrottle, orphan_cleanup
+from pytest_ssdqual.emulate.firmware_variants import variant_model
 from pytest_ssdqual.emulate.model_file import load_model
 from pytest_ssdqual.emulate.shape import shapes_from_json
 from pytest_ssdqual.emulate.state import LOG_HEADER, ThrottleController
@@ -148,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_ssdqual.emulate.controller")
     parser.add_argument("--model", required=True, help="drive model YAML")
     parser.add_argument("--speed", type=float, default=1.0, help="factor on every cap")
+    parser.add_argument("--firmware", default=None, help="firmware variant the drive runs")
     parser.add_argument("--cgroup", required=True, type=Path, help="blkio folder")
     parser.add_argument("--device", required=True, type=_device, help="MAJ:MIN")
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S)
@@ -162,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="read job shapes on stdin, answer 'ack N' on stdout")
     args = parser.parse_args(argv)
 
-    model = load_model(args.model).with_speed(args.speed)
+    model = load_model(args.model)
+    model = variant_model(model, args.firmware or model.firmware).with_speed(args.speed)
     throttle = BlkioThrottle(args.cgroup, args.device)
     controller = ThrottleController(model, args.image_bytes)
     stop = {"signal": False}

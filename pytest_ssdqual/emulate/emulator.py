@@ -177,6 +177,17 @@ class EmulatedDrive:
         self._start_controller(self._interval_s)
         self.resets += 1
 
+    def switch_firmware(self, model: DriveModel) -> None:
+        """Run ``model`` (this drive on another firmware build, ``firmware_variants``) from
+        now on: the controller restarts with it, as a reset restarts a real drive's firmware.
+
+        Raises:
+            DeviceError: the new controller did not start.
+        """
+        self.model = model
+        self._stop_controller()
+        self._start_controller(self._interval_s)
+
     def _start_controller(self, interval_s: float) -> None:
         assert self.cgroup is not None and self.device is not None
         # The first caps are in force before the daemon starts: no fio ever runs uncapped.
@@ -186,6 +197,7 @@ class EmulatedDrive:
         argv = [
             sys.executable, "-m", "pytest_ssdqual.emulate.controller",
             "--model", self.model.file, "--speed", repr(self.model.speed),
+            "--firmware", self.model.firmware,
             "--cgroup", str(self.cgroup), "--device", f"{self.device[0]}:{self.device[1]}",
             "--interval", str(interval_s), "--parent", str(os.getpid()),
             "--loop", str(self.loop_device), "--workdir", str(self.workdir),

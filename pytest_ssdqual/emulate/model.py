@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.emulate.firmware_variants import FirmwareVariant
 
 from pytest_ssdqual.emulate.power_loss_model import PowerLoss
 
@@ -278,6 +282,8 @@ class DriveModel:
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
     power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
+    #: other firmware builds an update can switch to (``emulate.firmware_variants``)
+    firmware_variants: dict[str, FirmwareVariant] = field(default_factory=dict)
 
     @property
     def recovers(self) -> bool:

@@ -54,6 +54,7 @@ from typing import Any
 import jsonschema
 
 from pytest_ssdqual.bounds import OutOfRange, check_number
+from pytest_ssdqual.emulate.firmware_variants import parse_variants, variant_sense_errors
 from pytest_ssdqual.emulate.model import (
     CAP_FIELDS,
     Caps,
@@ -75,14 +76,8 @@ from pytest_ssdqual.emulate.power_loss_model import power_loss_errors, power_los
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
-__all__ = [
-    "DEFAULT_FOLDER",
-    "available_models",
-    "find_model",
-    "load_model",
-    "load_schema",
-    "parse_size",
-]
+__all__ = ["DEFAULT_FOLDER", "available_models", "find_model", "load_model", "load_schema",
+           "parse_size"]
 
 SCHEMA_RESOURCE = "emu_model_schema.json"
 #: A model folder named in the rootdir (like ``thresholds/``).
@@ -317,7 +312,7 @@ def load_model(path: str | Path) -> DriveModel:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
     errors = [*_sense_errors(data, lines, file), *_nvme_sense_errors(data, lines, file),
-              *power_loss_errors(data, lines, file)]
+              *power_loss_errors(data, lines, file), *variant_sense_errors(data, lines, file)]
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]
@@ -357,6 +352,7 @@ def load_model(path: str | Path) -> DriveModel:
         figures_scale=_figures_scale(data),
         nvme=_nvme_facts(data),
         power_loss=power_loss_of(data),
+        firmware_variants=parse_variants(data, parse_size),
     )
 
 

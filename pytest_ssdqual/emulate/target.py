@@ -156,6 +156,12 @@ class EmulatedTarget(DriveTarget):
         self._refuse(message)
         raise DeviceError(message)
 
+    def identify_again(self) -> DriveIdentity:
+        """:meth:`recheck_identity`, then the model's identity now: after a firmware update
+        (``emulate.firmware``) it reports the variant's revision."""
+        self.recheck_identity()
+        return emulated_identity(self.drive.model, self.drive)
+
     def self_purge(self) -> str:
         """Purge hook (``methodology.purge``): the model back to FOB -- empty SLC cache, clean,
         no idle credit. The blocks themselves are deallocated by the purge's ``blkdiscard``."""

@@ -24,6 +24,7 @@ import pytest
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
 from pytest_ssdqual.plugin.events import EventHooks
+from pytest_ssdqual.plugin.firmware import firmware_update  # noqa: F401  (fixture)
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
     drive_health,

@@ -34,6 +34,7 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_KEY,
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
+from pytest_ssdqual.plugin.firmware import add_firmware_options
 from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
@@ -152,9 +153,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
-    add_outcome_options(group)  # --allow-skipped-writes
-    add_event_options(group)  # --events
-    add_power_loss_options(group)  # --power-switch, --power-cycles, --power-loss-seed
+    for add in (add_outcome_options, add_event_options, add_power_loss_options,
+                add_firmware_options):  # --allow-skipped-writes, --events, --power-*, --firmware-*
+        add(group)
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -351,8 +352,6 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
     folders = model_folders(Path(config.rootpath), extra)
     cwd = Path(config.invocation_params.dir)
     return [resolve_spec(s, folders, cwd=cwd) if s.kind == "emu" else s for s in specs]
-
-
 
 
 #: Options (``dest``) and ini values that put the plugin in play when given (``in_play``).

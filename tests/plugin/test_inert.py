@@ -139,7 +139,8 @@ def test_a_drive_test_beside_a_bad_thresholds_folder_is_a_usage_error(
 LOADED_WHEN_UNUSED = {
     "pytest_ssdqual", "pytest_ssdqual.catalog", "pytest_ssdqual.catalog.sizes",
     "pytest_ssdqual.errors", "pytest_ssdqual.plugin", "pytest_ssdqual.plugin.common",
-    "pytest_ssdqual.plugin.events", "pytest_ssdqual.plugin.fixtures",
+    "pytest_ssdqual.plugin.events", "pytest_ssdqual.plugin.firmware",
+    "pytest_ssdqual.plugin.fixtures",
     "pytest_ssdqual.plugin.hooks", "pytest_ssdqual.plugin.interrupt",
     "pytest_ssdqual.plugin.options", "pytest_ssdqual.plugin.ordering",
     "pytest_ssdqual.plugin.option_types", "pytest_ssdqual.plugin.outcomes",

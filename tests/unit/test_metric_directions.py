@@ -82,6 +82,9 @@ EXPECTED: dict[str, dict[str, str]] = {
     "data_integrity": {"written_bytes": N, "verified_bytes": H, "first_bad_offset_bytes": N},
     "power_loss_integrity": {"power_cycles": N, "written_bytes": N, "verified_bytes": H,
                              "first_bad_offset_bytes": N},
+    "firmware_update": {"bw_mbps": H, "iops": H, "lat_p99_us": L, "bw_mbps_drop_pct": L,
+                        "iops_drop_pct": L, "written_bytes": N, "verified_bytes": H,
+                        "first_bad_offset_bytes": N},
     "health": {
         **dict.fromkeys(("smart_command_failed", "smart_disk_failing",
                          "smart_prefail_at_threshold", "smart_usage_past_threshold",

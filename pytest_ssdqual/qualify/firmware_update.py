@@ -1,0 +1,113 @@
+"""The firmware update test as a ``measure`` step of the flow.
+
+``measure_firmware_update`` picks the drive's firmware updater (``--firmware-updater``, the lab
+inventory's ``plugs: firmware_updater:``, else the emulated drive's own:
+``plugs.select.plug_spec_for``), skips with the reason when there is none or no
+``--firmware-image`` was given, and runs ``methodology.firmware_update`` -- whose refusals
+(``plugs.firmware_updater.update_refusals``) end the test as skipped before any I/O -- then
+judges it once; the flow (``flow.run_test``) handles health, the results store and the verdict
+like every suite. Plain Python (no pytest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_ssdqual.catalog.firmware import FIRMWARE_WORKLOAD_ID
+from pytest_ssdqual.catalog.workloads import get_workload
+from pytest_ssdqual.errors import FioError, SafetyRefusal
+from pytest_ssdqual.methodology.base import MethodRun, judge_result
+from pytest_ssdqual.methodology.firmware_update import FirmwareRequest, run_firmware_update
+from pytest_ssdqual.plugs.firmware_open import open_firmware_updater, reidentify
+from pytest_ssdqual.plugs.firmware_updater import FirmwareLog, update_refusals
+from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
+from pytest_ssdqual.qualify.flow import Measured, Skipped
+from pytest_ssdqual.qualify.measure import stored_files
+from pytest_ssdqual.qualify.session import DriveContext, QualSession
+from pytest_ssdqual.report.summary import rows_from_verdicts
+
+if TYPE_CHECKING:
+    from pytest_ssdqual.qualify.flow import Host
+
+__all__ = ["FIRMWARE_UPDATE", "FirmwareOptions", "measure_firmware_update"]
+
+#: The catalog workload of the firmware update test.
+FIRMWARE_UPDATE = get_workload(FIRMWARE_WORKLOAD_ID)
+
+
+@dataclass(frozen=True)
+class FirmwareOptions:
+    """The firmware options of the run.
+
+    Attributes:
+        updater: ``--firmware-updater`` (a plug spec), ``None`` when not given.
+        image: ``--firmware-image``, ``None`` when not given (the test is skipped).
+        slot: ``--firmware-slot``; action: ``--firmware-action`` (default 1).
+        downgrade_image: ``--firmware-downgrade-image``.
+        xfer_bytes: ``--firmware-xfer`` (nvme fw-download ``--xfer``), ``None``: nvme-cli's.
+    """
+
+    updater: str | None = None
+    image: Path | None = None
+    slot: int | None = None
+    action: int = 1
+    downgrade_image: Path | None = None
+    xfer_bytes: int | None = None
+
+
+def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
+                            workdir: Path, options: FirmwareOptions) -> Measured:
+    """Run the firmware update test on ``ctx`` and judge it once.
+
+    Raises:
+        Skipped: no updater for the drive, no ``--firmware-image`` (not applicable), or a
+            refusal (unconfirmed, mounted, a missing image, a slot the log does not have).
+        FirmwareUpdateError: an update step failed or the new firmware is not reported (the
+            test is broken with the reason). FioError, DeviceError: from a job.
+        ConfigError: a plug spec that does not parse.
+    """
+    spec = plug_spec_for("firmware_updater", ctx.identity, option=options.updater,
+                         inventory=session.options.inventory)
+    if spec is None:
+        raise Skipped(missing_plug_reason("firmware_updater", ctx.identity),
+                      applicable=options.image is not None)
+    if options.image is None:
+        raise Skipped("no --firmware-image given: the firmware update test writes a firmware "
+                      "image only when one is named explicitly", applicable=False)
+    updater = open_firmware_updater(spec, ctx.target, xfer_bytes=options.xfer_bytes)
+    images = [options.image] + ([options.downgrade_image] if options.downgrade_image else [])
+    request = FirmwareRequest(options.image, options.slot, options.action,
+                              options.downgrade_image)
+
+    def refusals(log: FirmwareLog) -> list[str]:
+        found: list[str] = []
+        for image in images:
+            found += [r for r in update_refusals(
+                image=image, serial=ctx.identity.serial,
+                confirmed_serials=session.options.confirmed_serials,
+                emulated=ctx.identity.kind == "emu", write_refusals=ctx.target.refresh(),
+                log=log, slot=options.slot, action=options.action) if r not in found]
+        return found
+
+    folder = workdir / FIRMWARE_WORKLOAD_ID
+    try:
+        result = run_firmware_update(
+            MethodRun(session, ctx, folder, FIRMWARE_WORKLOAD_ID, observer=host), updater,
+            request, refusals=refusals, reidentify=lambda: reidentify(ctx.target))
+    except SafetyRefusal as exc:
+        raise Skipped(f"firmware update refused ({updater.name} updater): {exc}") from None
+    except FioError as exc:
+        host.fio_failed(exc)
+        raise
+    drive = ctx.label or ctx.target.spec.raw
+    for note in result.notes:
+        host.note(f"[ssdqual {drive}] {FIRMWARE_WORKLOAD_ID}: {note}")
+    host.attach_text("firmware A/B", "\n".join(result.notes))
+    outcome = judge_result(result, ctx.limits, strict=session.options.strict)
+    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, FIRMWARE_WORKLOAD_ID,
+                                                outcome.verdicts, result.states),
+                    repetitions=[outcome], states=result.states,
+                    files=[stored_files(folder)], details=["  " + n for n in result.notes],
+                    report="methodology")
