@@ -56,6 +56,13 @@ NO_DIRECTION_FIO: frozenset[str] = frozenset(
 #: Metrics summed over both directions of a mixed workload.
 TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
 
+#: A plain fio workload's power figures on a drive with a power meter (``qualify.power``),
+#: drive-wide (no direction): average and peak watts and joules over the measured runtime.
+POWER_METRICS: tuple[str, ...] = ("power_avg_w", "power_peak_w", "energy_j")
+#: Its efficiency per direction (and ``total.`` for a mix): MB/s per W for a sequential
+#: workload, IOPS per W for a random one (``Workload.efficiency_metric``).
+EFFICIENCY_METRICS: tuple[str, ...] = ("bw_mbps_per_w", "iops_per_w")
+
 #: Metrics of the named methodology workloads (bare names, units in them; see
 #: ``pytest_ssdqual/methodology/``). Sustained write past the SLC cache:
 SUSTAINED_WRITE_METRICS: tuple[str, ...] = (
@@ -77,8 +84,9 @@ RECOVERY_METRICS: tuple[str, ...] = (
 #: Matched on the name after the direction (``write.iops`` -> ``iops``). Every catalog metric's
 #: direction is listed in tests/unit/test_metric_directions.py.
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
-    {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
-     "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached"}
+    {"iops", "bw_mbps", *EFFICIENCY_METRICS, "slc_cache_bytes", "burst_bw_mbps",
+     "sustained_bw_mbps", "cache_not_exhausted_after_bytes", "recovery_ratio",
+     "steady_state_reached"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
@@ -166,7 +174,15 @@ class Workload:
             names = [f"{d}.{m}" for d in self.directions for m in DIRECTION_METRICS]
             if len(self.directions) > 1:
                 names += [f"total.{m}" for m in TOTAL_METRICS]
+        if self.per_direction and not self.is_methodology:  # with a power meter
+            names += [*POWER_METRICS, *(f"{d}.{self.efficiency_metric}" for d in (
+                *self.directions, *(("total",) if len(self.directions) > 1 else ())))]
         return (*names, *self.methodology_metrics)
+
+    @property
+    def efficiency_metric(self) -> str:
+        """``bw_mbps_per_w`` for a sequential workload, ``iops_per_w`` for a random one."""
+        return "bw_mbps_per_w" if self.rw in ("read", "write", "rw") else "iops_per_w"
 
     def canonical_metric(self, name: str) -> str | None:
         """Map a metric as written in a threshold file to its canonical name, or ``None``.
@@ -174,7 +190,7 @@ class Workload:
         ``bw_mbps`` on ``seq_write_128k_qd32`` is ``write.bw_mbps``; on a mixed workload a bare
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
-        if "." in name or name in self.methodology_metrics:
+        if "." in name or name in self.methodology_metrics or name in POWER_METRICS:
             return name if name in self.metric_names() else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None

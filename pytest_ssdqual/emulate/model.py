@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from pytest_ssdqual.emulate.power_model import PowerModel
+
 __all__ = [
     "CAP_FIELDS",
     "Caps",
@@ -275,6 +277,7 @@ class DriveModel:
     fragmentation: Fragmentation | None = None
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
+    power: PowerModel | None = None  # the power: block (emulate.power_model)
 
     @property
     def recovers(self) -> bool:

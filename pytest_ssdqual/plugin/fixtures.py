@@ -22,6 +22,7 @@ from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SESSION_KEY
 from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import plugin_options, session_run_id
+from pytest_ssdqual.plugin.power import drive_power
 from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
 from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
 from pytest_ssdqual.qualify.patterns import pattern_workload
@@ -141,8 +142,9 @@ def run_workload_test(request: pytest.FixtureRequest, session: QualSession, ctx:
     host = PytestHost(request, session, ctx)
     check_marked(workload, methodology=False, destructive=host.destructive,
                  test=request.node.nodeid)
+    power = drive_power(request.config, session, ctx)
     return host.run(workload, lambda: measure_workload(host, session, host.gate, ctx, workload,
-                                                       workdir), writes=workload.writes)
+                                                       workdir, power), writes=workload.writes)
 
 
 @pytest.fixture(autouse=True)

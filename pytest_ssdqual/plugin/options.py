@@ -37,6 +37,7 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_KEY,
 )
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
+from pytest_ssdqual.plugs.spec import parse_plug_spec
 from pytest_ssdqual.qualify.session import SessionOptions
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
 from pytest_ssdqual.results.gate import ResultsGate
@@ -183,6 +184,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: the inventory's smartctl_device_type, else smartctl's choice, then the USB "
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
+    group.addoption(
+        "--power-meter", default=None, metavar="SPEC",
+        help="power meter of the drive(s): csv:PATH, cmd:COMMAND, quarch:CONNECTION or emu "
+        "(docs/plugs.md); each fio workload then reports W, J and MB/s/W or IOPS/W. Default: "
+        "the inventory's plugs: power_meter, else an emulated drive's own, else none.",
+    )
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
@@ -314,6 +321,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
         )
     if fio_given and os.sep in fio_given:  # a relative path: fio runs from per-test folders
         fio_given = os.path.abspath(fio_given)
+    if config.getoption("power_meter"):  # a bad spec is a usage error before any I/O
+        parse_plug_spec(config.getoption("power_meter"), "power_meter", where="--power-meter")
     cgroup = config.getoption("fio_cgroup")
     if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
         raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
@@ -380,7 +389,7 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience")
+                "repeat_max", "smartctl_device_type", "report_audience", "power_meter")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification

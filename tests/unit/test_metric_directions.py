@@ -45,15 +45,20 @@ H, L, N = "higher", "lower", "none"
 _FIO = {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
         "lat_p99_9_us": L, "lat_p99_99_us": L, "lat_p99_999_us": L, "lat_p99_9999_us": L,
         "lat_max_us": L, "lat_tail_ios": N}
+#: A plain fio workload's power figures (with a power meter): less is better; the efficiency
+#: (MB/s/W for sequential, IOPS/W for random workloads) more.
+_POWER = {"power_avg_w": L, "power_peak_w": L, "energy_j": L}
 _FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
          "lat_p99_us_ratio": L, "worst_ratio": H}
 
 #: workload id -> bare metric name (after the last ".") -> direction. Exhaustive: a metric whose
 #: bare name is missing here fails ``test_every_catalog_metric_has_its_listed_direction``.
 EXPECTED: dict[str, dict[str, str]] = {
-    **{wid: _FIO for wid in (
-        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1", "rand_read_4k_qd1",
-        "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32", "rand_rw70_4k_qd32")},
+    **{wid: {**_FIO, **_POWER, "bw_mbps_per_w": H} for wid in (
+        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1")},
+    **{wid: {**_FIO, **_POWER, "iops_per_w": H} for wid in (
+        "rand_read_4k_qd1", "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32",
+        "rand_rw70_4k_qd32")},
     "sustained_write": {**_FIO, "slc_cache_bytes": H, "burst_bw_mbps": H,
                         "sustained_bw_mbps": H, "cache_not_exhausted_after_bytes": H},
     "steady_state_rand_write_4k": {**_FIO, "steady_state_reached": H, "steady_state_round": L,
@@ -125,7 +130,8 @@ def test_an_fio_pattern_workload_has_the_plain_directions() -> None:
     assert workload is not None
     assert {m: direction(m) for m in workload.metric_names()} == {
         **{f"{d}.{b}": x for d in ("read", "write") for b, x in _FIO.items()},
-        "total.iops": H, "total.bw_mbps": H}
+        "total.iops": H, "total.bw_mbps": H, **_POWER,
+        "read.iops_per_w": H, "write.iops_per_w": H, "total.iops_per_w": H}
 
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",
