@@ -20,9 +20,12 @@ from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
     HIGHER_IS_BETTER_HEALTH,
+    IDLE_POWER_METRICS,
+    IDLE_POWER_WORKLOAD_ID,
     IDLE_WAKE_METRICS,
     IDLE_WAKE_WORKLOAD_ID,
     NO_DIRECTION_HEALTH,
+    NO_DIRECTION_IDLE_POWER,
     NO_DIRECTION_IDLE_WAKE,
 )
 
@@ -86,7 +89,7 @@ RECOVERY_METRICS: tuple[str, ...] = (
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     {"iops", "bw_mbps", *EFFICIENCY_METRICS, "slc_cache_bytes", "burst_bw_mbps",
      "sustained_bw_mbps", "cache_not_exhausted_after_bytes", "recovery_ratio",
-     "steady_state_reached"}
+     "steady_state_reached", "apst_saving_pct"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
@@ -103,7 +106,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER)
 
 
 @dataclass(frozen=True)
@@ -369,6 +372,9 @@ CATALOG: dict[str, Workload] = {
         Workload(IDLE_WAKE_WORKLOAD_ID, "4 KiB random read QD1 after idle gaps (NVMe power "
                  "states)", "randread", 4 * KIB, 1, family="power",
                  methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
+        Workload(IDLE_POWER_WORKLOAD_ID, "Idle power: active idle and idle with APST (power "
+                 "meter)", "read", 0, 0, family="power", methodology_metrics=IDLE_POWER_METRICS,
+                 per_direction=False),
         # Burst, compressibility, integrity: methodology/burst.py,
         # compressibility.py, integrity.py; metric names in catalog/data_tests.py
         Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "

@@ -1,7 +1,8 @@
 """The plugin's fixtures, each a thin adapter over the one per-test flow (``qualify.flow``):
 ``ssd_session`` (the process's ``QualSession``), ``ssd_drive`` (the drive under test,
 parametrized over every ``--drive``), ``qualify`` (a catalog workload), ``run_methodology``
-(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), ``fio_workload`` (an fio
+(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), ``idle_power`` (idle
+power with a meter), ``fio_workload`` (an fio
 pattern built from parameters), plus the autouse set-up of a drive test's Allure parameters.
 """
 
@@ -23,6 +24,7 @@ from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import plugin_options, session_run_id
 from pytest_ssdqual.plugin.power import drive_power
+from pytest_ssdqual.qualify.idle_power import IDLE_POWER, measure_idle_power
 from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
 from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
 from pytest_ssdqual.qualify.patterns import pattern_workload
@@ -131,6 +133,22 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
     def run() -> dict[str, float]:
         return host.run(IDLE_WAKE, lambda: measure_idle_wake(host, ssd_session, ssd_drive,
                                                              tmp_path), writes=False).metrics
+
+    return run
+
+
+@pytest.fixture
+def idle_power(request: pytest.FixtureRequest, ssd_session: QualSession,
+               ssd_drive: DriveContext) -> Callable[[], dict[str, float]]:
+    """``idle_power()``: measure active idle and idle with APST with the drive's power meter
+    (``qualify.idle_power``; skipped with the reason without a meter or idle power states)
+    and judge them; returns its metrics."""
+    host = PytestHost(request, ssd_session, ssd_drive)
+
+    def run() -> dict[str, float]:
+        power = drive_power(request.config, ssd_session, ssd_drive)
+        return host.run(IDLE_POWER, lambda: measure_idle_power(host, ssd_session, ssd_drive,
+                                                               power), writes=False).metrics
 
     return run
 

@@ -28,6 +28,7 @@ from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
     fio_workload,
+    idle_power,
     idle_wake,
     qualify,
     run_methodology,

@@ -22,8 +22,8 @@ What is scaled, by the metric's last name part (``write.bw_mbps`` -> ``bw_mbps``
   checks the order of magnitude, not the drive's tail.)
 * **everything else unchanged**: ratios (``*_ratio``: ``recovery_ratio``, ``bw_mbps_ratio``,
   ``scaling_ratio``), power and energy (``power_avg_w``, ``energy_j``: the emulated meter
-  reports the real drive's), counts, flags, times (``*_s``), bytes (``*_bytes``: the SLC cache of the
-  twin is sized for the image), percentages, temperatures, the power-state table's
+  reports the real drive's), counts, flags, times (``*_s``), bytes (``*_bytes``: the SLC
+  cache of the twin is sized for the image), percentages, temperatures, the power-state table's
   latencies (``max_idle_exit_latency_us``, ``max_transition_latency_us``: facts the drive
   reports, not measured speeds) and ``wake_penalty_us`` (a wake-up time is the drive's power
   state's, not a function of its throughput; the twin does not wake up at all, see

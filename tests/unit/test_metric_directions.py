@@ -95,6 +95,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "media_errors_delta": L, "error_log_entries_delta": L, "unsafe_shutdowns_delta": L,
         "percentage_used_delta": L, "available_spare_pct_delta": H,
         "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L},
+    "idle_power": {"active_idle_w": L, "idle_apst_w": L, "apst_saving_pct": H,
+                   "ps0_max_power_w": N, "deepest_idle_max_power_w": N},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
                               "wake_penalty_us": L, "wake_ratio": L, "power_states": N,
                               "non_operational_states": N, "max_idle_exit_latency_us": N,
