@@ -119,7 +119,10 @@ def apst_control(ctx: DriveContext) -> ApstControl | None:
     name = os.path.basename(os.path.realpath(ctx.target.device))
     knob = Path(os.path.realpath(f"/sys/block/{name}/device")) / "power" / \
         "pm_qos_latency_tolerance_us"
-    return PmQosApst(knob) if knob.is_file() else None
+    try:
+        return PmQosApst(knob)
+    except OSError:  # no such file (not Linux's nvme driver), or not readable
+        return None
 
 
 def aspm_policy(path: Path = ASPM_POLICY) -> str | None:
