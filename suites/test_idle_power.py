@@ -6,12 +6,7 @@ length (fio ``thinktime``) vs without idle; ``wake_penalty_us`` and ``wake_ratio
 On an emulated NVMe twin (``emu:phison-e12-960g``) the table is the model's and the wake-up
 latency the blkio throttle's (a throttle cannot emulate a power state's exit latency). Skipped
 with the reason on targets without non-operational power states (loop, zram, scratch file,
-SATA, an emulated SATA twin).
-
-``test_idle_power``: with a power meter (``--power-meter``, the inventory's ``plugs:``, or an
-emulated twin's own), the drive's watts at active idle (APST off) and idle with APST, compared
-with its power-state table (``qualify.idle_power``); skipped with the reason without a meter.
-Read-only (APST is switched through the kernel and restored)."""
+SATA, an emulated SATA twin)."""
 
 import pytest
 
@@ -19,8 +14,3 @@ import pytest
 @pytest.mark.ssdqual_family("power")
 def test_idle_wake_up(idle_wake):
     idle_wake()
-
-
-@pytest.mark.ssdqual_family("power")
-def test_idle_power(idle_power):
-    idle_power()

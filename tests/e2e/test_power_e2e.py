@@ -193,7 +193,7 @@ def test_idle_power_on_the_e12_twin_and_a_twin_without_a_power_model(tmp_path: P
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "pytest",
-             f"{REPO / 'suites' / 'test_idle_power.py'}::test_idle_power",
+             str(REPO / "suites" / "test_power.py"),
              f"--rootdir={REPO}", "-p", "no:cacheprovider", "-o", "addopts=",
              "--ssd-profile=smoke", "--drive=emu:phison-e12-960g", "--drive=emu:e12-no-power",
              f"--emu-models={models}", f"--thresholds={tmp_path / 'limits.yaml'}",
