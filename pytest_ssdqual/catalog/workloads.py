@@ -28,10 +28,18 @@ from pytest_ssdqual.catalog.health import (
     NO_DIRECTION_IDLE_POWER,
     NO_DIRECTION_IDLE_WAKE,
 )
-
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
+from pytest_ssdqual.catalog.power_loss import (
+    NO_DIRECTION_POWER_LOSS,
+    POWER_LOSS_METRICS,
+    POWER_LOSS_WORKLOAD_ID,
+)
+from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the catalog's units)
+    GIB,
+    KIB,
+    MIB,
+    SCRATCH_FILE_BYTES,
+    SCRATCH_WRITE_BUDGET_BYTES,
+)
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
 #: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
@@ -106,7 +114,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS)
 
 
 @dataclass(frozen=True)
@@ -298,14 +306,6 @@ PROFILES: dict[str, RunProfile] = {
     )
 }
 
-#: The dry run (no ``--drive``): the plugin's own scratch file is this big (``--scratch-size``
-#: overrides it), and every fio run writing to it writes at most ``SCRATCH_WRITE_BUDGET_BYTES``
-#: (a job that fills its area writes it once): a dry run's bytes then do not grow with the
-#: speed of the host's disk (``fio.job.budgeted_io_bytes``). Drives named with ``--drive`` are
-#: not budgeted. 128 MiB: the client presets' larger smoke test size (100 MiB) fits, so the
-#: dry run measures every figure a drive's smoke run does.
-SCRATCH_FILE_BYTES = 128 * MIB
-SCRATCH_WRITE_BUDGET_BYTES = 4 * MIB
 
 
 def _w(
@@ -391,6 +391,10 @@ CATALOG: dict[str, Workload] = {
                  "checksums, read back and verified (fio verify)", "write", 128 * KIB, 32,
                  family="integrity", methodology_metrics=data_tests.INTEGRITY_METRICS,
                  per_direction=False),
+        Workload(POWER_LOSS_WORKLOAD_ID, "Power-loss integrity: 4 KiB random writes QD16 "
+                 "with fio verify state, a power cut, read-back from the saved state",
+                 "randwrite", 4 * KIB, 16, family="integrity",
+                 methodology_metrics=POWER_LOSS_METRICS, per_direction=False),
     )
 }
 

@@ -66,6 +66,8 @@ def describe_model(model: DriveModel) -> list[str]:
         lines.append("  " + model.fragmentation.describe())
     if model.copy is not None:
         lines.append(f"  reading and writing at once: every cap x{model.copy.concurrent_factor:g}")
+    if model.power_loss is not None:
+        lines.append("  " + model.power_loss.describe())
     lines += _h3_lines(model)
     return lines
 

@@ -42,6 +42,7 @@ from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, SsdQualError
 from pytest_ssdqual.fio.job import render_job
 from pytest_ssdqual.qualify.session import drive_facts
+from pytest_ssdqual.shipped import shipped_folder
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts
 from pytest_ssdqual.thresholds.verdict import Limit, format_number
@@ -64,11 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p_th = sub.add_parser("thresholds", help="check or show threshold files")
     th_sub = p_th.add_subparsers(dest="action", required=True)
-    p_check = th_sub.add_parser("check", help="validate threshold files (default: thresholds/)")
-    p_check.add_argument("paths", nargs="*", default=["thresholds"])
+    p_check = th_sub.add_parser("check", help="validate threshold files (default: thresholds/, "
+                                "else the shipped ones)")
+    p_check.add_argument("paths", nargs="*")
     p_show = th_sub.add_parser("show", help="the limits a drive would be judged against")
-    p_show.add_argument("paths", nargs="*", default=["thresholds"],
-                        help="threshold files or folders (default: thresholds)")
+    p_show.add_argument("paths", nargs="*", help="threshold files or folders (default: "
+                        "thresholds/, else the shipped ones)")
     p_show.add_argument("--drive", metavar="DRIVE",
                         help="take the facts from this drive, as a run would: a block device "
                         "(identified read-only, controller / NAND from --inventory), file:PATH or "
@@ -162,6 +164,9 @@ def _identify(args: argparse.Namespace) -> int:
 
 
 def _thresholds(args: argparse.Namespace) -> int:
+    if not args.paths:  # ./thresholds, else the shipped files (an installed wheel, elsewhere)
+        args.paths = ["thresholds" if Path("thresholds").is_dir()
+                      else str(shipped_folder("thresholds"))]
     tset = ThresholdSet.load([Path(p) for p in args.paths])
     if args.action == "check":
         print(f"ok: {len(tset.profiles)} profiles in {', '.join(args.paths)}")

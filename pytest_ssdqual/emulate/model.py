@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from pytest_ssdqual.emulate.power_loss_model import PowerLoss
 from pytest_ssdqual.emulate.power_model import PowerModel
 
 __all__ = [
@@ -278,6 +279,7 @@ class DriveModel:
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
     power: PowerModel | None = None  # the power: block (emulate.power_model)
+    power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
 
     @property
     def recovers(self) -> bool:

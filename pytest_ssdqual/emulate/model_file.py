@@ -71,18 +71,13 @@ from pytest_ssdqual.emulate.model_behaviours import (
     curve_for,
     str_curve_keys,
 )
+from pytest_ssdqual.emulate.power_loss_model import power_loss_errors, power_loss_of
 from pytest_ssdqual.emulate.power_model import power_model
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
-__all__ = [
-    "DEFAULT_FOLDER",
-    "available_models",
-    "find_model",
-    "load_model",
-    "load_schema",
-    "parse_size",
-]
+__all__ = ["DEFAULT_FOLDER", "available_models", "find_model", "load_model", "load_schema",
+           "parse_size"]
 
 SCHEMA_RESOURCE = "emu_model_schema.json"
 #: A model folder named in the rootdir (like ``thresholds/``).
@@ -316,7 +311,8 @@ def load_model(path: str | Path) -> DriveModel:
     if errors:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
-    errors = _sense_errors(data, lines, file) + _nvme_sense_errors(data, lines, file)
+    errors = [*_sense_errors(data, lines, file), *_nvme_sense_errors(data, lines, file),
+              *power_loss_errors(data, lines, file)]
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]
@@ -356,6 +352,7 @@ def load_model(path: str | Path) -> DriveModel:
         figures_scale=_figures_scale(data),
         nvme=_nvme_facts(data),
         power=power_model(data, lines, file),
+        power_loss=power_loss_of(data),
     )
 
 

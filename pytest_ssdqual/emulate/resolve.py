@@ -14,14 +14,20 @@ from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
 from pytest_ssdqual.emulate.host import host_problems
 from pytest_ssdqual.emulate.model_file import DEFAULT_FOLDER, find_model, load_model
 from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.shipped import shipped_folder
 
 __all__ = ["drive_id", "emu_text", "model_folders", "resolve_spec"]
 
 
 def model_folders(rootdir: Path, extra: Sequence[Path] = ()) -> list[Path]:
     """Where ``emu:NAME`` is looked up, in order: ``extra`` (``--emu-models``), then
-    ``<rootdir>/emulated``."""
-    return [*extra, rootdir / DEFAULT_FOLDER]
+    ``<rootdir>/emulated``, then the shipped models (``shipped_folder("emulated")``: the
+    checkout's ``emulated/``, or the installed wheel's copy), each folder once."""
+    folders = [*extra, rootdir / DEFAULT_FOLDER]
+    shipped = shipped_folder("emulated")
+    if shipped.is_dir() and all(f.resolve() != shipped.resolve() for f in folders):
+        folders.append(shipped)
+    return folders
 
 
 def resolve_spec(

@@ -93,6 +93,8 @@ class EmulatedTarget(DriveTarget):
             parts.append(m.fragmentation.describe())
         if m.copy is not None:
             parts.append(f"reading and writing at once: caps x{m.copy.concurrent_factor:g}")
+        if m.power_loss is not None:
+            parts.append(m.power_loss.describe())
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
                      f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
         return "; ".join(parts)

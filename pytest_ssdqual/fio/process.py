@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import time
@@ -129,18 +130,35 @@ def wait_exit(proc: subprocess.Popen[str], timeout_s: float) -> None:
         subprocess.TimeoutExpired: still running after ``timeout_s`` seconds.
     """
     deadline = time.monotonic() + timeout_s
+    pidfd = _pidfd(proc.pid)
     delay_s = 0.001
-    while True:
-        try:
-            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+    try:
+        while True:
+            try:
+                if os.waitid(os.P_PID, proc.pid,
+                             os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return
+            except ChildProcessError:  # reaped already (by Popen)
                 return
-        except ChildProcessError:  # reaped already (by Popen)
-            return
-        left_s = deadline - time.monotonic()
-        if left_s <= 0:
-            raise subprocess.TimeoutExpired(proc.args, timeout_s)
-        delay_s = min(delay_s * 2, 0.05, left_s)
-        time.sleep(delay_s)
+            left_s = deadline - time.monotonic()
+            if left_s <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+            if pidfd is not None:  # readable the moment the process exits (pidfd_open(2))
+                select.select([pidfd], [], [], left_s)
+            else:  # no pidfd (kernel < 5.3): poll, at most 50 ms late
+                delay_s = min(delay_s * 2, 0.05, left_s)
+                time.sleep(delay_s)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd of ``pid`` (Linux 5.3+, ``os.pidfd_open``), or None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd_open; or the process is gone (reaped)
+        return None
 
 
 def leftover_processes(leader_pid: int, argv: Sequence[str], *,

@@ -1,8 +1,7 @@
 """The plugin's fixtures, each a thin adapter over the one per-test flow (``qualify.flow``):
 ``ssd_session`` (the process's ``QualSession``), ``ssd_drive`` (the drive under test,
 parametrized over every ``--drive``), ``qualify`` (a catalog workload), ``run_methodology``
-(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), ``idle_power`` (idle
-power with a meter), ``fio_workload`` (an fio
+(a methodology test), ``idle_wake`` (the NVMe idle wake-up test), ``fio_workload`` (an fio
 pattern built from parameters), plus the autouse set-up of a drive test's Allure parameters.
 """
 
@@ -10,31 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ssdqual.catalog.parametric import workload_by_id
-from pytest_ssdqual.catalog.workloads import Workload, get_workload
-from pytest_ssdqual.drive.spec import DriveSpec
-from pytest_ssdqual.errors import DriveInUse, DriveUnusable, SsdQualError
-from pytest_ssdqual.methodology.base import MethodologyOutcome
-from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SESSION_KEY
-from pytest_ssdqual.plugin.host import PytestHost
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import plugin_options, session_run_id
 from pytest_ssdqual.plugin.power import drive_power
-from pytest_ssdqual.qualify.idle_power import IDLE_POWER, measure_idle_power
-from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
-from pytest_ssdqual.qualify.measure import check_marked, measure_methodology, measure_workload
-from pytest_ssdqual.qualify.patterns import pattern_workload
-from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
+
+# The domain (qualify/, catalog/, methodology/...) is imported inside the fixtures, when a test
+# uses one: loading the plugin into a run that never does costs no more than these few modules
+# (tests/plugin/test_inert.py counts them).
+if TYPE_CHECKING:
+    from pytest_ssdqual.catalog.workloads import Workload
+    from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.methodology.base import MethodologyOutcome
+    from pytest_ssdqual.plugin.health import DriveHealthTest
+    from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 
 
 @pytest.fixture(scope="session")
 def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[QualSession]:
     """The process's ``QualSession`` (drives, limits, fio runner)."""
+    from pytest_ssdqual.qualify.session import QualSession
+
     options = plugin_options(request.config)  # built now when the run was not in play
     if not request.config.stash.get(IN_PLAY_KEY, False):  # inert until now: SIGTERM as Ctrl-C
         request.config.add_cleanup(install_sigterm_handler())
@@ -48,6 +48,8 @@ def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 @pytest.fixture(scope="session")
 def ssd_drive(request: pytest.FixtureRequest, ssd_session: QualSession) -> DriveContext:
     """The drive under test (parametrized over every ``--drive``), opened on first use."""
+    from pytest_ssdqual.errors import DriveInUse, DriveUnusable, SsdQualError
+
     spec: DriveSpec = request.param
     try:
         return ssd_session.drive(spec)
@@ -78,6 +80,8 @@ def qualify(request: pytest.FixtureRequest, ssd_session: QualSession, ssd_drive:
     (up to ``--repeat-max`` runs; a missing figure: at once) fails the test with a message
     starting ``REGRESSION:``; a baseline of another model/controller/NAND breaks it.
     """
+    from pytest_ssdqual.catalog.parametric import workload_by_id
+
     return lambda workload_id: run_workload_test(request, ssd_session, ssd_drive,
                                                  workload_by_id(workload_id), tmp_path)
 
@@ -90,6 +94,7 @@ def fio_workload(request: pytest.FixtureRequest, ssd_session: QualSession,
     ``numjobs`` threads; ``write_pct`` the write share of a mix, %) on the drive and judge it
     against the limits of its id (``rand_read_4k_qd4``) like ``qualify``; returns the judged
     ``WorkloadOutcome``. A bad parameter raises ``ValueError`` naming it."""
+    from pytest_ssdqual.qualify.patterns import pattern_workload
 
     def run(rw: str, bs: int | str = "4k", iodepth: int = 1, numjobs: int = 1,
             write_pct: int | None = None) -> WorkloadOutcome:
@@ -111,6 +116,10 @@ def run_methodology(request: pytest.FixtureRequest, ssd_session: QualSession,
     ``--repeat N`` the whole test runs N times (and while the comparison with the baseline
     may still change, up to ``--repeat-max``) and is judged on one figure per metric
     from the runs (``results.repeats``), like ``qualify``."""
+    from pytest_ssdqual.catalog.workloads import get_workload
+    from pytest_ssdqual.plugin.host import PytestHost
+    from pytest_ssdqual.qualify.measure import check_marked, measure_methodology
+
     host = PytestHost(request, ssd_session, ssd_drive)
 
     def run(workload_id: str) -> MethodologyOutcome:
@@ -128,6 +137,9 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
               ssd_drive: DriveContext, tmp_path: Path) -> Callable[[], dict[str, float]]:
     """``idle_wake()``: run the NVMe idle wake-up test on the drive (skipped with the reason on
     a target without idle power states) and judge it; returns its metrics."""
+    from pytest_ssdqual.plugin.host import PytestHost
+    from pytest_ssdqual.qualify.idle_wake import IDLE_WAKE, measure_idle_wake
+
     host = PytestHost(request, ssd_session, ssd_drive)
 
     def run() -> dict[str, float]:
@@ -137,30 +149,17 @@ def idle_wake(request: pytest.FixtureRequest, ssd_session: QualSession,
     return run
 
 
-@pytest.fixture
-def idle_power(request: pytest.FixtureRequest, ssd_session: QualSession,
-               ssd_drive: DriveContext) -> Callable[[], dict[str, float]]:
-    """``idle_power()``: measure active idle and idle with APST with the drive's power meter
-    (``qualify.idle_power``; skipped with the reason without a meter or idle power states)
-    and judge them; returns its metrics."""
-    host = PytestHost(request, ssd_session, ssd_drive)
-
-    def run() -> dict[str, float]:
-        power = drive_power(request.config, ssd_session, ssd_drive)
-        return host.run(IDLE_POWER, lambda: measure_idle_power(host, ssd_session, ssd_drive,
-                                                               power), writes=False).metrics
-
-    return run
-
-
 def run_workload_test(request: pytest.FixtureRequest, session: QualSession, ctx: DriveContext,
                       workload: Workload, workdir: Path) -> WorkloadOutcome:
     """One fio workload (a catalog one, or one built from parameters) through the flow, ended
     as pytest's outcome: what ``qualify`` and ``fio_workload`` run."""
+    from pytest_ssdqual.plugin.host import PytestHost
+    from pytest_ssdqual.qualify.measure import check_marked, measure_workload
+
     host = PytestHost(request, session, ctx)
     check_marked(workload, methodology=False, destructive=host.destructive,
                  test=request.node.nodeid)
-    power = drive_power(request.config, session, ctx)
+    power = drive_power(request.config, session, ctx)  # the drive's meter, or why none
     return host.run(workload, lambda: measure_workload(host, session, host.gate, ctx, workload,
                                                        workdir, power), writes=workload.writes)
 
@@ -171,6 +170,17 @@ def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
     ``allure_labels.drive_parameters``) at set-up time, and the worker's journal entry
     (``plugin_workers.start_drive_test``)."""
     if "ssd_drive" in request.fixturenames:
+        from pytest_ssdqual.plugin import workers as plugin_workers
+
         plugin_workers.start_drive_test(request, request.getfixturevalue("ssd_drive"))
+
+
+@pytest.fixture
+def drive_health(request: pytest.FixtureRequest, ssd_session: QualSession,
+                 ssd_drive: DriveContext) -> DriveHealthTest:
+    """The health checks of the drive under test (``suites/test_health.py``)."""
+    from pytest_ssdqual.plugin.health import DriveHealthTest
+
+    return DriveHealthTest(request.node, ssd_session, ssd_drive)
 
 

@@ -42,7 +42,14 @@ from pytest_ssdqual.drive.health_checks import (
     judge_health,
 )
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
-from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_ROWS, allure_labels
+from pytest_ssdqual.plugin.common import (
+    GATE_KEY,
+    PROP_DRIVE,
+    PROP_NOT_APPLICABLE,
+    PROP_ROWS,
+    allure_labels,
+)
+from pytest_ssdqual.plugin.events import event_stream
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_not_applicable, label_test
@@ -58,14 +65,12 @@ from pytest_ssdqual.results.record import (
     LISTED_IF_FAILED,
     LISTED_IF_FLAGGED,
 )
-from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
 
 #: user_properties key of a test skipped because it cannot apply to the target (no SMART on a
 #: loop device, no power states on a SATA drive): such a skip does not make a run incomplete
 #: for the results store (it can still be a firmware baseline).
-PROP_NOT_APPLICABLE = LABEL_NOT_APPLICABLE
 
 def mark_not_applicable(node: pytest.Item, reason: str) -> None:
     """The test is about to be skipped because it cannot apply to its drive: not counted as a
@@ -154,7 +159,13 @@ def store(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgement
     (``ResultsGate.store_health``; in place of the record in folder ``replace`` when given),
     with the test's node id and when the run's verdict table lists it (``listed``:
     ``record.LISTED_*``), so ``ssdqual rejudge`` judges and counts it as the run did. Returns
-    the record's folder. Raises ``StoreError`` (the test is broken) when it cannot be stored."""
+    the record's folder. Raises ``StoreError`` (the test is broken) when it cannot be stored.
+    The reading is an event line too (``--events``)."""
+    stream = event_stream(node.config)
+    if stream is not None:
+        stream.emit("health", test=node.nodeid, drive=tracker_.ctx.target.spec.raw,
+                    label=judgement.label, metrics=judgement.metrics,
+                    failed=[v.line() for v in judgement.failed])
     return node.config.stash[GATE_KEY].store_health(
         tracker_.ctx, judgement, listed=listed, test=clean_node_id(node.nodeid),
         strict=tracker_.strict, replace=replace)
@@ -305,10 +316,3 @@ class DriveHealthTest:
         assert found.last is not None
         self._finish(found, [(reading, found.last[1]), (change, found.last[1])])
         return reading, change
-
-
-@pytest.fixture
-def drive_health(request: pytest.FixtureRequest, ssd_session: QualSession,
-                 ssd_drive: DriveContext) -> DriveHealthTest:
-    """The health checks of the drive under test (``suites/test_health.py``)."""
-    return DriveHealthTest(request.node, ssd_session, ssd_drive)

@@ -21,21 +21,19 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_ssdqual.errors import FioError
-from pytest_ssdqual.fio.runner import FioRunner
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
+from pytest_ssdqual.plugin.events import EventHooks
 from pytest_ssdqual.plugin.fixtures import (  # noqa: F401  (fixtures, found through this module)
     _ssdqual_allure_drive_parameter,
+    drive_health,
     fio_workload,
-    idle_power,
     idle_wake,
     qualify,
     run_methodology,
     ssd_drive,
     ssd_session,
 )
-from pytest_ssdqual.plugin.health import drive_health  # noqa: F401  (fixture: suites/test_health.py)
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import (
     in_play,
@@ -47,10 +45,14 @@ from pytest_ssdqual.plugin.options import (
 )
 from pytest_ssdqual.plugin.ordering import OrderingHooks
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
+from pytest_ssdqual.plugin.power import idle_power  # noqa: F401  (fixture: suites/test_power.py)
+from pytest_ssdqual.plugin.power_loss import power_loss  # noqa: F401  (fixture: suites/test_power_loss.py)
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
-from pytest_ssdqual.plugin.scheduling import DriveSchedulerHooks, drive_test_ids
 from pytest_ssdqual.plugin.workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
-from pytest_ssdqual.report.summary import fit_lines
+
+# Everything below the plugin/ folder is imported inside the hooks that need it, once the
+# plugin is used: loading the plugin costs a run that never uses it a few milliseconds
+# (tests/plugin/test_inert.py lists what may be imported at load).
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(OutcomeHooks(
         allow_skipped_writes=bool(config.getoption("allow_skipped_writes"))), "ssdqual-outcomes")
     config.pluginmanager.register(OrderingHooks(), "ssdqual-ordering")
+    if not hasattr(config, "workerinput"):  # the controller: session start/end, test ends
+        config.pluginmanager.register(EventHooks(config), "ssdqual-events")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(XdistHooks(_scratch_for_workers(config), run_id),
                                       "ssdqual-xdist")
@@ -94,6 +98,9 @@ def _schedule_per_drive(config: pytest.Config) -> None:
         return
     if getattr(config.option, "dist", "no") == "no":
         return
+    from pytest_ssdqual.plugin.scheduling import DriveSchedulerHooks
+    from pytest_ssdqual.qualify.drive_labels import drive_test_ids
+
     specs = plugin_options(config).specs
     config.pluginmanager.register(DriveSchedulerHooks(drive_test_ids(specs)),
                                   "ssdqual-scheduling")
@@ -126,6 +133,10 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 def header_lines(config: pytest.Config) -> list[str]:
     """Active profile, fio version, thresholds, drives and results store (``fio --version``
     runs here), wrapped at 120 columns (``report.summary.fit_lines``)."""
+    from pytest_ssdqual.errors import FioError
+    from pytest_ssdqual.fio.runner import FioRunner
+    from pytest_ssdqual.report.summary import fit_lines
+
     options = plugin_options(config)
     try:
         fio = FioRunner(options.fio_bin).version()
@@ -167,6 +178,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except pytest.UsageError as exc:
         config.stash[_LATE_ERROR_KEY] = exc  # ends collection: pytest_collection_modifyitems
         return
+    from pytest_ssdqual.qualify.drive_labels import drive_test_ids
+
     params = [
         pytest.param(spec, id=test_id, marks=pytest.mark.xdist_group(test_id))
         for spec, test_id in zip(options.specs, drive_test_ids(options.specs), strict=True)

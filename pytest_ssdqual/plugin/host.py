@@ -20,6 +20,7 @@ from pytest_ssdqual.fio.job import JobPlan
 from pytest_ssdqual.fio.runner import FioRun
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
+from pytest_ssdqual.plugin.events import event_stream
 from pytest_ssdqual.plugin.health import HealthTracker, health_failures, mark_not_applicable
 from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.qualify.flow import Measured, Skipped, run_test
@@ -27,6 +28,7 @@ from pytest_ssdqual.qualify.progress import ProgressEvent
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
+from pytest_ssdqual.report.events import figure_events
 from pytest_ssdqual.report.summary import SummaryRow, fit_lines, fit_text
 from pytest_ssdqual.results.gate import ResultsGate
 from pytest_ssdqual.results.journal import clean_node_id
@@ -81,6 +83,7 @@ class PytestHost:
         self.node.user_properties.append((PROP_DRIVE, ctx.describe()))
         label_test(ctx, workload, **allure_labels(self.node, self.session))
         plugin_workers.note_labels(self.request)  # a worker that dies now: result on this drive
+        self._emit("test_start", workload=workload.id, title=workload.title)
 
     def rows(self, rows: Sequence[SummaryRow]) -> None:
         self.node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
@@ -95,6 +98,8 @@ class PytestHost:
         line = f"[ssdqual {self.ctx.label or self.ctx.target.spec.raw}] {event.line()}"
         self.lines.append(line)
         self.note(line)
+        self._emit("progress", phase=event.phase, round=event.round, rounds=event.rounds,
+                   eta_s=event.eta_s, elapsed_s=event.elapsed_s, figure=event.figure)
 
     def note(self, line: str) -> None:
         """Print ``line`` outside output capture, wrapped at 120 columns (``fit_lines``);
@@ -122,6 +127,10 @@ class PytestHost:
 
     def judged(self, measured: Measured) -> None:
         outcome: Any = measured.outcome
+        stream = event_stream(self.request.config)
+        if stream is not None:
+            figure_events(stream, outcome.metrics, outcome.verdicts, test=self.node.nodeid,
+                          drive=self.ctx.target.spec.raw, workload=outcome.workload.id)
         if measured.report == "methodology":
             allure_attach.attach_methodology(outcome)
         else:
@@ -143,6 +152,11 @@ class PytestHost:
         allure_attach.attach_regression([dict(r) for r in rows])
 
     # ---------------------------------------------------------------------------------------
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        stream = event_stream(self.request.config)
+        if stream is not None:
+            stream.emit(event, test=self.node.nodeid, drive=self.ctx.target.spec.raw, **fields)
 
     def _attach_runs(self) -> None:
         for plan, run in self._runs:

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ssdqual.catalog.workloads import PROFILES, SCRATCH_FILE_BYTES
-from pytest_ssdqual.drive.device_types import parse_device_type_options
-from pytest_ssdqual.drive.inventory import Inventory
-from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
+from pytest_ssdqual.catalog.sizes import SCRATCH_FILE_BYTES
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.plugin.common import (
     GATE_KEY,
@@ -36,56 +33,27 @@ from pytest_ssdqual.plugin.common import (
     SCRATCH_INPUT,
     SCRATCH_KEY,
 )
+from pytest_ssdqual.plugin.events import add_options as add_event_options
+from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
-from pytest_ssdqual.plugs.spec import parse_plug_spec
-from pytest_ssdqual.qualify.session import SessionOptions
+from pytest_ssdqual.plugin.power import add_power_meter_options, check_power_meter_option
+from pytest_ssdqual.plugin.power_loss import add_power_loss_options
+from pytest_ssdqual.plugin.shipped_suites import default_thresholds, runs_shipped_suites
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
-from pytest_ssdqual.results.gate import ResultsGate
-from pytest_ssdqual.results.gate_options import build_gate_options
 from pytest_ssdqual.results.location import (
     RESULTS_DIR_INI,
     add_results_dir_option,
     resolve_results_dir,
 )
-from pytest_ssdqual.results.run_folder import new_run_id
-from pytest_ssdqual.thresholds.loader import ThresholdSet
+from pytest_ssdqual.results.run_id import new_run_id
 
-#: Smallest ``--scratch-size``: 1 MiB.
-MIN_SCRATCH_BYTES = 1024 * 1024
-
-
-def _size(value: str) -> int:
-    """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", value, re.IGNORECASE)
-    if not m:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
-        )
-    size = int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
-    if size < MIN_SCRATCH_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is {size} bytes: the scratch size must be at least 1M "
-            f"({MIN_SCRATCH_BYTES} bytes)"
-        )
-    return size
-
-
-def _profile(value: str) -> str:
-    if value not in PROFILES:
-        raise argparse.ArgumentTypeError(
-            f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
-        )
-    return value
-
-
-def _repeat(value: str) -> int:
-    """``--repeat`` parser: a whole number >= 1."""
-    if not value.strip().isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
-        )
-    return int(value)
-
+# The options are defined when pytest loads the plugin; the domain (drives, thresholds, the
+# results gate) is imported when they are built, once the plugin is used.
+if TYPE_CHECKING:
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.results.gate import ResultsGate
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ssdqual", "SSD qualification (pytest-ssdqual)")
@@ -102,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: none, write tests on block devices are skipped.",
     )
     group.addoption(
-        "--ssd-profile", default=None, type=_profile, metavar="NAME",
+        "--ssd-profile", default=None, type=parse_profile, metavar="NAME",
         help="run profile: smoke (seconds per workload, small span), quick (minutes), full "
         "(published methodology). Default: ini ssdqual_profile, else smoke without --drive and "
         "quick with one.",
@@ -110,7 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--thresholds", action="append", default=[], metavar="PATH",
         help="threshold YAML file or folder, repeatable. Default: ini ssdqual_thresholds, else "
-        "thresholds/ in the rootdir.",
+        "thresholds/ in the rootdir, else (running the shipped suites) the shipped ones.",
     )
     group.addoption(
         "--inventory", default=None, metavar="PATH",
@@ -133,14 +101,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a measured metric with no limit fails the test. Default: reported as not judged.",
     )
     group.addoption(
-        "--scratch-size", default=None, type=_size, metavar="SIZE",
+        "--scratch-size", default=None, type=parse_size, metavar="SIZE",
         help="size of a file target the plugin creates (512M, 4G). Default: "
         f"{SCRATCH_FILE_BYTES >> 20}M for its own scratch file (no --drive), else the profile's.",
     )
     group.addoption(
         "--emu-models", action="append", default=[], metavar="DIR",
         help="folder of emulated drive models (emu:NAME looks here first), repeatable. "
-        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir.",
+        "Default: ini ssdqual_emu_models, then emulated/ in the rootdir, then the shipped ones.",
     )
     parser.addini("ssdqual_emu_models", "default emulated drive model folders", type="paths",
                   default=[])
@@ -157,7 +125,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "firmware on the same model/controller/NAND). Default: none (no regression gate).",
     )
     group.addoption(
-        "--repeat", default=1, type=_repeat, metavar="N",
+        "--repeat", default=1, type=parse_repeat, metavar="N",
         help="run each workload N times; limits judge one figure per metric from the runs (a "
         "maximum the largest, a latency percentile the worst run, throughput the median run), "
         "the regression gate judges "
@@ -165,7 +133,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "values; --repeat 3 on the baseline and this build is the usual choice). Default: 1.",
     )
     group.addoption(
-        "--repeat-max", default=None, type=_repeat, metavar="N",
+        "--repeat-max", default=None, type=parse_repeat, metavar="N",
         help="with --baseline: rerun a workload whose comparison is inconclusive, regressed "
         "or on too few runs for its noise until it is decided or it ran N times (a regression "
         "fails only when confirmed on every run; no rerun when a figure is missing); still "
@@ -184,15 +152,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: the inventory's smartctl_device_type, else smartctl's choice, then the USB "
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
-    group.addoption(
-        "--power-meter", default=None, metavar="SPEC",
-        help="power meter of the drive(s): csv:PATH, cmd:COMMAND, quarch:CONNECTION or emu "
-        "(docs/plugs.md); each fio workload then reports W, J and MB/s/W or IOPS/W. Default: "
-        "the inventory's plugs: power_meter, else an emulated drive's own, else none.",
-    )
     parser.addini(RESULTS_DIR_INI, "default --results-dir", default="")
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     add_outcome_options(group)  # --allow-skipped-writes
+    add_event_options(group)  # --events
+    add_power_loss_options(group)  # --power-switch, --power-cycles, --power-loss-seed
+    add_power_meter_options(group)  # --power-meter
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -238,6 +203,9 @@ def plugin_gate(config: pytest.Config) -> ResultsGate:
 
 def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
     """The results store and regression gate; the run id is ``session_run_id(config)``."""
+    from pytest_ssdqual.results.gate import ResultsGate
+    from pytest_ssdqual.results.gate_options import build_gate_options
+
     results_dir = resolve_results_dir(
         config.getoption("results_dir"), invocation_dir=Path(config.invocation_params.dir),
         rootdir=Path(config.rootpath), ini=config.getini(RESULTS_DIR_INI))
@@ -252,6 +220,13 @@ def build_gate(config: pytest.Config, options: SessionOptions) -> ResultsGate:
 
 
 def build_options(config: pytest.Config) -> SessionOptions:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+    from pytest_ssdqual.drive.device_types import parse_device_type_options
+    from pytest_ssdqual.drive.inventory import Inventory
+    from pytest_ssdqual.drive.spec import parse_drive_option
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.thresholds.loader import ThresholdSet
+
     root = Path(config.rootpath)
     drives = config.getoption("drive") or []
     specs: list[DriveSpec] = [parse_drive_option(d) for d in drives]
@@ -286,15 +261,14 @@ def build_options(config: pytest.Config) -> SessionOptions:
         or ("quick" if drives else "smoke")
     )
     try:
-        profile = PROFILES[_profile(str(profile_name))]
+        profile = PROFILES[parse_profile(str(profile_name))]
     except argparse.ArgumentTypeError as exc:
         raise ConfigError(str(exc), key="ssdqual_profile") from None
 
     threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
         Path(p) for p in config.getini("ssdqual_thresholds")
     ]
-    if not threshold_paths and (root / "thresholds").is_dir():
-        threshold_paths = [root / "thresholds"]
+    threshold_paths = threshold_paths or default_thresholds(config)  # rootdir's, else shipped
     for p in threshold_paths:
         if not p.exists():
             raise ConfigError(f"threshold path {p} does not exist", key="--thresholds",
@@ -321,8 +295,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         )
     if fio_given and os.sep in fio_given:  # a relative path: fio runs from per-test folders
         fio_given = os.path.abspath(fio_given)
-    if config.getoption("power_meter"):  # a bad spec is a usage error before any I/O
-        parse_plug_spec(config.getoption("power_meter"), "power_meter", where="--power-meter")
+    check_power_meter_option(config)  # a bad --power-meter is a usage error before any I/O
     cgroup = config.getoption("fio_cgroup")
     if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
         raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
@@ -389,7 +362,8 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience", "power_meter")
+                "repeat_max", "smartctl_device_type", "report_audience", "events",
+                "power_meter")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification
@@ -400,12 +374,13 @@ SUITE_FLAG = "ssdqual_suite"
 def in_play(config: pytest.Config) -> bool:
     """True when this run uses the plugin, as far as can be told before collection: a
     ``--drive`` or another ssdqual option (a conftest's ``pytest_configure`` may set one as a
-    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, or a loaded conftest with
-    ``ssdqual_suite = True``. Otherwise the plugin stays inert until a test asks for one of its
-    fixtures (pytest-xdist likewise registers its ``DSession`` only when distributing)."""
+    lab default), an ``ssdqual_*`` ini value, ``--repeat`` above 1, a loaded conftest with
+    ``ssdqual_suite = True``, or arguments naming the shipped suites. Otherwise the plugin
+    stays inert until a test asks for one of its fixtures (pytest-xdist likewise registers
+    its ``DSession`` only when distributing)."""
     if any(config.getoption(name) for name in PLAY_OPTIONS):
         return True
     if config.getoption("repeat") != 1 or any(config.getini(name) for name in PLAY_INIS):
         return True
-    return any(getattr(plugin, SUITE_FLAG, False) is True
-               for plugin in config.pluginmanager.get_plugins())
+    return runs_shipped_suites(config) or any(
+        getattr(plugin, SUITE_FLAG, False) is True for plugin in config.pluginmanager.get_plugins())

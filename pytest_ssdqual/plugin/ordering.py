@@ -14,6 +14,7 @@ file names, with the marker ``@pytest.mark.ssdqual_phase(NAME)``:
   also every test without the marker;
 * ``state``: tests that set up or leave a drive state (purge, preconditioning, steady state,
   fill levels, fragmentation, sustained writes past the cache, bursts, consistency);
+* ``power_loss``: power cuts (``suites/test_power_loss.py``), after every figure was taken;
 * ``@pytest.mark.ssdqual_last`` runs after all of them (the session-end health reading).
 
 The sort is stable: within a phase the collection order stays. An unknown phase is a usage
@@ -28,7 +29,7 @@ import pytest
 __all__ = ["DEFAULT_PHASE", "PHASES", "OrderingHooks", "phase_of"]
 
 #: Phases in run order.
-PHASES = ("first", "sequential", "random", "state")
+PHASES = ("first", "sequential", "random", "state", "power_loss")
 
 #: The phase of a test without ``ssdqual_phase``.
 DEFAULT_PHASE = "random"

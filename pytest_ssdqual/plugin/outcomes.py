@@ -39,8 +39,9 @@ import pytest
 
 from pytest_ssdqual.errors import FioError, SsdQualError
 from pytest_ssdqual.plugin.common import PROP_GATE, PROP_ROWS
-from pytest_ssdqual.report.summary import HEALTH_NOT_READ, SummaryRow, fit_lines
-from pytest_ssdqual.results.regression_stats import UNDECIDED
+
+# Registered in every run: report/ and results/ are imported in the hooks, once the plugin is
+# used (a test broke on one of its errors, or carries its verdict rows).
 
 #: The option that lets a run whose write tests were skipped exit 0.
 ALLOW_SKIPPED_WRITES = "--allow-skipped-writes"
@@ -127,6 +128,8 @@ class OutcomeHooks:
         if message is None:
             return
         report.longrepr = message
+        from pytest_ssdqual.report.summary import SummaryRow
+
         drive, workload = _drive_and_workload(item, call.excinfo.value)
         row = SummaryRow(drive, workload, "-", None, "-", BROKEN, None,
                          message.splitlines()[0])
@@ -140,12 +143,16 @@ class OutcomeHooks:
         on a test of any outcome)."""
         for key, value in report.user_properties:
             if key == PROP_GATE and report.skipped:
+                from pytest_ssdqual.results.regression_stats import UNDECIDED
+
                 needed = [int(row.get("runs_needed") or 0) for row in cast(Any, value)
                           if row.get("status") == UNDECIDED]
                 if needed:
                     self.undecided[report.nodeid] = max(needed)
             if key != PROP_ROWS:
                 continue
+            from pytest_ssdqual.report.summary import HEALTH_NOT_READ
+
             for row in cast(Any, value):
                 if row.get("verdict") == HEALTH_NOT_READ:
                     self.unread[str(row.get("drive", "-"))] = str(row.get("source", ""))
@@ -216,6 +223,12 @@ class OutcomeHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
-        for line in [self.incomplete_line(), self.undecided_line(), *self.unread_lines()]:
-            for part in fit_lines(line) if line else ():
+        lines = [line for line in [self.incomplete_line(), self.undecided_line(),
+                                   *self.unread_lines()] if line]
+        if not lines:
+            return
+        from pytest_ssdqual.report.summary import fit_lines
+
+        for line in lines:
+            for part in fit_lines(line):
                 terminalreporter.write_line(part, yellow=True, bold=True)

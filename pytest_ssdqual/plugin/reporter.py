@@ -13,38 +13,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_ssdqual.errors import FioError, SsdQualError
-from pytest_ssdqual.fio.runner import FioRunner
-from pytest_ssdqual.fio.written import WriteTally
 from pytest_ssdqual.plugin.common import (
     IN_PLAY_KEY,
     PROP_DRIVE,
     PROP_GATE,
+    PROP_NOT_APPLICABLE,
     PROP_ROWS,
     PROP_WRITTEN,
     RUN_ID_INPUT,
     SCRATCH_INPUT,
     SESSION_KEY,
 )
-from pytest_ssdqual.plugin.health import PROP_NOT_APPLICABLE
 from pytest_ssdqual.plugin.options import options_built, plugin_gate, plugin_options
-from pytest_ssdqual.qualify.host_facts import host_facts
-from pytest_ssdqual.qualify.session import SessionOptions
-from pytest_ssdqual.report.audience import DEFAULT_AUDIENCE
-from pytest_ssdqual.report.session_report import finish_session
-from pytest_ssdqual.report.summary import (
-    SummaryRow,
-    final_line,
-    fit_lines,
-    format_drives,
-    format_skips,
-    format_summary,
-)
-from pytest_ssdqual.results.gate_summary import format_gate_summary
+
+# Registered in every run: the domain is imported in the hooks, once the plugin is used.
+if TYPE_CHECKING:
+    from pytest_ssdqual.fio.written import WriteTally
+    from pytest_ssdqual.qualify.session import SessionOptions
+    from pytest_ssdqual.report.summary import SummaryRow
 
 
 class XdistHooks:
@@ -68,6 +58,9 @@ class XdistHooks:
 
 
 def _fio_version(fio_bin: str) -> str:
+    from pytest_ssdqual.errors import FioError
+    from pytest_ssdqual.fio.runner import FioRunner
+
     try:
         return FioRunner(fio_bin).version()
     except FioError as exc:
@@ -111,6 +104,8 @@ class SsdQualReporter:
         session = self.config.stash.get(SESSION_KEY, None)
         since: dict[str, dict[str, int]] = {}
         for drive, tally in (session.written if session else {}).items():
+            from pytest_ssdqual.fio.written import WriteTally
+
             new = tally.minus(self._reported.get(drive, WriteTally()))
             if new:
                 since[drive] = new.to_json()
@@ -132,6 +127,8 @@ class SsdQualReporter:
         self._note_skip(report)
         for key, value in report.user_properties:  # every phase: set-ups and teardowns write
             if key == PROP_WRITTEN:
+                from pytest_ssdqual.fio.written import WriteTally
+
                 for drive, data in cast(dict, value).items():
                     self.written.setdefault(drive, WriteTally()).add(WriteTally.from_json(data))
         if report.when != "call" and not (report.when == "setup" and report.failed):
@@ -139,6 +136,8 @@ class SsdQualReporter:
         for key, value in report.user_properties:
             value = cast(Any, value)
             if key == PROP_ROWS:
+                from pytest_ssdqual.report.summary import SummaryRow
+
                 self.rows.extend(SummaryRow.from_dict(r) for r in value)
             elif key == PROP_DRIVE:
                 self.drives[value["drive"]] = value
@@ -148,6 +147,9 @@ class SsdQualReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.used():
             return
+        from pytest_ssdqual.report.summary import fit_lines, format_drives, format_summary
+        from pytest_ssdqual.results.gate_summary import format_gate_summary
+
         if not self.rows and not self.drives:
             for line in self.skip_lines() + self.written_lines():
                 terminalreporter.write_line(line)
@@ -185,12 +187,16 @@ class SsdQualReporter:
 
     def skip_lines(self) -> list[str]:
         """The skipped tests, one line per reason (``report.summary.format_skips``)."""
+        from pytest_ssdqual.report.summary import format_skips
+
         return format_skips(self.skip_reasons)
 
     def written_lines(self) -> list[str]:
         """``ssdqual: wrote 1.42 GB (1,420,000,000 bytes) to DRIVE in 31 of 60 fio runs``, one
         line per drive fio ran on, in the order of ``--drive`` (the write budget named on the
         plugin's scratch file), wrapped at 120 columns."""
+        from pytest_ssdqual.report.summary import fit_lines
+
         order = [s.raw for s in self.options.specs]
         drives = sorted(self.written, key=lambda d: order.index(d) if d in order else len(order))
         return [part for d in drives for part in fit_lines(
@@ -202,6 +208,8 @@ class SsdQualReporter:
                 for d, t in self.written.items()}
 
     def _write_report_lines(self, terminalreporter: Any) -> None:
+        from pytest_ssdqual.report.summary import fit_lines
+
         if self.report_lines:
             terminalreporter.write_sep("=", "ssdqual qualification summary")
         for line in self.report_lines:
@@ -213,6 +221,11 @@ class SsdQualReporter:
         self.exitstatus = int(session.exitstatus)
         if hasattr(self.config, "workerinput") or not self.used():
             return  # inert: nothing of the project read, nothing stored
+        from pytest_ssdqual.errors import SsdQualError
+        from pytest_ssdqual.qualify.host_facts import host_facts
+        from pytest_ssdqual.report.audience import DEFAULT_AUDIENCE
+        from pytest_ssdqual.report.session_report import finish_session
+
         crashes = self.config.pluginmanager.get_plugin("ssdqual-worker-crashes")
         if crashes is not None:  # tests a SIGTERM-ed run's workers were stopped in
             crashes.finish_workers(int(session.exitstatus))
@@ -256,6 +269,8 @@ class SsdQualReporter:
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if terminal is None:
             return
+        from pytest_ssdqual.report.summary import final_line
+
         outcomes = config.pluginmanager.get_plugin("ssdqual-outcomes")
         reasons = outcomes.incomplete_reasons() if outcomes is not None else []
         line = final_line(self.exitstatus, failed=len(self.failed_tests), incomplete=reasons)

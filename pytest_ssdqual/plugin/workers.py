@@ -26,27 +26,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ssdqual.plugin.interrupt import Terminated
-from pytest_ssdqual.report import allure_results
-from pytest_ssdqual.report.allure_labels import drive_parameters
-from pytest_ssdqual.report.summary import fit_lines
-from pytest_ssdqual.results.journal import (
-    INTERRUPTED_PREFIX,
-    NOT_RERUN_PREFIX,
-    WorkerJournal,
-    clean_node_id,
-    crashed_tests,
-    journals,
-    latest_fio_job,
-    make_folder,
-    mark_crashed,
-    read_journal,
-    remove_created_files,
-)
+
+# ``TestHooks`` is registered in every run: report/ and results/ are imported where a test is
+# interrupted, a drive test starts, or a journal (pytest-xdist) is kept.
+if TYPE_CHECKING:
+    from pytest_ssdqual.results.journal import WorkerJournal
 
 #: xdist ``workerinput`` key: the controller's journal folder.
 JOURNAL_INPUT = "ssdqual_journal"
@@ -68,6 +57,8 @@ def register(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     journal = None
     if workerinput and workerinput.get(JOURNAL_INPUT):
+        from pytest_ssdqual.results.journal import WorkerJournal
+
         journal = WorkerJournal(Path(workerinput[JOURNAL_INPUT]), str(workerinput["workerid"]))
     config.stash[JOURNAL_KEY] = journal
     config.pluginmanager.register(TestHooks(journal), "ssdqual-test-outcomes")
@@ -80,6 +71,9 @@ def start_drive_test(request: pytest.FixtureRequest, ctx: Any) -> None:
     entry of the test -- with its Allure snapshot as it will stand after set-up, so a worker
     that dies in set-up leaves the test's own history id -- and of the file target this worker
     created."""
+    from pytest_ssdqual.report import allure_results
+    from pytest_ssdqual.report.allure_labels import drive_parameters
+
     drive_parameters(ctx)
     journal = request.config.stash.get(JOURNAL_KEY, None)
     if journal is None:
@@ -96,6 +90,8 @@ def note_labels(request: pytest.FixtureRequest) -> None:
     """After a test set its Allure title and labels: keep them in the journal."""
     journal = request.config.stash.get(JOURNAL_KEY, None)
     if journal is not None:
+        from pytest_ssdqual.report import allure_results
+
         journal.update(allure_results.snapshot_current_test(_params(request.node)))
 
 
@@ -107,6 +103,8 @@ def _params(item: Any) -> dict[str, Any]:
 def interrupted_message(exc: BaseException, *, worker: bool = False) -> str:
     """``INTERRUPTED: ...`` for a test stopped by ``exc`` (``Terminated``: SIGTERM, else
     Ctrl-C / SIGINT; in an xdist worker also the controller stopping its workers)."""
+    from pytest_ssdqual.results.journal import INTERRUPTED_PREFIX
+
     if isinstance(exc, Terminated) and str(exc):
         why = str(exc)
     elif worker:
@@ -128,6 +126,8 @@ class TestHooks:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.journal is None:
             return
+        from pytest_ssdqual.results.journal import NOT_RERUN_PREFIX, clean_node_id, crashed_tests
+
         crashed = crashed_tests(self.journal.path.parent).get(clean_node_id(item.nodeid))
         if crashed is not None:
             pytest.skip(f"{NOT_RERUN_PREFIX} a worker crashed in this test earlier in the "
@@ -135,6 +135,8 @@ class TestHooks:
 
     def pytest_runtest_call(self, item: pytest.Item) -> None:
         if self.journal is not None and self.journal.entry.test is not None:
+            from pytest_ssdqual.report import allure_results
+
             self.journal.update(allure_results.snapshot_current_test(_params(item)))
 
     @pytest.hookimpl(wrapper=True)
@@ -143,6 +145,8 @@ class TestHooks:
         try:
             return (yield)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``interrupt.Terminated``)
+            from pytest_ssdqual.report import allure_results
+
             allure_results.mark_current_broken(
                 interrupted_message(exc, worker=self.journal is not None))
             raise
@@ -169,10 +173,16 @@ class ControllerHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         if self.folder is None:
+            from pytest_ssdqual.results.journal import make_folder
+
             self.folder = make_folder()
         node.workerinput[JOURNAL_INPUT] = str(self.folder)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.lines:
+            return
+        from pytest_ssdqual.report.summary import fit_lines
+
         for line in self.lines:
             for part in fit_lines(f"ssdqual: {line}"):
                 terminalreporter.write_line(part)
@@ -187,6 +197,13 @@ class ControllerHooks:
         """pytest-xdist: a worker crashed inside ``crashitem``. xdist reports the test failed;
         here it gets its broken Allure result, is kept from running again, and the worker's
         scratch files are removed."""
+        from pytest_ssdqual.results.journal import (
+            clean_node_id,
+            mark_crashed,
+            read_journal,
+            remove_created_files,
+        )
+
         worker = _worker_id(report)
         message = (f"{report.longrepr}: the worker process died inside the test (its fio, if "
                    "any, was stopped by the kernel's parent-death signal); not run again")
@@ -209,6 +226,9 @@ class ControllerHooks:
 
     def _write(self, alluredir: Path, nodeid: str, message: str,
                test: dict[str, Any] | None) -> None:
+        from pytest_ssdqual.report import allure_results
+        from pytest_ssdqual.results.journal import latest_fio_job
+
         test = test or {}
         allure_results.write_crashed_result(
             alluredir, nodeid, message,
@@ -225,6 +245,13 @@ class ControllerHooks:
         a worker was stopped in without writing its own. Returns how many were written."""
         if self.folder is None:
             return 0
+        from pytest_ssdqual.report import allure_results
+        from pytest_ssdqual.results.journal import (
+            INTERRUPTED_PREFIX,
+            journals,
+            remove_created_files,
+        )
+
         for entry in journals(self.folder):
             for path in remove_created_files(entry):
                 self.lines.append(f"removed {path}: the scratch file worker {entry.worker} "

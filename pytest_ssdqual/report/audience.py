@@ -19,8 +19,10 @@ import dataclasses
 import re
 import socket
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from pytest_ssdqual.report.drive_summary import DriveSummary
+if TYPE_CHECKING:  # AUDIENCES and AUDIENCE_HELP are read when pytest loads the plugin
+    from pytest_ssdqual.report.drive_summary import DriveSummary
 
 __all__ = ["AUDIENCES", "AUDIENCE_HELP", "CUSTOMER", "DEFAULT_AUDIENCE", "LAB", "drive_label",
            "for_audience", "for_customer", "scrub_paths"]

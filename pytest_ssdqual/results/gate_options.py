@@ -126,7 +126,7 @@ def resolve_baseline(store: ResultsStore, raw: str, profile: str) -> BaselineRef
             raise ConfigError(str(exc), key="--baseline") from None
         if not rows:
             raise ConfigError(
-                f"no passing run of firmware {name!r} in {store.root}",
+                f"no passing run of firmware {name!r} in {store.root}{store.damaged_note()}",
                 key="--baseline",
                 fix=(f"passing firmware there: {', '.join(known)}" if known else
                      "store a passing run first (run the suite; --firmware labels a build)"),

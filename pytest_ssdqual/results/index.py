@@ -76,10 +76,22 @@ class ResultsIndex:
 
     Args:
         root: the results folder (created on first write).
+
+    Attributes:
+        damaged: run id -> why its folder could not be indexed (a damaged ``run.json`` or
+            ``record.json``), as the last ``sync`` / rebuild found; :meth:`damaged_note` says it.
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+        self.damaged: dict[str, str] = {}
+
+    def damaged_note(self) -> str:
+        """``'; 2 damaged run(s) left out (ssdqual runs lists them): ID1, ID2'``, or ``''``."""
+        if not self.damaged:
+            return ""
+        return (f"; {len(self.damaged)} damaged run(s) left out (ssdqual runs lists them): "
+                + ", ".join(sorted(self.damaged)))
 
     @property
     def index_path(self) -> Path:
@@ -172,10 +184,13 @@ class ResultsIndex:
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 count = 0
+                self.damaged = {}
                 for path in self.complete_runs():
-                    with contextlib.suppress(StoreError):
+                    try:
                         self._index_one(conn, StoredRun.load(path))
                         count += 1
+                    except StoreError as exc:
+                        self.damaged[path.name] = str(exc)
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
@@ -214,7 +229,8 @@ class ResultsIndex:
 
     def sync(self) -> list[str]:
         """Index every complete run folder missing from the index (runs copied in from another
-        machine, or a session that died between ``run.json`` and the index). Returns their ids."""
+        machine, or a session that died between ``run.json`` and the index). Returns their ids;
+        a folder that cannot be read is left out and named in ``damaged``."""
         if not self.root.is_dir():
             return []
         with self._lock():
@@ -223,11 +239,14 @@ class ResultsIndex:
             try:
                 have = {row[0] for row in conn.execute("SELECT run_id FROM runs")}
                 added = []
+                self.damaged = {}
                 for path in self.complete_runs():
                     if path.name not in have:
-                        with contextlib.suppress(StoreError):
+                        try:
                             self._index_one(conn, StoredRun.load(path))
                             added.append(path.name)
+                        except StoreError as exc:
+                            self.damaged[path.name] = str(exc)
             finally:
                 conn.close()
         return added

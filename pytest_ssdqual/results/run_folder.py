@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.errors import SsdQualError
+from pytest_ssdqual.results.run_id import new_run_id  # noqa: F401  (re-exported)
 from pytest_ssdqual.results.stored_json import DamagedJson, read_stored_json
+from pytest_ssdqual.results.stored_shape import shape_problem
 
 __all__ = [
     "INDEX_NAME",
@@ -92,14 +94,6 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def new_run_id(now: dt.datetime | None = None) -> str:
-    """A new, sortable run id: UTC start with microseconds and 6 random hex digits
-    (``20261130T101500.123456Z-3fa2c1``), so runs started in the same second still sort by
-    start time."""
-    moment = now or dt.datetime.now(dt.UTC)
-    return f"{moment:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
-
-
 def drive_slug(drive: str) -> str:
     """Folder name for a drive as given (``/dev/loop0`` -> ``dev_loop0``,
     ``file:/tmp/x.img`` -> ``file_tmp_x.img``)."""
@@ -147,7 +141,8 @@ def read_json(path: Path) -> dict[str, Any]:
     ``stored_json.read_stored_json``: deep nesting, a number beyond 2**128 (a 401-digit
     figure), NaN or Infinity where no figure goes (anywhere in ``run.json``; a record's facts,
     counts and limits) are refused like invalid JSON, never raised as ``RecursionError`` or
-    ``OverflowError`` by a later reader.
+    ``OverflowError`` by a later reader; a file of the wrong shape where a reader relies on it
+    (a string figure, ``metrics`` a list, no ``workload``: ``stored_shape``) is refused too.
 
     Raises:
         StoreError: the file is missing, unreadable, damaged or not a JSON object; a damaged
@@ -165,6 +160,13 @@ def read_json(path: Path) -> dict[str, Any]:
         raise StoreError(f"unreadable, the stored file is damaged: {exc.reason}",
                          file=str(path), key=exc.key or None,
                          fix=f"remove or restore the run folder {run}") from None
+    kind = {RUN_FILE: "run", RECORD_FILE: "record"}.get(path.name)
+    problem = shape_problem(data, kind) if kind else None
+    if problem is not None:
+        run = path.parents[2] if kind == "record" and len(path.parents) > 2 else path.parent
+        raise StoreError(f"unreadable, the stored file has the wrong shape: {problem[0]}",
+                         file=str(path), key=problem[1] or None,
+                         fix=f"remove or restore the run folder {run}")
     return data
 
 

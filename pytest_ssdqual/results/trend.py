@@ -202,7 +202,8 @@ def trend_points(
         raise ConfigError(
             f"no stored figure of {workload} {metric} on a drive matching "
             f"{selection.describe()}"
-            + (f" with profile {profile}" if profile else "") + f" in {store.root}",
+            + (f" with profile {profile}" if profile else "") + f" in {store.root}"
+            + store.damaged_note(),
             key="--model/--workload/--metric",
             fix=("drive health is filed per reading: --workload 'health @ session end' (or "
                  "'health @ session start', 'health @ session start -> session end')"

@@ -142,7 +142,10 @@ def test_model_found_in_the_rootdir_emulated_folder(tmp_path: Path) -> None:
     spec = resolve_spec(DriveSpec("emu:mine", "emu", "mine"), model_folders(tmp_path),
                         check_host=False)
     assert spec.path == str(folder / "mine.yaml")
-    with pytest.raises(ConfigError, match="known models: mine"):
+    # the shipped models (the checkout's emulated/, an installed wheel's copy) come last
+    assert model_folders(tmp_path) == [folder, MODELS]
+    with pytest.raises(ConfigError, match="known models: demo-dirty-no-recovery, .*, mine, "
+                                          r"phison-e12-960g\)$"):
         resolve_spec(DriveSpec("emu:yours", "emu", "yours"), model_folders(tmp_path),
                      check_host=False)
 

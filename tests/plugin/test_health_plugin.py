@@ -27,6 +27,7 @@ from pytest_ssdqual.drive.health import DriveHealth
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.plugin import health as plugin_health
 from pytest_ssdqual.qualify import idle_wake as idle_wake_module
+from pytest_ssdqual.report.events import read_events
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore
 
@@ -98,7 +99,7 @@ def test_media_error_during_a_destructive_workload_fails_it(
     pytester.makepyfile(test_suite=READ_WRITE_SUITE)
     result = pytester.runpytest(
         f"--drive=file:{pytester.path / 'target.img'}", f"--fio-bin={fake_fio.path}",
-        "--ssd-profile=smoke", "-p", "no:cacheprovider",
+        "--ssd-profile=smoke", "-p", "no:cacheprovider", "--events=events.jsonl",
     )
     result.assert_outcomes(passed=1, failed=1)
     out = flat_verdicts(result.stdout.str())
@@ -106,6 +107,16 @@ def test_media_error_during_a_destructive_workload_fails_it(
             in out)
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and "::test_write" in failed[0]
+    # the event stream has each reading as it was judged
+    health = {e["label"]: e for e in read_events(pytester.path / "events.jsonl")
+              if e["event"] == "health"}
+    change = health["session start -> after seq_write_128k_qd32"]
+    assert change["metrics"]["media_errors_delta"] == 1 and "::test_write" in change["test"]
+    assert [line.split(" — ")[0] for line in change["failed"]] == [
+        "media_errors_delta 1 > max 0"]
+    assert set(health) == {"session start", "after seq_write_128k_qd32",
+                           "session start -> after seq_write_128k_qd32"}
+    assert health["after seq_write_128k_qd32"]["metrics"]["media_errors"] == 1
 
 
 COUNT_LINE = re.compile(r"^\d+ limits passed.*measured metrics had no limit \(not judged\)",

@@ -1,7 +1,7 @@
 """The package's layout rules, checked on its source with :mod:`ast`.
 
 * one home per concern: every module lives in a subpackage named for its concern, and only a
-  handful of shared leaves (``bounds``, ``errors``, ``yamlutil``) sit at the top;
+  handful of shared leaves (``bounds``, ``errors``, ``shipped``, ``yamlutil``) sit at the top;
 * no module over ``MAX_LINES`` lines;
 * no import circle between modules, counting imports inside functions too (a lazy import that
   closes a circle is still a circle; ``if TYPE_CHECKING:`` blocks do not count);
@@ -24,7 +24,7 @@ PKG = REPO / "pytest_ssdqual"
 MAX_LINES = 420
 SUBPACKAGES = {"catalog", "cli", "drive", "emulate", "fio", "methodology", "plugin", "plugs",
                "qualify", "report", "results", "thresholds"}
-TOP_LEVEL = {"__init__", "bounds", "errors", "yamlutil"}
+TOP_LEVEL = {"__init__", "bounds", "errors", "shipped", "yamlutil"}
 #: The Allure writer, one module per purpose: labels and history ids, steps and
 #: attachments, results written outside allure-pytest's flow. Only these and plugin/ import allure.
 ALLURE_WRITERS = {"pytest_ssdqual.report.allure_labels", "pytest_ssdqual.report.allure_attach",
@@ -130,3 +130,16 @@ def test_the_domain_is_plain_python(name: str) -> None:
         assert not {m for m in imported if m.split(".")[0] in ("allure", "allure_commons")}, name
     if sub not in ("plugin", "cli"):
         assert not {m for m in imported if m.startswith("pytest_ssdqual.plugin")}, name
+
+
+def test_constants_kept_apart_for_a_light_plugin_load_agree_with_their_origin() -> None:
+    # plugin/common.py and catalog/sizes.py hold constants the plugin needs when pytest loads
+    # it, so that loading it imports none of the domain (tests/plugin/test_inert.py)
+    from pytest_ssdqual.catalog import sizes, workloads
+    from pytest_ssdqual.plugin.common import PROP_NOT_APPLICABLE
+    from pytest_ssdqual.results import run_folder, run_id
+    from pytest_ssdqual.results.stored import LABEL_NOT_APPLICABLE
+
+    assert PROP_NOT_APPLICABLE == LABEL_NOT_APPLICABLE
+    assert workloads.SCRATCH_FILE_BYTES == sizes.SCRATCH_FILE_BYTES == 128 * 1024 * 1024
+    assert run_folder.new_run_id is run_id.new_run_id

@@ -81,6 +81,8 @@ EXPECTED: dict[str, dict[str, str]] = {
                            "bw_mbps_ratio": N, "lat_p99_us_ratio": N},
     "compressibility": {"iops": H, "bw_mbps": H, "iops_ratio": N, "bw_mbps_ratio": N},
     "data_integrity": {"written_bytes": N, "verified_bytes": H, "first_bad_offset_bytes": N},
+    "power_loss_integrity": {"power_cycles": N, "written_bytes": N, "verified_bytes": H,
+                             "first_bad_offset_bytes": N},
     "health": {
         **dict.fromkeys(("smart_command_failed", "smart_disk_failing",
                          "smart_prefail_at_threshold", "smart_usage_past_threshold",

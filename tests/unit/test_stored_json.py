@@ -218,3 +218,66 @@ def test_a_report_history_line_nested_deep_is_a_config_error(tmp_path: Path) -> 
     history.write_text('{"a": 1}\n' + DEEP + "\n")
     with pytest.raises(ConfigError, match=r"history\.jsonl:2: --history: not an Allure history"):
         htmlreport._read_history(history)
+
+
+@pytest.mark.parametrize(("mutate", "said"), [
+    (lambda r: r["metrics"].update({"write.bw_mbps": "fast"}),
+     "metrics[\"write.bw_mbps\"]: unreadable, the stored file has the wrong shape: expected "
+     "number or null, found a string 'fast'"),
+    (lambda r: r.pop("workload"), "'workload' is missing"),
+    (lambda r: r.update(metrics=[1, 2]), "metrics: unreadable, the stored file has the wrong "
+                                         "shape: expected object or null, found a list"),
+    (lambda r: r.update(facts="x"), "facts: unreadable"),
+    (lambda r: r.update(workload=7), "workload: unreadable"),
+    (lambda r: r.update(spread_pct="x"), "spread_pct: unreadable"),
+    (lambda r: r["facts"].update(capacity_bytes="big"), "facts.capacity_bytes: unreadable"),
+], ids=["string figure", "no workload", "metrics a list", "facts a string", "workload a number",
+        "spread a string", "capacity a string"])
+def test_a_record_of_the_wrong_shape_is_one_line_exit_4_in_rejudge_and_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate: Any, said: str
+) -> None:
+    # each of these raised ValueError, TypeError, KeyError or AttributeError in rejudge or
+    # compare (a traceback) before stored_shape checked the readers' keys
+    store, folder = _store(tmp_path)
+    path = _record_file(folder)
+    record = json.loads(path.read_text())
+    mutate(record)
+    path.write_text(json.dumps(record))
+    code, err = _rejudge(store, tmp_path, capsys)
+    assert code == 4 and said in err and str(path) in err and "fix: remove or restore" in err
+    assert main(["compare", RUN_ID, RUN_ID, "--results-dir", str(store.root)]) == 4
+    captured = capsys.readouterr()
+    assert said in captured.err and "Traceback" not in captured.err
+    assert main(["runs", "--results-dir", str(store.root)]) == 0
+    assert "DAMAGED" in capsys.readouterr().out
+
+
+def test_a_run_json_of_the_wrong_shape_is_refused_naming_the_key(tmp_path: Path) -> None:
+    store, folder = _store(tmp_path)
+    info = json.loads((folder / RUN_FILE).read_text())
+    info["tests"] = {"failed": "none"}
+    (folder / RUN_FILE).write_text(json.dumps(info))
+    with pytest.raises(StoreError, match=r"tests\.failed: unreadable, the stored file has the "
+                                         r"wrong shape: expected integer, found a string"):
+        StoredRun.load(folder)
+
+
+def test_a_damaged_run_left_out_of_the_index_is_named_where_a_baseline_or_trend_finds_none(
+    tmp_path: Path
+) -> None:
+    # the only run of firmware A is damaged before it was indexed (copied in from elsewhere):
+    # "no passing run of firmware 'A'" used to say nothing of it
+    from pytest_ssdqual.results.gate_options import resolve_baseline
+    from pytest_ssdqual.results.trend import trend_points
+
+    store, folder = _store(tmp_path)
+    store.index_path.unlink()
+    path = _record_file(folder)
+    path.write_text(path.read_text().replace('"workload"', '"workload_was"'))
+    with pytest.raises(ConfigError) as error:
+        resolve_baseline(ResultsStore(store.root), "firmware:A", "smoke")
+    assert f"1 damaged run(s) left out (ssdqual runs lists them): {RUN_ID}" in str(error.value)
+    fresh = ResultsStore(store.root)
+    with pytest.raises(ConfigError, match="1 damaged run.s. left out"):
+        trend_points(fresh, workload="seq_write_128k_qd32", metric="write.bw_mbps", model="M")
+    assert fresh.damaged[RUN_ID].endswith(f"(fix: remove or restore the run folder {folder})")

@@ -1,0 +1,47 @@
+"""The value parsers (argparse ``type=``) of the plugin's options: ``--scratch-size``,
+``--ssd-profile`` and ``--repeat``. A bad value is argparse's usage error naming the option."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+__all__ = ["MIN_SCRATCH_BYTES", "parse_profile", "parse_repeat", "parse_size"]
+
+#: Smallest ``--scratch-size``: 1 MiB.
+MIN_SCRATCH_BYTES = 1024 * 1024
+
+
+def parse_size(value: str) -> int:
+    """``--scratch-size`` parser: ``512M``, ``4G``, ``1073741824`` -> bytes (binary units)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", value, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size: write e.g. 512M, 4G or a byte count"
+        )
+    size = int(m.group(1)) * 1024 ** "_KMGT".index(m.group(2).upper() or "_")
+    if size < MIN_SCRATCH_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is {size} bytes: the scratch size must be at least 1M "
+            f"({MIN_SCRATCH_BYTES} bytes)"
+        )
+    return size
+
+
+def parse_profile(value: str) -> str:
+    from pytest_ssdqual.catalog.workloads import PROFILES
+
+    if value not in PROFILES:
+        raise argparse.ArgumentTypeError(
+            f"unknown profile {value!r}: choose one of {', '.join(PROFILES)}"
+        )
+    return value
+
+
+def parse_repeat(value: str) -> int:
+    """``--repeat`` parser: a whole number >= 1."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
+        )
+    return int(value)
