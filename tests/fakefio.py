@@ -306,6 +306,7 @@ def main(argv: list[str]) -> int:
         reads = any(j["read"]["io_bytes"] for j in jobs)
         writes = any(j["write"]["io_bytes"] for j in jobs)
         text = json.dumps({"fio version": "fio-3.33", "timestamp": int(time.time()),
+                           "timestamp_ms": int(time.time() * 1000),
                            "global options": {}, "jobs": jobs}, indent=1) + "\n"
         if mode == "signal":
             text = "fio: terminating on signal 2\n" + text

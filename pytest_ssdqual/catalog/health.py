@@ -26,6 +26,16 @@ from __future__ import annotations
 
 HEALTH_WORKLOAD_ID = "health"
 IDLE_WAKE_WORKLOAD_ID = "idle_wake_read_4k_qd1"
+IDLE_POWER_WORKLOAD_ID = "idle_power"
+
+#: The idle-power test's metrics (``qualify.idle_power``, with a power meter): watts at active
+#: idle (APST off) and idle with APST (under the host's ASPM policy), the saving in percent, and
+#: the power-state table's bounds they are compared with (facts: no direction).
+IDLE_POWER_METRICS: tuple[str, ...] = (
+    "active_idle_w", "idle_apst_w", "apst_saving_pct", "ps0_max_power_w",
+    "deepest_idle_max_power_w")
+NO_DIRECTION_IDLE_POWER: frozenset[str] = frozenset(
+    {"ps0_max_power_w", "deepest_idle_max_power_w"})
 
 #: smartctl exit-status bit -> flag metric (bits 0-1 mean "no data": an error, not a flag).
 SMART_BIT_METRICS: dict[int, str] = {

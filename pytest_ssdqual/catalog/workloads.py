@@ -6,9 +6,7 @@ workload is run under every profile: ``smoke`` (seconds, small span: CI and dry 
 (minutes) and ``full`` (the published methodology's durations, whole drive).
 
 Workload ids follow ``{seq|rand}_{read|write|rw70}_{bs}_qd{N}`` (docs/qualifying.md, "Workloads").
-Metric names are per direction: ``read.iops``, ``write.bw_mbps``, ``read.lat_p99_us``; mixed
-workloads also get ``total.iops`` and ``total.bw_mbps``.
-"""
+Metrics are per direction (``read.iops``, ``write.bw_mbps``); mixed ones also ``total.*``."""
 
 from __future__ import annotations
 
@@ -21,9 +19,12 @@ from pytest_ssdqual.catalog.health import (
     HEALTH_METRICS,
     HEALTH_WORKLOAD_ID,
     HIGHER_IS_BETTER_HEALTH,
+    IDLE_POWER_METRICS,
+    IDLE_POWER_WORKLOAD_ID,
     IDLE_WAKE_METRICS,
     IDLE_WAKE_WORKLOAD_ID,
     NO_DIRECTION_HEALTH,
+    NO_DIRECTION_IDLE_POWER,
     NO_DIRECTION_IDLE_WAKE,
 )
 from pytest_ssdqual.catalog.power_loss import (
@@ -67,6 +68,13 @@ NO_DIRECTION_FIO: frozenset[str] = frozenset(
 #: Metrics summed over both directions of a mixed workload.
 TOTAL_METRICS: tuple[str, ...] = ("iops", "bw_mbps")
 
+#: A plain fio workload's power figures on a drive with a power meter (``qualify.power``),
+#: drive-wide (no direction): average and peak watts and joules over the measured runtime.
+POWER_METRICS: tuple[str, ...] = ("power_avg_w", "power_peak_w", "energy_j")
+#: Its efficiency per direction (and ``total.`` for a mix): MB/s per W for a sequential
+#: workload, IOPS per W for a random one (``Workload.efficiency_metric``).
+EFFICIENCY_METRICS: tuple[str, ...] = ("bw_mbps_per_w", "iops_per_w")
+
 #: Metrics of the named methodology workloads (bare names, units in them; see
 #: ``pytest_ssdqual/methodology/``). Sustained write past the SLC cache:
 SUSTAINED_WRITE_METRICS: tuple[str, ...] = (
@@ -88,9 +96,9 @@ RECOVERY_METRICS: tuple[str, ...] = (
 #: Matched on the name after the direction (``write.iops`` -> ``iops``). Every catalog metric's
 #: direction is listed in tests/unit/test_metric_directions.py.
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
-    {"iops", "bw_mbps", "slc_cache_bytes", "burst_bw_mbps", "sustained_bw_mbps",
-     "cache_not_exhausted_after_bytes", "recovery_ratio", "steady_state_reached",
-     "iops_consistency_pct"}
+    {"iops", "bw_mbps", *EFFICIENCY_METRICS, "slc_cache_bytes", "burst_bw_mbps",
+     "sustained_bw_mbps", "cache_not_exhausted_after_bytes", "recovery_ratio",
+     "steady_state_reached", "apst_saving_pct", "iops_consistency_pct"}
     | {f"{p}_iops" for p in RECOVERY_PHASES}
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
@@ -107,7 +115,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_POWER_LOSS)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS)
 
 
 @dataclass(frozen=True)
@@ -178,7 +186,15 @@ class Workload:
             names = [f"{d}.{m}" for d in self.directions for m in DIRECTION_METRICS]
             if len(self.directions) > 1:
                 names += [f"total.{m}" for m in TOTAL_METRICS]
+        if self.per_direction and not self.is_methodology:  # with a power meter
+            names += [*POWER_METRICS, *(f"{d}.{self.efficiency_metric}" for d in (
+                *self.directions, *(("total",) if len(self.directions) > 1 else ())))]
         return (*names, *self.methodology_metrics)
+
+    @property
+    def efficiency_metric(self) -> str:
+        """``bw_mbps_per_w`` for a sequential workload, ``iops_per_w`` for a random one."""
+        return "bw_mbps_per_w" if self.rw in ("read", "write", "rw") else "iops_per_w"
 
     def canonical_metric(self, name: str) -> str | None:
         """Map a metric as written in a threshold file to its canonical name, or ``None``.
@@ -186,7 +202,7 @@ class Workload:
         ``bw_mbps`` on ``seq_write_128k_qd32`` is ``write.bw_mbps``; on a mixed workload a bare
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
-        if "." in name or name in self.methodology_metrics:
+        if "." in name or name in self.methodology_metrics or name in POWER_METRICS:
             return name if name in self.metric_names() else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None
@@ -362,6 +378,9 @@ CATALOG: dict[str, Workload] = {
         Workload(IDLE_WAKE_WORKLOAD_ID, "4 KiB random read QD1 after idle gaps (NVMe power "
                  "states)", "randread", 4 * KIB, 1, family="power",
                  methodology_metrics=IDLE_WAKE_METRICS, per_direction=False),
+        Workload(IDLE_POWER_WORKLOAD_ID, "Idle power: active idle and idle with APST (power "
+                 "meter)", "read", 0, 0, family="power", methodology_metrics=IDLE_POWER_METRICS,
+                 per_direction=False),
         # Burst, compressibility, integrity: methodology/burst.py,
         # compressibility.py, integrity.py; metric names in catalog/data_tests.py
         Workload(data_tests.BURST_WORKLOAD_ID, "Burst vs sustained: 4 KiB random and 128 KiB "

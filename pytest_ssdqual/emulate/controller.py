@@ -37,6 +37,7 @@ from typing import TextIO
 from pytest_ssdqual.emulate.blkio import BlkioThrottle, orphan_cleanup
 from pytest_ssdqual.emulate.firmware_variants import variant_model
 from pytest_ssdqual.emulate.model_file import load_model
+from pytest_ssdqual.emulate.power_meter import MeteredThrottle
 from pytest_ssdqual.emulate.shape import shapes_from_json
 from pytest_ssdqual.emulate.state import LOG_HEADER, ThrottleController
 
@@ -160,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, default=None, help="CSV log of the caps")
     parser.add_argument("--image-bytes", type=int, default=None,
                         help="emulated capacity (sizes in %% of it)")
+    parser.add_argument("--power-log", type=Path, default=None,
+                        help="CSV of the model's watts per poll (emulate.power_meter)")
     parser.add_argument("--shapes", action="store_true",
                         help="read job shapes on stdin, answer 'ack N' on stdout")
     args = parser.parse_args(argv)
@@ -182,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             orphaned["yes"] = True
         return stop["signal"] or orphaned["yes"]
 
+    power_log = open(args.power_log, "a", encoding="utf-8") if args.power_log else None
+    if power_log is not None and model.power is not None:  # the emulated power meter
+        throttle = MeteredThrottle(args.cgroup, args.device, model, power_log, args.power_log)
     fresh_log = args.log is not None and (not args.log.exists() or args.log.stat().st_size == 0)
     log = open(args.log, "a", encoding="utf-8") if args.log else None  # a restart appends
     try:

@@ -202,7 +202,7 @@ class EmulatedDrive:
             "--interval", str(interval_s), "--parent", str(os.getpid()),
             "--loop", str(self.loop_device), "--workdir", str(self.workdir),
             "--log", str(self.log_path), "--image-bytes", str(self.image_bytes), "--shapes",
-        ]
+        ] + (["--power-log", str(self.workdir / "power.csv")] if self.model.power else [])
         with open(err_path, "wb") as err:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.emulate.firmware_variants import FirmwareVariant
 
 from pytest_ssdqual.emulate.power_loss_model import PowerLoss
+from pytest_ssdqual.emulate.power_model import PowerModel
 
 __all__ = [
     "CAP_FIELDS",
@@ -281,6 +282,7 @@ class DriveModel:
     fragmentation: Fragmentation | None = None
     copy: CopyBehaviour | None = None
     recovery_rate: RecoveryRate | None = None
+    power: PowerModel | None = None  # the power: block (emulate.power_model)
     power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
     #: other firmware builds an update can switch to (``emulate.firmware_variants``)
     firmware_variants: dict[str, FirmwareVariant] = field(default_factory=dict)

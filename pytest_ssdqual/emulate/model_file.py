@@ -73,6 +73,7 @@ from pytest_ssdqual.emulate.model_behaviours import (
     str_curve_keys,
 )
 from pytest_ssdqual.emulate.power_loss_model import power_loss_errors, power_loss_of
+from pytest_ssdqual.emulate.power_model import power_model
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
@@ -351,6 +352,7 @@ def load_model(path: str | Path) -> DriveModel:
         notes=str(data.get("notes", "")).strip(),
         figures_scale=_figures_scale(data),
         nvme=_nvme_facts(data),
+        power=power_model(data, lines, file),
         power_loss=power_loss_of(data),
         firmware_variants=parse_variants(data, parse_size),
     )

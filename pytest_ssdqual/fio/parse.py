@@ -197,6 +197,7 @@ def _build_result(doc: dict, before: str, after: str, label: str, text: str) -> 
         percentiles_worst_of_jobs=merged and not binned,
         prefix_text=before,
         terminated_by_signal=_SIGNAL_MARK in around.lower(),
+        end_ms=int(doc["timestamp_ms"]) if isinstance(doc.get("timestamp_ms"), int) else None,
     )
 
 

@@ -116,6 +116,11 @@ class WorkloadResult:
         prefix_text: text fio printed before the JSON document (warnings, errors, signals).
         terminated_by_signal: the text around the document says ``terminating on signal``: fio
             was interrupted, figures cover only part of the asked run.
+        end_ms: fio's ``timestamp_ms``, when it wrote the results (the run's end), in ms since
+            the UNIX epoch; ``None`` when absent (fio before 3.x). The measured window is
+            ``[end_ms - runtime_ms, end_ms]`` (power figures, ``qualify.power``).
+        extra_unmeasured: metric -> why a figure added after the run (power, ``qualify.power``)
+            has no value; merged into ``unmeasured()``.
     """
 
     fio_version: str
@@ -126,6 +131,8 @@ class WorkloadResult:
     percentiles_worst_of_jobs: bool
     prefix_text: str
     terminated_by_signal: bool
+    end_ms: int | None = None
+    extra_unmeasured: dict[str, str] = field(default_factory=dict, compare=False)
 
     def metrics(self) -> dict[str, float]:
         """Canonical metrics: ``{'read.iops': ..., 'write.lat_p99_us': ..., ...}``.
@@ -146,8 +153,8 @@ class WorkloadResult:
         """Canonical metric -> why it has no value (a tail of too few I/Os: ``read.lat_p99_9999_us``
         -> ``not measured: p99.9999 needs >= 10,000,000 I/Os, the run had 3,306,202``): what
         ``judge``'s ``unreached`` takes, so a limit on it fails with that reason."""
-        return {f"{name}.{metric}": why for name, result in self.directions.items()
-                for metric, why in result.unmeasured().items()}
+        return {**{f"{name}.{metric}": why for name, result in self.directions.items()
+                   for metric, why in result.unmeasured().items()}, **self.extra_unmeasured}
 
     @property
     def unreached(self) -> dict[str, str]:

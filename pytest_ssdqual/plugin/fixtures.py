@@ -16,6 +16,7 @@ import pytest
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SESSION_KEY
 from pytest_ssdqual.plugin.interrupt import install_sigterm_handler
 from pytest_ssdqual.plugin.options import plugin_options, session_run_id
+from pytest_ssdqual.plugin.power import drive_power
 
 # The domain (qualify/, catalog/, methodology/...) is imported inside the fixtures, when a test
 # uses one: loading the plugin into a run that never does costs no more than these few modules
@@ -158,8 +159,9 @@ def run_workload_test(request: pytest.FixtureRequest, session: QualSession, ctx:
     host = PytestHost(request, session, ctx)
     check_marked(workload, methodology=False, destructive=host.destructive,
                  test=request.node.nodeid)
+    power = drive_power(request.config, session, ctx)  # the drive's meter, or why none
     return host.run(workload, lambda: measure_workload(host, session, host.gate, ctx, workload,
-                                                       workdir), writes=workload.writes)
+                                                       workdir, power), writes=workload.writes)
 
 
 @pytest.fixture(autouse=True)

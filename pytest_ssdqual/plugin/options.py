@@ -37,6 +37,7 @@ from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.firmware import add_firmware_options
 from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
+from pytest_ssdqual.plugin.power import add_power_meter_options, check_power_meter_option
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
 from pytest_ssdqual.plugin.shipped_suites import default_thresholds, runs_shipped_suites
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
@@ -154,8 +155,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
     for add in (add_outcome_options, add_event_options, add_power_loss_options,
-                add_firmware_options):  # --allow-skipped-writes, --events, --power-*, --firmware-*
-        add(group)
+                add_firmware_options, add_power_meter_options):  # --allow-skipped-writes,
+        add(group)  # --events, --power-switch/-cycles/-loss-seed, --firmware-*, --power-meter
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -294,6 +295,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         )
     if fio_given and os.sep in fio_given:  # a relative path: fio runs from per-test folders
         fio_given = os.path.abspath(fio_given)
+    check_power_meter_option(config)  # a bad --power-meter is a usage error before any I/O
     cgroup = config.getoption("fio_cgroup")
     if cgroup and not (Path(cgroup) / "cgroup.procs").exists():
         raise ConfigError(f"{cgroup} is not a cgroup folder (no cgroup.procs)",
@@ -358,7 +360,8 @@ def _resolve_emulated(config: pytest.Config, specs: list[DriveSpec]) -> list[Dri
 PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "inventory",
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
-                "repeat_max", "smartctl_device_type", "report_audience", "events", "results_db")
+                "repeat_max", "smartctl_device_type", "report_audience", "events", "results_db",
+                "power_meter")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
              "ssdqual_emu_models", "ssdqual_results_dir", "ssdqual_results_db")
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification

@@ -27,6 +27,7 @@ from pytest_ssdqual.methodology.base import MethodologyOutcome, MethodologyResul
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify.consistency import consistency_reasons, with_log_figures
 from pytest_ssdqual.qualify.flow import Measured, Skipped
+from pytest_ssdqual.qualify.power import DrivePower, metered, power_note, without_meter
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
 from pytest_ssdqual.results.gate import Judged, ResultsGate
@@ -93,12 +94,15 @@ def run_repeated(gate: ResultsGate, ctx: DriveContext, workload_id: str, workdir
 
 
 def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: DriveContext,
-                     workload: Workload, workdir: Path) -> Measured:
+                     workload: Workload, workdir: Path, power: DrivePower | None = None
+                     ) -> Measured:
     """Run ``workload`` ``--repeat`` times (and while the baseline comparison is inconclusive
     or regressed, up to ``--repeat-max``: ``run_repeated``), then judge it once on the runs'
     figures (``repeats.aggregate_repeats``; a single run: on its figures; a figure NaN in any
     run is not measured, the limit's line names the run); with several runs the failure
     message says how the judged figures were taken (``repeats.describe_aggregation``).
+    With ``power`` (the drive's meter, ``qualify.power``) each run is metered and gains the
+    power figures; without a meter, a limit on one fails with ``power.reason``.
 
     Raises:
         FioError: fio failed (``exc.drive`` names the drive and workload; the host has been
@@ -109,9 +113,16 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     def once(folder: Path) -> dict[str, float]:
         try:
             with host.phase(f"measure: fio {workload.id}"):
-                repetitions.append(with_log_figures(
-                    session.run_workload(ctx, workload, folder, on_run=host.fio_run), folder,
-                    session.options.profile.consistency))
+                def run() -> WorkloadOutcome:
+                    return with_log_figures(
+                        session.run_workload(ctx, workload, folder, on_run=host.fio_run),
+                        folder, session.options.profile.consistency)
+                if power is not None and power.meter is not None:
+                    repetitions.append(metered(power.meter, workload, run))
+                else:
+                    repetitions.append(without_meter(run(), power.reason if power else "no "
+                                       "power meter", {lim.metric for lim in
+                                                       ctx.limits.for_workload(workload.id)}))
         except BaseException as exc:
             if isinstance(exc, FioError):
                 exc.drive = f"{ctx.target.spec.raw} {workload.id}"
@@ -123,14 +134,16 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     with host.phase("judge against the limits"):
         metrics, spread = aggregate_repeats([o.metrics for o in repetitions])
         metrics, tails_note, binned = merged_tails(repetitions, metrics)
-        unmeasured = {**tail_reasons(repetitions, metrics), **unmeasured_reasons(repetitions)}
+        unmeasured = {**tail_reasons(repetitions, metrics), **unmeasured_reasons(repetitions),
+                      **{m: why for o in repetitions for m, why in
+                         o.result.extra_unmeasured.items() if m not in metrics}}
         plan = session.options.profile.consistency
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
             workload, metrics, ctx.limits, strict=session.options.strict,
             unreached=unmeasured, not_in_profile=consistency_reasons(workload, metrics, plan)))
     how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
                                len(repetitions))
-    details = [f"  {line}" for line in (how, tails_note) if line]
+    details = [f"  {line}" for line in (how, tails_note, power_note(outcome)) if line]
     return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
                     details=details)
 

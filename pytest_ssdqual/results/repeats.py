@@ -6,7 +6,8 @@ matches the metric's bare name (after the last dot: ``write.lat_max_us`` -> ``la
 =================  ==========================================  ==================================
 rule               metrics (bare name)                         figure over the runs
 =================  ==========================================  ==================================
-``max``            a maximum: ``lat_max_us``, ``max_*``         the largest run's
+``max``            a maximum: ``lat_max_us``, ``max_*``,        the largest run's
+                   ``power_peak_w``
 ``min``            a minimum: ``lat_min_us``, ``min_*``         the smallest run's
 ``worst``          a latency percentile: ``lat_p99_us``,         the worst run's (the highest:
                    ``lat_p99_9_us``, ``fresh_lat_p99_us`` ...    lower is better)
@@ -88,7 +89,7 @@ class AggregationRule:
 #: The rules, first match wins (module docstring); a metric matching none takes ``MEDIAN``.
 AGGREGATION_RULES: tuple[AggregationRule, ...] = (
     AggregationRule(r"(^|_)lat_p\d+(_\d+)?_us$", WORST, "latency percentile"),
-    AggregationRule(r"(^|_)max(_|$)", MAX, "maximum"),
+    AggregationRule(r"(^|_)(max|peak)(_|$)", MAX, "maximum"),
     AggregationRule(r"(^|_)min(_|$)", MIN, "minimum"),
     AggregationRule(r"_delta$", SUM, "a counter's increase during the run"),
     AggregationRule(r"(^|_)(iops|bw_mbps|lat_mean_us)$", MEDIAN, "throughput or mean"),

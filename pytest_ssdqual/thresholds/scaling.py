@@ -12,7 +12,8 @@ What is scaled, by the metric's last name part (``write.bw_mbps`` -> ``bw_mbps``
 
 * **rates** -- ``*_mbps`` and ``iops`` / ``*_iops`` (``bw_mbps``, ``burst_bw_mbps``,
   ``sustained_bw_mbps``, ``fresh_iops``, ...): min and max x factor. The twin's caps are the
-  drive's rates x factor, so its rates are.
+  drive's rates x factor, so its rates are. Efficiency (``*_per_w``: ``bw_mbps_per_w``,
+  ``iops_per_w``) too: the twin's rate over the real drive's watts (``emulate.power_model``).
 * **fio latencies** -- ``lat_*_us`` / ``*_lat_*_us`` (``lat_p99_us``, ``steady_lat_mean_us``,
   ``busy.lat_p50_us``): min and max / factor. At a given queue depth a throttled drive's
   latency is ``QD / IOPS`` (Little's law), so a twin at x0.1 IOPS has 10x the latency; judging
@@ -20,8 +21,9 @@ What is scaled, by the metric's last name part (``write.bw_mbps`` -> ``bw_mbps``
   (The twin's latency *distribution* is the throttle's, not the drive's: a scaled p99 limit
   checks the order of magnitude, not the drive's tail.)
 * **everything else unchanged**: ratios (``*_ratio``: ``recovery_ratio``, ``bw_mbps_ratio``,
-  ``scaling_ratio``), counts, flags, times (``*_s``), bytes (``*_bytes``: the SLC cache of the
-  twin is sized for the image), percentages, temperatures, the power-state table's
+  ``scaling_ratio``), power and energy (``power_avg_w``, ``energy_j``: the emulated meter
+  reports the real drive's), counts, flags, times (``*_s``), bytes (``*_bytes``: the SLC
+  cache of the twin is sized for the image), percentages, temperatures, the power-state table's
   latencies (``max_idle_exit_latency_us``, ``max_transition_latency_us``: facts the drive
   reports, not measured speeds) and ``wake_penalty_us`` (a wake-up time is the drive's power
   state's, not a function of its throughput; the twin does not wake up at all, see
@@ -51,7 +53,7 @@ def scale_kind(metric: str) -> str | None:
     leaf = metric.rpartition(".")[2]
     if leaf.endswith("_ratio"):
         return None
-    if leaf.endswith("_mbps") or leaf == "iops" or leaf.endswith("_iops"):
+    if leaf.endswith(("_mbps", "_per_w")) or leaf == "iops" or leaf.endswith("_iops"):
         return RATE
     if leaf.endswith("_us") and (leaf.startswith("lat_") or "_lat_" in leaf):
         return LATENCY

@@ -49,15 +49,20 @@ _FIO = {"iops": H, "bw_mbps": H, "lat_mean_us": L, "lat_p50_us": L, "lat_p99_us"
         # better higher, the spread and the slow seconds lower; the log's seconds are a fact
         "iops_consistency_pct": H, "iops_cov_pct": L, "seconds_below_50pct_of_mean": L,
         "iops_log_s": N}
+#: A plain fio workload's power figures (with a power meter): less is better; the efficiency
+#: (MB/s/W for sequential, IOPS/W for random workloads) more.
+_POWER = {"power_avg_w": L, "power_peak_w": L, "energy_j": L}
 _FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
          "lat_p99_us_ratio": L, "worst_ratio": H}
 
 #: workload id -> bare metric name (after the last ".") -> direction. Exhaustive: a metric whose
 #: bare name is missing here fails ``test_every_catalog_metric_has_its_listed_direction``.
 EXPECTED: dict[str, dict[str, str]] = {
-    **{wid: _FIO for wid in (
-        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1", "rand_read_4k_qd1",
-        "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32", "rand_rw70_4k_qd32")},
+    **{wid: {**_FIO, **_POWER, "bw_mbps_per_w": H} for wid in (
+        "seq_read_128k_qd32", "seq_write_128k_qd32", "seq_read_128k_qd1")},
+    **{wid: {**_FIO, **_POWER, "iops_per_w": H} for wid in (
+        "rand_read_4k_qd1", "rand_read_4k_qd32", "rand_write_4k_qd1", "rand_write_4k_qd32",
+        "rand_rw70_4k_qd32")},
     "sustained_write": {**_FIO, "slc_cache_bytes": H, "burst_bw_mbps": H,
                         "sustained_bw_mbps": H, "cache_not_exhausted_after_bytes": H},
     "steady_state_rand_write_4k": {**_FIO, "steady_state_reached": H, "steady_state_round": L,
@@ -99,6 +104,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "media_errors_delta": L, "error_log_entries_delta": L, "unsafe_shutdowns_delta": L,
         "percentage_used_delta": L, "available_spare_pct_delta": H,
         "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L},
+    "idle_power": {"active_idle_w": L, "idle_apst_w": L, "apst_saving_pct": H,
+                   "ps0_max_power_w": N, "deepest_idle_max_power_w": N},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
                               "wake_penalty_us": L, "wake_ratio": L, "power_states": N,
                               "non_operational_states": N, "max_idle_exit_latency_us": N,
@@ -134,7 +141,8 @@ def test_an_fio_pattern_workload_has_the_plain_directions() -> None:
     assert workload is not None
     assert {m: direction(m) for m in workload.metric_names()} == {
         **{f"{d}.{b}": x for d in ("read", "write") for b, x in _FIO.items()},
-        "total.iops": H, "total.bw_mbps": H}
+        "total.iops": H, "total.bw_mbps": H, **_POWER,
+        "read.iops_per_w": H, "write.iops_per_w": H, "total.iops_per_w": H}
 
 
 FACTS = DriveFacts(controller="JMF667H", nand="L85C", firmware="SVN418a", model="X",

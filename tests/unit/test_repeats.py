@@ -79,7 +79,8 @@ def test_every_catalog_metric_has_its_rule() -> None:
     names = {n.rpartition(".")[2] for w in CATALOG.values() for n in w.metric_names()}
     rules = {n: aggregation_rule(n) for n in names}
     assert {n for n, r in rules.items() if r == MAX} == {
-        "lat_max_us", "max_idle_exit_latency_us", "max_transition_latency_us"}
+        "lat_max_us", "max_idle_exit_latency_us", "max_transition_latency_us",
+        "power_peak_w", "ps0_max_power_w", "deepest_idle_max_power_w"}
     assert {n for n, r in rules.items() if r == MIN} == set()
     assert {n for n, r in rules.items() if r == WORST} == {
         "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "lat_p99_99_us", "lat_p99_999_us",

@@ -1,0 +1,134 @@
+"""The emulated drive's power meter: its controller logs the model's watts at every poll, the
+session reads them back.
+
+Writer (in the controller daemon, ``--power-log FILE``): :class:`MeteredThrottle` wraps the
+blkio throttle; every read of the counters (each ~100 ms poll, ``controller.DEFAULT_INTERVAL_S``)
+appends one row::
+
+    time_s,power_w,read_bytes,write_bytes,poll_end_s
+
+``power_w`` is the mean power over the interval since the previous read
+(``power_model.power_w`` at the interval's byte rates, divided back to the real drive's by
+``figures_scale``), stamped at the interval's middle (``time_s``, seconds since the epoch: the
+clock of fio's ``timestamp_ms``); ``read_bytes`` / ``write_bytes`` are the cumulative counters
+at its end (``poll_end_s``), so a test can compute the model's energy from the I/O itself.
+
+Reader (:class:`EmulatedPowerMeter`, the ``emu`` power meter plug): the rows appended between
+``start()`` and ``stop()``, ~10 samples per second. It satisfies ``plugs.power_meter.
+PowerMeter`` by shape (this package does not import ``plugs``); its samples are the
+``PowerSamples`` shape of ``plugs.power_csv`` without importing it: a plain object with
+``times_s``, ``power_w``, ``source``, ``rate_hz``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pytest_ssdqual.emulate.blkio import BlkioThrottle
+from pytest_ssdqual.emulate.model import DriveModel
+from pytest_ssdqual.emulate.power_model import apst_off_flag, power_w
+from pytest_ssdqual.emulate.state import IoCounters
+
+__all__ = ["POWER_LOG_HEADER", "EmulatedPowerMeter", "MeteredThrottle", "emulated_power_meter"]
+
+POWER_LOG_HEADER = "time_s,power_w,read_bytes,write_bytes,poll_end_s"
+#: Samples per second of the emulated meter (one per controller poll).
+EMULATED_RATE_HZ = 10.0
+
+
+class MeteredThrottle(BlkioThrottle):
+    """A ``BlkioThrottle`` whose every counter read also logs the power (controller side).
+
+    Args:
+        group, device: as ``BlkioThrottle``. model: the drive model (its ``power`` set).
+        log: the power log, open for appending. path: its path (for the APST-off flag).
+        clock: wall-clock seconds since the epoch (``time.time``; a fake one in tests).
+    """
+
+    def __init__(self, group: Path, device: tuple[int, int], model: DriveModel, log: IO[str],
+                 path: Path, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(group, device)
+        assert model.power is not None
+        self.power = model.power
+        self.scale = model.figures_scale.factor if model.figures_scale is not None else 1.0
+        self.apst = bool(model.nvme is not None and model.nvme.apst_enabled)
+        self.log = log
+        self.flag = apst_off_flag(path)
+        self.clock = clock
+        self._last: tuple[float, IoCounters] | None = None
+        self._io_at = clock()
+
+    def counters(self) -> IoCounters:
+        counters = super().counters()
+        now = self.clock()
+        if self._last is not None and now > self._last[0]:
+            then, before = self._last
+            dt = now - then
+            read = max(0, counters.read_bytes - before.read_bytes)
+            write = max(0, counters.write_bytes - before.write_bytes)
+            if read or write:
+                self._io_at = now
+            watts = power_w(self.power, read_mbps=read / dt / 1e6 / self.scale,
+                            write_mbps=write / dt / 1e6 / self.scale,
+                            idle_for_s=now - self._io_at,
+                            apst=self.apst and not self.flag.exists())
+            self.log.write(f"{(then + now) / 2:.4f},{watts:.6f},{counters.read_bytes},"
+                           f"{counters.write_bytes},{now:.4f}\n")
+            self.log.flush()
+        self._last = (now, counters)
+        return counters
+
+
+@dataclass(frozen=True)
+class EmulatedSamples:
+    """``plugs.power_csv.PowerSamples`` by shape."""
+
+    times_s: tuple[float, ...]
+    power_w: tuple[float, ...]
+    source: str
+    rate_hz: float | None = EMULATED_RATE_HZ
+
+
+class EmulatedPowerMeter:
+    """The ``emu`` power meter: rows of the controller's power log between start and stop."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        self.path = path
+        self.source = f"emulated meter of {name}"
+        self._offset = 0
+
+    def start(self) -> None:
+        self._offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def rows(self) -> list[list[float]]:
+        """Every complete row since ``start()``, as numbers (the header skipped)."""
+        data = self.path.read_bytes() if self.path.exists() else b""
+        tail = data[self._offset:]
+        tail = tail[:tail.rfind(b"\n") + 1]
+        out = []
+        for line in tail.decode().splitlines():
+            if line and not line.startswith("time_s"):
+                out.append([float(f) for f in line.split(",")])
+        return out
+
+    def stop(self) -> EmulatedSamples:
+        stopped = time.time()
+        rows = self.rows()
+        deadline = time.monotonic() + 1.0  # the next poll stamps a sample after the stop
+        while (not rows or rows[-1][0] < stopped) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            rows = self.rows()
+        rows.sort()
+        return EmulatedSamples(tuple(r[0] for r in rows), tuple(r[1] for r in rows),
+                               self.source)
+
+
+def emulated_power_meter(drive: Any) -> EmulatedPowerMeter | None:
+    """The meter of the ``EmulatedDrive`` ``drive``; None when its model has no ``power:``."""
+    if drive.model.power is None:
+        return None
+    return EmulatedPowerMeter(drive.workdir / "power.csv", drive.model.name)
