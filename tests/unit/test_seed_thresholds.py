@@ -262,8 +262,8 @@ def _review_limits(name: str) -> dict[tuple[str, str], tuple[float | None, float
                 ("client_presets", "seq1m_q1t1_100mib.write.bw_mbps"): (
                     round(176.4 * 1.36, -1) * (1 - SEQ), None, "fail"),
                 ("mixed_sweep", "delay_ratio"): (None, round(1.55 * 1.1, 1), "fail"),
-                # its figures on the suites without its methods ("review figures on the other
-                # suites"): the 4K QD1 read on the QD curve, Seq read at 1 MiB QD4 and on the
+                # its figures on the suites without its methods (profile "..., translated"):
+                # the 4K QD1 read on the QD curve, Seq read at 1 MiB QD4 and on the
                 # reference states, the 1000 MB write past the cache on 128 KiB QD32 writes
                 ("qd_scaling", "rand_read_4k_qd1.read.bw_mbps"): (round(13 * (1 - IOPS), 2), None,
                                                                   "fail"),
@@ -288,8 +288,8 @@ def _review_limits(name: str) -> dict[tuple[str, str], tuple[float | None, float
         ("qd_scaling", "rand_read_4k.scaling_ratio"): (2, None, "fail"),
         ("recovery_after_idle", "recovery_ratio"): (0.8, None, "fail"),
     }
-    # the same figures on the suites without the review's methods ("review figures on the
-    # other suites"): ATTO peaks on SEQ1M Q8T1 and the reference states, Anvil QD1 read on RND4K
+    # the same figures on the suites without the review's methods (profile "..., translated"):
+    # ATTO peaks on SEQ1M Q8T1 and the reference states, Anvil QD1 read on RND4K
     # Q1T1 and the mixed sweep's 0 %-write point, Anvil QD32 write on bursts and the empty state,
     # the ATTO write (a compressible pattern) on zero-filled writes
     r, w = round(read * (1 - SEQ), 2), round(write * (1 - SEQ), 2)
@@ -329,7 +329,7 @@ def test_jmicron_seeds_are_judged_on_their_reviews_methods(seeds: ThresholdSet,
         article = ("CFD CSSD-SM64NJ2" if name == "JMF612_64" else
                    '"JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash"')
         assert article in prov.source and "2014" not in prov.source
-        other_suites = prov.profile.endswith(", review figures on the other suites")
+        other_suites = prov.profile.endswith(", translated")
         if name == "JMF612_64":
             tools: tuple[str, ...] = ("CrystalDiskMark 2.x", "QD1", "1000 MB",
                                       *(() if other_suites else ("DelayRatio",)))
@@ -346,8 +346,8 @@ _E12_QD1_READ = round(1950 * (1 - SEQ))  # "just shy of 2GB/s", p. 6
 _E12_POST_CACHE = round(1000 * (1 - SEQ))  # "stays above 1 GB/s" past the SLC cache
 E12_REVIEW_ISSUE10 = {
     ("seq_after_random", "fragmented_seq_read_128k_qd32.read.bw_mbps_ratio"): (0.7, None, "warn"),
-    # the figures on the suites without the review's methods ("review figures on the other
-    # suites"): fail only on the summary figures whose generic floors they replace
+    # the figures on the suites without the review's methods (profile "..., translated"):
+    # fail only on the summary figures whose generic floors they replace
     ("qd_scaling", "seq_read_128k_qd1.read.bw_mbps"): (_E12_QD1_READ, None, "warn"),
     ("qd_scaling", "rand_read_4k_qd32.read.iops"): (600000 * HALF, None, "warn"),
     ("qd_scaling", "rand_write_4k_qd32.write.iops"): (600000 * HALF, None, "warn"),
