@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from ..conftest import REPO, need_emulation
+from ..unit.test_twin_review_limits import NO_REVIEW_FIGURE, suite_workloads
 
 pytestmark = pytest.mark.e2e
 
@@ -66,20 +67,18 @@ def twins_of_this_run(env: dict[str, str] | None = None, commit: str | None = No
     except ValueError:
         return frozenset({ROTATED_TWINS[0]})
 
-#: The suites (workloads) that implement each twin's review's methods: each must be judged by at
-#: least one limit of the twin's own profile (CrystalDiskMark presets and the copy DelayRatio
-#: for the JMF612 review; ATTO, Anvil, PCMark 8 and HD Tach for the JMF667H preview).
-_JMF667H_METHODS = frozenset({"transfer_size_sweep", "qd_scaling", "recovery_after_idle",
-                              "seq_after_random"})
-REVIEW_METHODS = {
-    "jmf612-43nm-64g": frozenset({"client_presets", "mixed_sweep"}),
-    "jmf667h-l85c-128g": _JMF667H_METHODS,
-    "jmf667h-l85a-256g": _JMF667H_METHODS,
-    "jmf667h-a19-128g": _JMF667H_METHODS,
-    "jmf667h-a19-240g": _JMF667H_METHODS,
-    # AnandTech's E12 preview: the SLC burst and post-cache write, sequential read after random
-    # writes, the power-state table (the fresh 128 KiB / 4 KiB peaks are judged too)
-    "phison-e12-960g": frozenset({"sustained_write", "seq_after_random", "idle_wake_read_4k_qd1"}),
+#: The suites each twin runs whose limits come from its review (every suite but health and
+#: integrity, implicit requirements; the idle wake-up on the E12 only, the SATA twins skip it;
+#: and the few the review has nothing on: ``NO_REVIEW_FIGURE``), as their workloads: each suite
+#: must be judged by at least one limit of the twin's own profiles. The same table as
+#: tests/unit/test_twin_review_limits.py, which checks it without fio.
+REVIEW_SUITES = {
+    twin: {suite: workloads - {"health", "data_integrity"} for suite, workloads
+           in suite_workloads().items()
+           if suite not in NO_REVIEW_FIGURE.get(twin, {}) and suite not in (
+               "test_health", "test_integrity")
+           and (suite != "test_idle_power" or twin == "phison-e12-960g")}
+    for twin in SEED_TWINS
 }
 #: Profiles that are not a review's: the generic floors, family defaults, built-in requirements.
 _NOT_A_REVIEW = ("generic", "family default", "implicit")
@@ -158,9 +157,9 @@ def test_the_whole_profile_twin_of_a_run_is_set_by_its_commit_or_by_ssdqual_twin
 def test_a_seed_twin_passes_every_limit_on_every_smoke_suite(tmp_path: Path, twin: str) -> None:
     """One twin, every suite, ``--ssd-profile=smoke``, in a pytest session of its own (``-n 0``;
     ./test.sh runs these one at a time, in its e2e_solo tier): every limit of its threshold
-    profile passes (a ``warn`` limit may warn), no test fails, and every suite that implements
-    one of its review's methods is judged by a limit of the twin's own profile
-    (``REVIEW_METHODS``)."""
+    profile passes (a ``warn`` limit may warn), no test fails, and every suite it runs is judged
+    by a limit of the twin's own profiles but those its review has nothing on
+    (``REVIEW_SUITES``)."""
     need_emulation()
     run = _session(tmp_path, [f"emu:{twin}"], ["suites/"], 0, 900)
     records = _records(run)
@@ -180,8 +179,9 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite(tmp_path: Path, twi
         if rec["status"] == "failed":
             problems.append(f"{twin} {rec['test']}: failed ({rec.get('reason', '')})")
     assert not problems, "\n".join(problems)
-    missing = REVIEW_METHODS[twin] - by_review
-    assert not missing, f"{twin}: no limit of its review judged {sorted(missing)}"
+    missing = sorted(suite for suite, workloads in REVIEW_SUITES[twin].items()
+                     if not workloads & by_review)
+    assert not missing, f"{twin}: no limit of its review judged on {missing}"
 
 
 @pytest.mark.parametrize("twin,removed,edit,suite,metric,expected", ABLATIONS,

@@ -151,13 +151,15 @@ def test_unlisted_firmware_falls_back_to_the_family_floor(seeds: ThresholdSet) -
 def test_firmware_specific_floors_are_at_least_the_family_floors(seeds: ThresholdSet) -> None:
     for drive in (L85C_128, L85A_256, A19_128, A19_240, JMF612_64, E12_960):
         resolved = seeds.resolve(drive)
-        specific, family = resolved.profiles[0], resolved.profiles[1]
+        # the board's profiles (its review's methods, then its figures on the other suites)
+        *specific, family, _generic = resolved.profiles
         assert family.name.endswith("family default")
+        assert [p.name.startswith(specific[0].name) for p in specific] == [True, True]
         family_min = {(lim.workload, lim.metric): lim.min for lim in family.limits}
-        for lim in specific.limits:
+        for lim in (lim for profile in specific for lim in profile.limits):
             floor = family_min.get((lim.workload, lim.metric))
             if floor is not None and lim.min is not None:
-                assert lim.min >= floor, (specific.name, lim.workload, lim.metric)
+                assert lim.min >= floor, (lim.provenance.profile, lim.workload, lim.metric)
 
 
 @pytest.mark.parametrize(
@@ -259,7 +261,23 @@ def _review_limits(name: str) -> dict[tuple[str, str], tuple[float | None, float
                     round(13 * (1 - IOPS), 2), None, "fail"),
                 ("client_presets", "seq1m_q1t1_100mib.write.bw_mbps"): (
                     round(176.4 * 1.36, -1) * (1 - SEQ), None, "fail"),
-                ("mixed_sweep", "delay_ratio"): (None, round(1.55 * 1.1, 1), "fail")}
+                ("mixed_sweep", "delay_ratio"): (None, round(1.55 * 1.1, 1), "fail"),
+                # its figures on the suites without its methods (profile "..., translated"):
+                # the 4K QD1 read on the QD curve, Seq read at 1 MiB QD4 and on the
+                # reference states, the 1000 MB write past the cache on 128 KiB QD32 writes
+                ("qd_scaling", "rand_read_4k_qd1.read.bw_mbps"): (round(13 * (1 - IOPS), 2), None,
+                                                                  "fail"),
+                ("transfer_size_sweep", "seq_read_1m.read.bw_mbps"): (
+                    round(259.3 * (1 - SEQ), 1), None, "fail"),
+                # twice the tolerance on these short writes
+                ("burst_vs_sustained", "continuous_seq_write_128k_qd32.write.bw_mbps"): (
+                    round(176.4 * (1 - 2 * SEQ), 1), None, "fail"),
+                ("compressibility", "random_seq_write_128k_qd32.write.bw_mbps"): (
+                    round(176.4 * (1 - 2 * SEQ), 1), None, "fail"),
+                ("drive_with_data", "empty_seq_read_128k_qd32.read.bw_mbps"): (
+                    round(259.3 * (1 - SEQ), 1), None, "warn"),
+                ("seq_after_random", "clean_seq_read_128k_qd32.read.bw_mbps"): (
+                    round(259.3 * (1 - SEQ), 1), None, "warn")}
     read, write, qd1, qd32 = JMF667H_REVIEW[name]
     out: dict[tuple[str, str], tuple[float | None, float | None, str]] = {
         ("transfer_size_sweep", "seq_read_peak.read.bw_mbps"): (round(read * (1 - SEQ), 2), None,
@@ -270,6 +288,25 @@ def _review_limits(name: str) -> dict[tuple[str, str], tuple[float | None, float
         ("qd_scaling", "rand_write_4k_qd32.write.iops"): (round(qd32 * (1 - IOPS)), None, "fail"),
         ("qd_scaling", "rand_read_4k.scaling_ratio"): (2, None, "fail"),
         ("recovery_after_idle", "recovery_ratio"): (0.8, None, "fail"),
+    }
+    # the same figures on the suites without the review's methods (profile "..., translated"):
+    # ATTO peaks on SEQ1M Q8T1 and the reference states, Anvil QD1 read on RND4K
+    # Q1T1 and the mixed sweep's 0 %-write point, Anvil QD32 write on bursts and the empty state,
+    # the ATTO write (a compressible pattern) on zero-filled writes
+    r, w = round(read * (1 - SEQ), 2), round(write * (1 - SEQ), 2)
+    i1, i32 = round(qd1 * (1 - IOPS)), round(qd32 * (1 - IOPS))
+    out |= {
+        ("client_presets", "rnd4k_q1t1_100mib.read.iops"): (i1, None, "fail"),
+        ("client_presets", "seq1m_q8t1_100mib.read.bw_mbps"): (r, None, "fail"),
+        ("client_presets", "seq1m_q8t1_100mib.write.bw_mbps"): (w, None, "fail"),
+        ("mixed_sweep", "rand_4k_qd4_w0.read.iops"): (i1, None, "warn"),
+        # twice the tolerance on the burst and compressibility suites' 1 s rounds
+        ("burst_vs_sustained", "burst_rand_write_4k_qd32.write.iops"): (
+            round(qd32 * (1 - 2 * SEQ)), None, "warn"),
+        ("compressibility", "zero_seq_write_128k_qd32.write.bw_mbps"): (
+            round(write * (1 - 2 * SEQ), 2), None, "warn"),
+        ("drive_with_data", "empty_seq_read_128k_qd32.read.bw_mbps"): (r, None, "warn"),
+        ("drive_with_data", "empty_rand_write_4k_qd32.write.iops"): (i32, None, "warn"),
     }
     board = SMALL_BOARD if name.endswith("_128") else LARGE_BOARD
     out |= {("seq_after_random", m): bounds for m, bounds in board.items()}
@@ -296,17 +333,47 @@ def test_jmicron_seeds_are_judged_on_their_reviews_methods(seeds: ThresholdSet,
         article = ("CFD CSSD-SM64NJ2" if name == "JMF612_64" else
                    '"JMicron JMF667H Firmware Preview Testing with L85A, L85C and A19 Flash"')
         assert article in prov.source and "2014" not in prov.source
-        tools = (("CrystalDiskMark 2.x", "DelayRatio") if name == "JMF612_64" else
-                 ("ATTO Disk Benchmark 2.34", "QD4", "Anvil's Storage Utilities RC6",
-                  "HD Tach 3.0.4.0", "PCMark 8", "directional"))
+        other_suites = prov.profile.endswith(", translated")
+        if name == "JMF612_64":
+            tools: tuple[str, ...] = ("CrystalDiskMark 2.x", "QD1", "1000 MB",
+                                      *(() if other_suites else ("DelayRatio",)))
+        else:
+            tools = ("ATTO Disk Benchmark 2.34", "QD4", "Anvil's Storage Utilities RC6",
+                     "PCMark 8", "directional", *(() if other_suites else ("HD Tach 3.0.4.0",)))
         assert all(t in prov.source for t in tools), (key, prov.source)
 
 
 #: The E12 review's own directional limit on these suites (thresholds/phison-e12.yaml):
 #: sustained 128 KiB sequential read after the random-write test "doesn't suffer acutely from
 #: internal fragmentation" (AnandTech's E12 preview, p. 6): warn below 0.7 of clean.
+_E12_QD1_READ = round(1950 * (1 - SEQ))  # "just shy of 2GB/s", p. 6
+_E12_POST_CACHE = round(1000 * (1 - SEQ))  # "stays above 1 GB/s" past the SLC cache
 E12_REVIEW_ISSUE10 = {
     ("seq_after_random", "fragmented_seq_read_128k_qd32.read.bw_mbps_ratio"): (0.7, None, "warn"),
+    # the figures on the suites without the review's methods (profile "..., translated"):
+    # fail only on the summary figures whose generic floors they replace
+    ("qd_scaling", "seq_read_128k_qd1.read.bw_mbps"): (_E12_QD1_READ, None, "warn"),
+    ("qd_scaling", "rand_read_4k_qd32.read.iops"): (600000 * HALF, None, "warn"),
+    ("qd_scaling", "rand_write_4k_qd32.write.iops"): (600000 * HALF, None, "warn"),
+    ("mixed_sweep", "seq_128k_qd1_w0.read.iops"): (round(_E12_QD1_READ * 1e6 / 131072), None,
+                                                   "warn"),
+    ("client_presets", "seq1m_q1t1_100mib.read.bw_mbps"): (_E12_QD1_READ, None, "warn"),
+    ("client_presets", "seq1m_q8t1_100mib.write.bw_mbps"): (_E12_POST_CACHE, None, "fail"),
+    ("transfer_size_sweep", "seq_read_peak.read.bw_mbps"): (_E12_QD1_READ, None, "warn"),
+    ("burst_vs_sustained", "continuous_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "fail"),
+    ("burst_vs_sustained", "burst_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "warn"),
+    ("compressibility", "random_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "fail"),
+    ("compressibility", "zero_seq_write_128k_qd32.write.bw_mbps"): (_E12_POST_CACHE, None, "warn"),
+    ("drive_with_data", "full75_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "warn"),
+    ("drive_with_data", "dirty_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "warn"),
+    ("drive_with_data", "dirty_seq_read_128k_qd32.read.bw_mbps_ratio"): (0.7, None, "warn"),
+    ("seq_after_random", "fragmented_seq_write_128k_qd32.write.bw_mbps"): (
+        _E12_POST_CACHE, None, "warn"),
 }
 
 
