@@ -9,7 +9,7 @@ Parsed by :mod:`pytest_ssdqual.drive.health_ocp`; judged like the other ``health
 * ``ocp_lm_*``: Latency Monitor log (C3h): active / static bucket counters per operation
   (``read``, ``write``, ``trim``) and bucket 0-3, the measured (worst) latency per bucket in ms.
 * ``ocp_fw_*``: Firmware Activation History log (C2h); ``ocp_er_*``: Error Recovery log (C1h).
-* ``warning_temp_time_min`` ... ``thm_temp2_total_time_s``: NVMe Base Specification 2.0,
+* ``warning_temp_time_minutes`` ... ``thm_temp2_total_time_s``: NVMe Base Specification 2.0,
   SMART / Health Information log 02h, bytes 192-231 (minutes for the composite temperature
   times, seconds for the thermal-management totals).
 """
@@ -75,7 +75,7 @@ OCP_C1_METRICS: tuple[str, ...] = (
 
 #: NVMe SMART / Health log 02h thermal fields.
 SMART_THERMAL_METRICS: tuple[str, ...] = (
-    "warning_temp_time_min", "critical_comp_time_min",
+    "warning_temp_time_minutes", "critical_comp_time_minutes",
     "thm_temp1_trans_count", "thm_temp2_trans_count",
     "thm_temp1_total_time_s", "thm_temp2_total_time_s",
 )

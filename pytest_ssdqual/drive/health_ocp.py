@@ -85,8 +85,8 @@ _C1_KEYS: dict[str, str] = {
 
 #: SMART / Health log 02h thermal metric -> (nvme smart-log key, smartctl key or None).
 _THERMAL_KEYS: dict[str, tuple[str, str | None]] = {
-    "warning_temp_time_min": ("warning_temp_time", "warning_temp_time"),
-    "critical_comp_time_min": ("critical_comp_time", "critical_comp_time"),
+    "warning_temp_time_minutes": ("warning_temp_time", "warning_temp_time"),
+    "critical_comp_time_minutes": ("critical_comp_time", "critical_comp_time"),
     "thm_temp1_trans_count": ("thm_temp1_trans_count", None),
     "thm_temp2_trans_count": ("thm_temp2_trans_count", None),
     "thm_temp1_total_time_s": ("thm_temp1_total_time", None),
@@ -224,8 +224,8 @@ def ocp_c3_metrics(doc: Mapping[str, object], notes: list[str] | None = None) ->
 def smart_thermal_metrics(log: Mapping[str, object], *, smartctl: bool,
                           notes: list[str] | None = None) -> dict[str, int]:
     """The thermal fields of the NVMe SMART / Health log 02h (NVM Express Base Specification
-    2.0, bytes 192-199 and 216-231): ``warning_temp_time_min`` and ``critical_comp_time_min``
-    (minutes above WCTEMP / CCTEMP), ``thm_temp{1,2}_trans_count`` (host-controlled thermal
+    2.0, bytes 192-199 and 216-231): ``warning_temp_time_minutes`` and
+    ``critical_comp_time_minutes`` (minutes above WCTEMP / CCTEMP), ``thm_temp{1,2}_trans_count`` (host-controlled thermal
     management transitions) and ``thm_temp{1,2}_total_time_s`` (seconds in them).
 
     Args:

@@ -26,12 +26,12 @@ ocp_thermal_throttling_events_...   warn      the drive throttled during the run
                                               measured while throttled are not the drive's
 ocp_throttling_status <= 0          warn      throttling now (C0h "Current Throttling
                                               Status": 0 = unthrottled)
-critical_comp_time_min_delta <= 0   fail      minutes above the critical composite
-                                              temperature CCTEMP during the run (NVMe Base
+critical_comp_time_minutes_...      fail      minutes above the critical composite
+  _delta <= 0                                 temperature CCTEMP during the run (NVMe Base
                                               2.0, log 02h bytes 196-199: the controller may
                                               be damaged above CCTEMP)
-warning_temp_time_min_delta <= 0    warn      minutes above WCTEMP during the run (log 02h
-                                              bytes 192-195)
+warning_temp_time_minutes_delta     warn      minutes above WCTEMP during the run (log 02h
+  <= 0                                        bytes 192-195)
 thm_temp1/2_trans_count_delta <= 0  warn      host-controlled thermal management moved the
                                               drive to a lower power state during the run
                                               (log 02h bytes 216-223)
@@ -64,8 +64,8 @@ OCP_BUILTIN_LIMITS: tuple[Limit, ...] = (
     _max("ocp_incomplete_shutdowns_delta", WARN),
     _max("ocp_thermal_throttling_events_delta", WARN),
     _max("ocp_throttling_status", WARN),
-    _max("critical_comp_time_min_delta", FAIL),
-    _max("warning_temp_time_min_delta", WARN),
+    _max("critical_comp_time_minutes_delta", FAIL),
+    _max("warning_temp_time_minutes_delta", WARN),
     _max("thm_temp1_trans_count_delta", WARN),
     _max("thm_temp2_trans_count_delta", WARN),
 )

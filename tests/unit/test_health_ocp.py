@@ -138,12 +138,13 @@ def test_thermal_fields_from_nvme_cli_and_smartctl(real_cases: Path) -> None:
     nvme = health_from_nvme_smart_log(
         real(real_cases, "nvme/nvme-cli-2.11_smart-log_critical_warning_object.json"))
     assert dict(nvme.log_metrics) == {
-        "warning_temp_time_min": 0, "critical_comp_time_min": 0, "thm_temp1_trans_count": 3,
+        "warning_temp_time_minutes": 0, "critical_comp_time_minutes": 0, "thm_temp1_trans_count": 3,
         "thm_temp2_trans_count": 0, "thm_temp1_total_time_s": 1474,
         "thm_temp2_total_time_s": 0}
     smart = health_from_smartctl(
         real(real_cases, "smartctl/smartctl-7.1_nvme_intel660p_SSDPEKNW010T8.json"))
-    assert dict(smart.log_metrics) == {"warning_temp_time_min": 0, "critical_comp_time_min": 0}
+    assert dict(smart.log_metrics) == {"warning_temp_time_minutes": 0,
+                                       "critical_comp_time_minutes": 0}
     assert health_metrics(nvme)["thm_temp1_total_time_s"] == 1474.0
 
 
@@ -166,7 +167,7 @@ def test_deltas_judged_by_the_builtin_limits(real_cases: Path) -> None:
     assert sorted(v.metric for v in judged.warnings) == [
         "ocp_incomplete_shutdowns_delta", "ocp_thermal_throttling_events_delta",
         "thm_temp1_trans_count_delta"]
-    assert "critical_comp_time_min_delta" in judged.not_reported  # no thermal times here
+    assert "critical_comp_time_minutes_delta" in judged.not_reported  # no thermal times here
     quiet = judge_health("start -> start", health_deltas(start, start), health_limits([]))
     assert quiet.failed == [] and quiet.warnings == []
 
@@ -209,3 +210,12 @@ def test_ocp_drive_without_latency_monitor(real_cases: Path) -> None:
     assert metrics["ocp_fw_activation_failures"] == 1 and metrics["ocp_er_panic_id"] == 0
     assert not any(m.startswith("ocp_lm_") for m in metrics)
     assert notes == ["OCP C3h not reported: nvme-cli ocp (exit 1, no JSON output)"]
+
+
+def test_every_builtin_limit_names_a_catalog_health_metric() -> None:
+    # a limit on a misspelt metric would never judge anything ("not reported" forever)
+    from pytest_ssdqual.catalog.health import HEALTH_METRICS
+    from pytest_ssdqual.drive.health_ocp_limits import OCP_BUILTIN_LIMITS
+
+    assert [lim.metric for lim in OCP_BUILTIN_LIMITS if lim.metric not in HEALTH_METRICS] == []
+    assert "critical_comp_time_minutes_delta" in {lim.metric for lim in OCP_BUILTIN_LIMITS}

@@ -61,7 +61,7 @@ _OCP_HEALTH: dict[str, str] = {
         "ocp_incomplete_shutdowns", "ocp_plp_start_count", "ocp_media_dies_offline",
         "ocp_max_temperature_recorded_c", "ocp_command_timeouts",
         "ocp_pcie_link_retraining_count", "ocp_fw_activation_failures",
-        "warning_temp_time_min", "critical_comp_time_min", "thm_temp1_trans_count",
+        "warning_temp_time_minutes", "critical_comp_time_minutes", "thm_temp1_trans_count",
         "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", *_LM,
         *(f"ocp_lm_active_latency_bucket{b}_{op}_ms" for b in range(4)
           for op in ("read", "write", "trim")),
@@ -85,8 +85,8 @@ _OCP_HEALTH.update({f"{m}_delta": d for m, d in list(_OCP_HEALTH.items()) if m i
     "ocp_thermal_throttling_events", "ocp_pcie_correctable_errors", "ocp_incomplete_shutdowns",
     "ocp_unaligned_io", "ocp_plp_start_count", "ocp_media_dies_offline",
     "ocp_command_timeouts", "ocp_pcie_link_retraining_count", "ocp_power_state_changes",
-    "ocp_fw_activation_entries", "ocp_fw_activation_failures", "warning_temp_time_min",
-    "critical_comp_time_min", "thm_temp1_trans_count", "thm_temp2_trans_count",
+    "ocp_fw_activation_entries", "ocp_fw_activation_failures", "warning_temp_time_minutes",
+    "critical_comp_time_minutes", "thm_temp1_trans_count", "thm_temp2_trans_count",
     "thm_temp1_total_time_s", "thm_temp2_total_time_s", *_LM)})
 
 #: workload id -> bare metric name (after the last ".") -> direction. Exhaustive: a metric whose
