@@ -225,8 +225,9 @@ def smart_thermal_metrics(log: Mapping[str, object], *, smartctl: bool,
                           notes: list[str] | None = None) -> dict[str, int]:
     """The thermal fields of the NVMe SMART / Health log 02h (NVM Express Base Specification
     2.0, bytes 192-199 and 216-231): ``warning_temp_time_minutes`` and
-    ``critical_comp_time_minutes`` (minutes above WCTEMP / CCTEMP), ``thm_temp{1,2}_trans_count`` (host-controlled thermal
-    management transitions) and ``thm_temp{1,2}_total_time_s`` (seconds in them).
+    ``critical_comp_time_minutes`` (minutes above WCTEMP / CCTEMP),
+    ``thm_temp{1,2}_trans_count`` (host-controlled thermal management transitions) and
+    ``thm_temp{1,2}_total_time_s`` (seconds in them).
 
     Args:
         log: ``nvme smart-log -o json`` (nvme-cli prints all six), or smartctl's
