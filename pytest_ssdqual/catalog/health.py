@@ -24,6 +24,13 @@ Controller, Kelvin in the structure, degrees C here).
 
 from __future__ import annotations
 
+from pytest_ssdqual.catalog.health_ocp import (
+    HIGHER_IS_BETTER_OCP,
+    NO_DIRECTION_OCP,
+    OCP_DELTA_BASES,
+    OCP_HEALTH_METRICS,
+)
+
 HEALTH_WORKLOAD_ID = "health"
 IDLE_WAKE_WORKLOAD_ID = "idle_wake_read_4k_qd1"
 IDLE_POWER_WORKLOAD_ID = "idle_power"
@@ -91,6 +98,8 @@ HEALTH_METRICS: tuple[str, ...] = (
     *HEALTH_VALUE_METRICS,
     *(f"{m}_delta" for m in HEALTH_DELTA_BASES),
     "waf_session",
+    *OCP_HEALTH_METRICS,  # OCP C0h-C3h and SMART thermal fields (catalog.health_ocp)
+    *(f"{m}_delta" for m in OCP_DELTA_BASES),
 )
 
 #: Health figures where higher is better (for the regression gate and ``ssdqual compare``):
@@ -98,12 +107,12 @@ HEALTH_METRICS: tuple[str, ...] = (
 #: (flags, counts, wear, temperature, write amplification).
 HIGHER_IS_BETTER_HEALTH: frozenset[str] = frozenset(
     {"temperature_margin_c", "available_spare_pct", "spare_margin_pct",
-     "available_spare_pct_delta"})
+     "available_spare_pct_delta"}) | HIGHER_IS_BETTER_OCP
 #: Facts of the drive rather than measurements of how well it does (no better direction): its
 #: warning temperature and the bytes written to it (host and NAND; ``waf_*`` is their ratio).
 NO_DIRECTION_HEALTH: frozenset[str] = frozenset(
     {"warning_temperature_c", "host_written_bytes", "nand_written_bytes",
-     "host_written_bytes_delta", "nand_written_bytes_delta"})
+     "host_written_bytes_delta", "nand_written_bytes_delta"}) | NO_DIRECTION_OCP
 
 #: Idle gaps of the wake-up test, in milliseconds (longest last). Profiles use a prefix.
 IDLE_GAPS_MS: tuple[int, ...] = (1, 10, 100, 1000, 5000)

@@ -36,9 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 from pytest_ssdqual.drive.health_ata import ata_fields
+from pytest_ssdqual.drive.health_ocp import smart_thermal_metrics
 from pytest_ssdqual.drive.smartctl import (
     SMARTCTL_EXIT_BITS,
     SMARTCTL_NO_DATA_MASK,
@@ -156,6 +158,9 @@ class DriveHealth:
         implausible: ``'field: why'`` for values kept but not believable (beyond 64 bits,
             spare above 100 %, unreadable text).
         absent: the fields the tool did not report.
+        log_metrics: metric -> integer from the OCP datacenter logs (C0h-C3h) and the SMART
+            thermal fields (``health_ocp``; names in ``catalog.health_ocp``); only those read.
+        log_notes: why a log or field is not in ``log_metrics`` ("not reported" lines).
     """
 
     source: str
@@ -182,6 +187,8 @@ class DriveHealth:
     warning_temperature_c: int | None = None
     host_written_bytes: int | None = None
     nand_written_bytes: int | None = None
+    log_metrics: Mapping[str, int] = dc_field(default_factory=dict)
+    log_notes: tuple[str, ...] = ()
 
     @property
     def critical_warnings(self) -> tuple[str, ...]:
@@ -283,9 +290,10 @@ def health_from_nvme_smart_log(doc: dict[str, object]) -> DriveHealth:
             reader.values["temperature_c"] = kelvin - KELVIN_OFFSET
         elif kelvin is not None:  # 0 K: no sensor reading
             del reader.values["temperature_c"]
-    for field, keys in _NVME_CLI_KEYS.items():
-        reader.first(doc, field, keys)
-    return reader.build("nvme-cli smart-log")
+    for name, keys in _NVME_CLI_KEYS.items():
+        reader.first(doc, name, keys)
+    thermal = smart_thermal_metrics(doc, smartctl=False, notes=reader.implausible)
+    return reader.build("nvme-cli smart-log", log_metrics=thermal)
 
 
 def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
@@ -313,14 +321,16 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
     findings = tuple(SMARTCTL_EXIT_BITS[b] for b in range(2, 8) if status & (1 << b))
 
     reader = FieldReader()
+    thermal: dict[str, int] = {}
     log = doc.get("nvme_smart_health_information_log")
     if isinstance(log, Mapping):
         if "critical_warning" in log:
             _critical_warning(reader, log["critical_warning"])
         if log.get("temperature") is not None:
             reader.integer("temperature_c", log["temperature"], where="temperature")
-        for field, keys in _SMARTCTL_NVME_KEYS.items():
-            reader.first(log, field, keys)
+        for name, keys in _SMARTCTL_NVME_KEYS.items():
+            reader.first(log, name, keys)
+        thermal = smart_thermal_metrics(log, smartctl=True, notes=reader.implausible)
     temperature = doc.get("temperature")
     if "temperature_c" not in reader.values and isinstance(temperature, Mapping):
         if temperature.get("current") is not None:
@@ -344,7 +354,7 @@ def health_from_smartctl(doc: dict[str, object]) -> DriveHealth:
     )
     return reader.build(
         source, smart_passed=passed if isinstance(passed, bool) else None, findings=findings,
-        exit_status=status, messages=messages,
+        exit_status=status, messages=messages, log_metrics=thermal,
     )
 
 

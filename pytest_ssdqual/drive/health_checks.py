@@ -42,8 +42,10 @@ from pytest_ssdqual.catalog.health import (
     HEALTH_WORKLOAD_ID,
     SMART_BIT_METRICS,
 )
+from pytest_ssdqual.catalog.health_ocp import OCP_DELTA_BASES
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.drive.health import DriveHealth
+from pytest_ssdqual.drive.health_ocp_limits import OCP_BUILTIN_LIMITS
 from pytest_ssdqual.thresholds.verdict import FAIL, WARN, Limit, Provenance, Verdict, judge
 
 __all__ = [
@@ -83,6 +85,7 @@ BUILTIN_LIMITS: tuple[Limit, ...] = (
     _limit("temperature_margin_c", WARN, low=0),
     _limit("percentage_used", WARN, high=100),
     _limit("media_errors_delta", FAIL, high=0),
+    *OCP_BUILTIN_LIMITS,
 )
 #: Built-in limits applied even when a profile limits the same metric (DISK FAILING never
 #: qualifies a drive).
@@ -129,6 +132,7 @@ def health_metrics(health: DriveHealth) -> dict[str, float]:
         )
     if health.nand_written_bytes and health.host_written_bytes:
         out["waf_lifetime"] = health.nand_written_bytes / health.host_written_bytes
+    out.update((name, float(value)) for name, value in health.log_metrics.items())
     return out
 
 
@@ -142,6 +146,9 @@ def health_deltas(before: DriveHealth, after: DriveHealth) -> dict[str, float]:
         old, new = getattr(before, name), getattr(after, name)
         if old is not None and new is not None:
             out[f"{name}_delta"] = float(new - old)
+    for name in OCP_DELTA_BASES:  # OCP logs and SMART thermal fields (exact integers)
+        if name in before.log_metrics and name in after.log_metrics:
+            out[f"{name}_delta"] = float(after.log_metrics[name] - before.log_metrics[name])
     host = out.get("host_written_bytes_delta")
     nand = out.get("nand_written_bytes_delta")
     if host is not None and nand is not None and host >= MIN_WAF_HOST_BYTES:
@@ -225,6 +232,7 @@ def describe(health: DriveHealth) -> list[str]:
     lines += [f"  smartctl: {f}" for f in health.findings]
     lines += [f"  NVMe critical warning: {w}" for w in health.critical_warnings]
     lines += [f"  message: {m}" for m in health.messages]
+    lines += [f"  {m}" for m in health.log_notes]
     lines += [f"  implausible: {m}" for m in health.implausible]
     if health.smart_passed is False:
         lines.append("  SMART overall-health self-assessment: FAILED")

@@ -17,6 +17,7 @@ from pytest_ssdqual.drive.health import (
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
+from pytest_ssdqual.drive.health_ocp_query import read_nvme_logs
 from pytest_ssdqual.drive.smartctl_device import run_smartctl
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
@@ -49,8 +50,11 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
                  smartctl_device_type: str | None = None) -> DriveHealth:
     """Read the drive's health: ``smartctl -j -a PATH`` (smartmontools >= 7.0), else for NVMe
     ``nvme smart-log -o json PATH``; for NVMe also ``nvme id-ctrl -o json PATH`` for the warning
-    composite temperature (``WCTEMP``, Kelvin) and ``nvme ocp smart-add-log -o json PATH`` for
-    the NAND bytes written of an OCP datacenter drive (other drives refuse it: no NAND figure).
+    composite temperature (``WCTEMP``, Kelvin), ``nvme smart-log -o json PATH`` for the thermal
+    fields when smartctl read the health (smartctl prints only two of them), and the OCP
+    datacenter logs (``health_ocp_query.read_nvme_logs``: C0h first -- with the NAND bytes
+    written -- then C1h-C3h only on a drive that answered C0h; other drives refuse them:
+    "not reported" in ``log_notes``).
 
     Args:
         path: the device (``/dev/sdb``, ``/dev/nvme0n1``).
@@ -84,8 +88,10 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
         if health is None:
             raise HealthUnavailable(f"{path}: no health data: {'; '.join(notes)}")
         return health
+    smart_log = None
     if health is None:
-        log = run_tool(run, ["nvme", "smart-log", "-o", "json", path], "nvme-cli", notes)
+        log = smart_log = run_tool(run, ["nvme", "smart-log", "-o", "json", path], "nvme-cli",
+                                   notes)
         if log is not None:
             try:
                 health = health_from_nvme_smart_log(log)
@@ -102,13 +108,13 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             kelvin = 0
         if kelvin > 0:  # 0: the controller reports no warning temperature
             health = replace(health, warning_temperature_c=kelvin - KELVIN_OFFSET)
-    ocp = run_tool(run, ["nvme", "ocp", "smart-add-log", "-o", "json", path], "nvme-cli ocp",
-                    notes)
+    metrics, log_notes, ocp = read_nvme_logs(run, path, smart_log=smart_log)
+    nand = None
     if ocp is not None and health.nand_written_bytes is None:
         try:
             nand = nand_written_from_ocp_c0(ocp)
         except ValueError:
             nand = None
-        if nand is not None:
-            health = replace(health, nand_written_bytes=nand)
-    return health
+    return replace(health, log_metrics={**health.log_metrics, **metrics},
+                   log_notes=(*health.log_notes, *log_notes),
+                   nand_written_bytes=health.nand_written_bytes if nand is None else nand)

@@ -55,6 +55,47 @@ _POWER = {"power_avg_w": L, "power_peak_w": L, "energy_j": L}
 _FILL = {"iops": H, "bw_mbps": H, "lat_p99_us": L, "iops_ratio": H, "bw_mbps_ratio": H,
          "lat_p99_us_ratio": L, "worst_ratio": H}
 
+_LM = [f"ocp_lm_{k}_bucket{b}_{op}" for k in ("active", "static") for b in range(4)
+       for op in ("read", "write", "trim")]
+#: OCP C0h-C3h and SMART thermal health metrics (catalog.health_ocp): normalized / left
+#: percentages higher, versions, configuration, bytes read and activations none, the rest lower.
+_OCP_HEALTH: dict[str, str] = {
+    **dict.fromkeys((
+        "ocp_bad_user_nand_blocks", "ocp_bad_system_nand_blocks", "ocp_xor_recovery_count",
+        "ocp_uncorrectable_read_errors", "ocp_soft_ecc_errors", "ocp_e2e_corrected_errors",
+        "ocp_e2e_detected_errors", "ocp_system_data_used_pct", "ocp_refresh_count",
+        "ocp_thermal_throttling_events", "ocp_throttling_status", "ocp_pcie_correctable_errors",
+        "ocp_incomplete_shutdowns", "ocp_plp_start_count", "ocp_media_dies_offline",
+        "ocp_max_temperature_recorded_c", "ocp_command_timeouts",
+        "ocp_pcie_link_retraining_count", "ocp_fw_activation_failures",
+        "warning_temp_time_minutes", "critical_comp_time_minutes", "thm_temp1_trans_count",
+        "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", *_LM,
+        *(f"ocp_lm_active_latency_bucket{b}_{op}_ms" for b in range(4)
+          for op in ("read", "write", "trim")),
+    ), L),
+    **dict.fromkeys((
+        "ocp_bad_user_nand_blocks_normalized", "ocp_bad_system_nand_blocks_normalized",
+        "ocp_free_blocks_pct", "ocp_capacitor_health_pct"), H),
+    **dict.fromkeys((
+        "ocp_nand_read_bytes", "ocp_security_version", "ocp_nuse", "ocp_endurance_estimate",
+        "ocp_log_page_version", "ocp_lm_feature_status", "ocp_fw_activation_entries",
+        "ocp_fw_activation_count", "ocp_power_state_changes", "ocp_unaligned_io",
+        "ocp_max_user_erase_count", "ocp_min_user_erase_count",
+        "ocp_er_panic_reset_wait_time_ms", "ocp_er_panic_reset_action", "ocp_er_panic_id",
+        "ocp_er_device_recovery_action_1", "ocp_er_device_recovery_action_2",
+        "ocp_er_device_capabilities", "ocp_er_log_page_version"), N),
+}
+_OCP_HEALTH.update({f"{m}_delta": d for m, d in list(_OCP_HEALTH.items()) if m in (
+    "ocp_nand_read_bytes", "ocp_bad_user_nand_blocks", "ocp_bad_system_nand_blocks",
+    "ocp_xor_recovery_count", "ocp_uncorrectable_read_errors", "ocp_soft_ecc_errors",
+    "ocp_e2e_corrected_errors", "ocp_e2e_detected_errors", "ocp_refresh_count",
+    "ocp_thermal_throttling_events", "ocp_pcie_correctable_errors", "ocp_incomplete_shutdowns",
+    "ocp_unaligned_io", "ocp_plp_start_count", "ocp_media_dies_offline",
+    "ocp_command_timeouts", "ocp_pcie_link_retraining_count", "ocp_power_state_changes",
+    "ocp_fw_activation_entries", "ocp_fw_activation_failures", "warning_temp_time_minutes",
+    "critical_comp_time_minutes", "thm_temp1_trans_count", "thm_temp2_trans_count",
+    "thm_temp1_total_time_s", "thm_temp2_total_time_s", *_LM)})
+
 #: workload id -> bare metric name (after the last ".") -> direction. Exhaustive: a metric whose
 #: bare name is missing here fails ``test_every_catalog_metric_has_its_listed_direction``.
 EXPECTED: dict[str, dict[str, str]] = {
@@ -103,7 +144,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "host_written_bytes": N, "nand_written_bytes": N, "waf_lifetime": L,
         "media_errors_delta": L, "error_log_entries_delta": L, "unsafe_shutdowns_delta": L,
         "percentage_used_delta": L, "available_spare_pct_delta": H,
-        "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L},
+        "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L,
+        **_OCP_HEALTH},
     "idle_power": {"active_idle_w": L, "idle_apst_w": L, "apst_saving_pct": H,
                    "ps0_max_power_w": N, "deepest_idle_max_power_w": N},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from pytest_ssdqual.catalog.health_ocp import OCP_DELTA_BASES
 from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.results.regression import aggregate_repeats, repetition_samples
 from pytest_ssdqual.results.repeats import (
@@ -80,8 +81,9 @@ def test_every_catalog_metric_has_its_rule() -> None:
     rules = {n: aggregation_rule(n) for n in names}
     assert {n for n, r in rules.items() if r == MAX} == {
         "lat_max_us", "max_idle_exit_latency_us", "max_transition_latency_us",
-        "power_peak_w", "ps0_max_power_w", "deepest_idle_max_power_w"}
-    assert {n for n, r in rules.items() if r == MIN} == set()
+        "power_peak_w", "ps0_max_power_w", "deepest_idle_max_power_w",
+        "ocp_max_user_erase_count", "ocp_max_temperature_recorded_c"}  # OCP C0h maxima
+    assert {n for n, r in rules.items() if r == MIN} == {"ocp_min_user_erase_count"}
     assert {n for n, r in rules.items() if r == WORST} == {
         "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "lat_p99_99_us", "lat_p99_999_us",
         "lat_p99_9999_us", "fresh_lat_p99_us", "degraded_lat_p99_us", "steady_lat_p99_us",
@@ -89,7 +91,7 @@ def test_every_catalog_metric_has_its_rule() -> None:
     assert {n for n, r in rules.items() if r == SUM} == {
         "available_spare_pct_delta", "error_log_entries_delta", "host_written_bytes_delta",
         "media_errors_delta", "nand_written_bytes_delta", "percentage_used_delta",
-        "unsafe_shutdowns_delta"}
+        "unsafe_shutdowns_delta", *(f"{m}_delta" for m in OCP_DELTA_BASES)}
     for median in ("iops", "bw_mbps", "lat_mean_us", "lat_p99_us_ratio", "sustained_bw_mbps",
                    "slc_cache_bytes", "rounds", "time_to_recover_s", "recovery_ratio"):
         assert rules[median] == MEDIAN, median
