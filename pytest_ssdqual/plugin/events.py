@@ -88,8 +88,8 @@ class EventHooks:
         test["duration_s"] += float(report.duration or 0.0)
         if report.failed or report.skipped:
             if test["outcome"] == "passed":  # the first phase that did not pass decides
-                test["outcome"] = ("failed" if report.when == "call" else "skipped"
-                                   if report.skipped else "error")
+                test["outcome"] = ("skipped" if report.skipped else "failed"
+                                   if report.when == "call" else "error")
                 test["message"] = _message(report)
         if report.when in ("setup", "call"):
             return

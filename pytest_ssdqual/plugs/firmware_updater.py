@@ -204,6 +204,10 @@ def update_refusals(*, image: Path | None, serial: str, confirmed_serials: Colle
     if action not in ACTIONS or action == 0:
         reasons.append(f"commit action {action} does not activate a new firmware: use 1 (at "
                        "the next reset, the default), 2 or 3 (now, without a reset)")
+    elif action == 2:  # activates what the slot holds: --firmware-image would never be run
+        reasons.append("commit action 2 activates the image already in the slot, not "
+                       "--firmware-image: use 1 (replace, activate at the next reset) or 3 "
+                       "(replace, activate now)")
     if log is not None and log.slots and slot:
         found = log.slot(slot)
         if found is None:

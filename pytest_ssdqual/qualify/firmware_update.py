@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.firmware import FIRMWARE_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import get_workload
+from pytest_ssdqual.drive.whole_drive import whole_drive_refusals
 from pytest_ssdqual.errors import FioError, SafetyRefusal
 from pytest_ssdqual.methodology.base import MethodRun, judge_result
 from pytest_ssdqual.methodology.firmware_update import FirmwareRequest, run_firmware_update
@@ -81,13 +82,21 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
     request = FirmwareRequest(options.image, options.slot, options.action,
                               options.downgrade_image)
 
+    def whole_drive() -> tuple[str, ...]:  # download, commit and reset reach every namespace
+        if ctx.target.spec.kind != "block":
+            return ()
+        return tuple(whole_drive_refusals(
+            ctx.target.spec.path, serial=ctx.identity.serial,
+            confirmed=session.options.confirmed_serials, action="a firmware update"))
+
     def refusals(log: FirmwareLog) -> list[str]:
         found: list[str] = []
         for image in images:
             found += [r for r in update_refusals(
                 image=image, serial=ctx.identity.serial,
                 confirmed_serials=session.options.confirmed_serials,
-                emulated=ctx.identity.kind == "emu", write_refusals=ctx.target.refresh(),
+                emulated=ctx.identity.kind == "emu",
+                write_refusals=ctx.target.refresh() + whole_drive(),
                 log=log, slot=options.slot, action=options.action) if r not in found]
         return found
 

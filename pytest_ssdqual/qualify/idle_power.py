@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pytest_ssdqual.catalog.health import IDLE_POWER_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import get_workload
+from pytest_ssdqual.errors import DeviceError
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.plugs.energy import window_figures
 from pytest_ssdqual.plugs.power_meter import PowerMeter
@@ -88,12 +89,21 @@ class PmQosApst:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.before = path.read_text().strip()
+        if not os.access(path, os.W_OK):  # not root: this host cannot switch APST
+            raise PermissionError(f"{path} is not writable")
 
     def disable(self) -> None:
-        self.path.write_text("0\n")
+        self._write("0")
 
     def restore(self) -> None:
-        self.path.write_text(self.before + "\n")
+        self._write(self.before)
+
+    def _write(self, value: str) -> None:
+        try:
+            self.path.write_text(value + "\n")
+        except OSError as exc:
+            raise DeviceError(f"cannot switch APST through {self.path}: {exc.strerror} (run as "
+                              "root; the kernel's nvme driver exposes this file)") from None
 
 
 class _FlagApst:

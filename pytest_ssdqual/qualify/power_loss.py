@@ -33,6 +33,7 @@ from pytest_ssdqual.catalog.power_loss import (
 )
 from pytest_ssdqual.catalog.workloads import get_workload
 from pytest_ssdqual.drive.health_query import HealthUnavailable, query_health
+from pytest_ssdqual.drive.whole_drive import whole_drive_refusals
 from pytest_ssdqual.errors import DeviceError
 from pytest_ssdqual.fio.job import aligned_span
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
@@ -45,6 +46,7 @@ from pytest_ssdqual.methodology.power_loss import (
 )
 from pytest_ssdqual.plugs.power_switch import open_power_switch
 from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
+from pytest_ssdqual.plugs.spec import PLUG_KINDS, PlugSpec
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
@@ -74,6 +76,34 @@ def requirements(cycles: int, *, counter_readable: bool) -> list[Limit]:
     return limits
 
 
+#: Targets whose "power" is the host's: a switch would cut the disk holding their backing store.
+_NO_POWER_OF_THEIR_OWN = ("file", "loop", "zram")
+
+
+def switch_refusals(spec: PlugSpec, ctx: DriveContext, session: QualSession) -> list[str]:
+    """Why a power cut through ``spec`` must not happen on ``ctx``'s drive: a file, loop or zram
+    target with a real switch (its power is the host's); one switch named for several drives by
+    option without ``{serial}`` / ``{device}`` in its command (a ``quarch:`` module is one
+    drive's); another namespace of the drive's NVMe controller in use (``whole_drive``)."""
+    out: list[str] = []
+    kind = ctx.identity.kind
+    if spec.form != "emu" and kind in _NO_POWER_OF_THEIR_OWN:
+        out.append(f"{ctx.target.spec.raw} is a {kind} target: it has no power of its own, and "
+                   f"the switch ({spec.where}) would cut the disk holding its backing store; "
+                   "cut the power of a real drive, or use an emulated one (--drive=emu:MODEL)")
+    per_drive = spec.form == "cmd" and any("{serial}" in w or "{device}" in w for w in spec.argv)
+    if spec.where == PLUG_KINDS["power_switch"] and len(session.options.specs) > 1 and (
+            spec.form != "emu" and not per_drive):
+        out.append(f"--power-switch names one switch for {len(session.options.specs)} drives: "
+                   "a cut on one would cut the others too; put {serial} or {device} in the "
+                   "command, or give each drive its switch in the lab inventory (plugs:)")
+    if ctx.target.spec.kind == "block":
+        out += whole_drive_refusals(ctx.target.spec.path, serial=ctx.identity.serial,
+                                    confirmed=session.options.confirmed_serials,
+                                    action="a power cut")
+    return out
+
+
 def _counter_reader(ctx: DriveContext, switch: Any) -> Any:
     def read() -> tuple[int | None, str]:
         count = getattr(switch, "unsafe_shutdowns", None)
@@ -81,8 +111,9 @@ def _counter_reader(ctx: DriveContext, switch: Any) -> Any:
             return count, "the emulated drive's unsafe-shutdown counter (emulate/power_cut.py)"
         ident = ctx.identity
         try:
-            health = query_health(ctx.target.fio_filename, kind=ident.kind,
-                                  transport=ident.transport)
+            health = query_health(ctx.target.device, kind=ident.kind,
+                                  transport=ident.transport,
+                                  smartctl_device_type=ident.smartctl_device_type or None)
         except (HealthUnavailable, DeviceError) as exc:
             return None, f"unsafe-shutdown counter not readable: {exc}"
         if health.unsafe_shutdowns is None:
@@ -143,6 +174,10 @@ def measure_power_loss(host: Host, session: QualSession, ctx: DriveContext, work
                          inventory=session.options.inventory)
     if spec is None:
         raise Skipped(missing_plug_reason("power_switch", ctx.identity), applicable=False)
+    refused = switch_refusals(spec, ctx, session)
+    if refused:
+        raise Skipped("power cut refused: " + "; ".join(refused),
+                      applicable=ctx.identity.kind not in _NO_POWER_OF_THEIR_OWN)
     switch = open_power_switch(spec, ctx.identity, ctx.target.fio_filename, ctx.target)
     host.note(f"[ssdqual {ctx.label or ctx.target.spec.raw}] {POWER_LOSS.id}: {cycles} power "
               f"cycle(s) through {switch.describe()}, seed {seed}")

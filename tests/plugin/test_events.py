@@ -92,6 +92,26 @@ def test_a_skip_is_a_test_end_with_the_reason_and_the_file_is_appended_to(
     assert [e["outcome"] for e in events if e["event"] == "test_end"] == ["passed"]
 
 
+def test_a_skip_in_the_test_body_ends_skipped_with_its_reason(
+    pytester: pytest.Pytester, fake_fio: FakeFio
+) -> None:
+    # a skip raised while the test runs (a refused write, no power switch) read "failed"
+    th = _setup(pytester)
+    pytester.makepyfile(test_skip="""
+import pytest
+
+def test_later(qualify):
+    pytest.skip("no switch for this drive")
+""")
+    result = pytester.runpytest(*qual_args(pytester.path, th, fake_fio.path, "test_skip.py",
+                                           "--events=events.jsonl"))
+    result.assert_outcomes(skipped=1)
+    kinds = _by_kind(read_events(pytester.path / "events.jsonl"))
+    [end] = kinds["test_end"]
+    assert (end["outcome"], end["message"]) == ("skipped", "Skipped: no switch for this drive")
+    assert kinds["session_end"][0]["tests"] == {"skipped": 1}
+
+
 def test_an_events_file_that_cannot_be_written_is_a_usage_error(
     pytester: pytest.Pytester, fake_fio: FakeFio
 ) -> None:

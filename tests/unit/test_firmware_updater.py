@@ -194,6 +194,10 @@ def test_refusals(fakefw: FakeFw, tmp_path: Path) -> None:
     assert _refusals(fakefw, action=0) == [
         "commit action 0 does not activate a new firmware: use 1 (at the next reset, the "
         "default), 2 or 3 (now, without a reset)"]
+    # action 2 activates what the slot holds: the image would be downloaded and never run
+    assert _refusals(fakefw, action=2) == [
+        "commit action 2 activates the image already in the slot, not --firmware-image: use 1 "
+        "(replace, activate at the next reset) or 3 (replace, activate now)"]
     mounted = BlockDeviceState("nvme0n1", 259, 0, ("nvme0n1p1",), (), ("/mnt/data",), False,
                                False)
     reasons = write_refusal_reasons(mounted, serial="S123", confirmed_serials=["S123"])
