@@ -1,10 +1,7 @@
 """A qualification session: the drives, their limits, and running one workload end to end.
-
-Plain Python (no pytest): the plugin builds one ``QualSession`` per pytest process and calls
-``drive(spec)`` / ``run_workload``; every test reaches target, identity, assignment, limits and
-fio runner from here. Flow: DriveSpec -> DriveTarget -> Assignment -> DriveFacts ->
-ResolvedLimits; Workload -> fio job -> FioRun -> WorkloadResult -> Verdicts.
-"""
+Plain Python: one ``QualSession`` per pytest process (``drive(spec)``, ``run_workload``). Flow:
+DriveSpec -> DriveTarget -> Assignment -> DriveFacts -> ResolvedLimits; Workload -> fio job ->
+FioRun -> WorkloadResult -> Verdicts."""
 
 from __future__ import annotations
 
@@ -398,9 +395,12 @@ class QualSession:
         return None
 
     def close(self) -> None:
-        """Release locks and remove file targets this session created. Idempotent."""
+        """Release locks and remove file targets this session created. Idempotent. An emulated
+        drive's lock goes first: a run that gets its freed loop device next finds it free."""
         for ctx in self._drives.values():
             try:
+                if ctx.identity.kind == "emu":
+                    ctx.lock.release()
                 ctx.target.cleanup()
             finally:
                 ctx.lock.release()
