@@ -21,12 +21,22 @@ __all__ = ["add_firmware_options", "firmware_options", "firmware_update"]
 
 
 def _action(value: str) -> int:
-    """``--firmware-action``: an NVMe commit action that activates (1, 2 or 3)."""
-    if value.strip() not in ("1", "2", "3"):
+    """``--firmware-action``: an NVMe commit action that installs the image and activates it
+    (1 or 3; 2 activates the image already in the slot, never --firmware-image)."""
+    if value.strip() not in ("1", "3"):
         raise argparse.ArgumentTypeError(
-            f"{value!r} is no commit action that activates: give 1 (at the next reset), 2 (the "
-            "slot's image at the next reset) or 3 (now, without a reset)")
+            f"{value!r} is no commit action that installs and activates --firmware-image: give "
+            "1 (activate at the next reset) or 3 (now, without a reset)")
     return int(value)
+
+
+def _image(value: str) -> str:
+    """``--firmware-image``, ``--firmware-downgrade-image``: an existing file (a mistyped path
+    would skip the test and let the run pass with nothing tested)."""
+    if not Path(value).expanduser().is_file():
+        raise argparse.ArgumentTypeError(f"{value!r} does not exist or is not a file: give the "
+                                         "firmware image's path")
+    return value
 
 
 def _slot(value: str) -> int:
@@ -63,7 +73,7 @@ def add_firmware_options(group: Any) -> None:
         "{slot} {action} {device} {serial}) or emu (docs/plugs.md). Default: the lab "
         "inventory's plugs: firmware_updater, else the emulated drive's own, else none.")
     group.addoption(
-        "--firmware-image", default=None, metavar="PATH",
+        "--firmware-image", default=None, type=_image, metavar="PATH",
         help="firmware image the firmware update test writes (with --confirm-destroy for the "
         "drive's serial; an emulated drive needs none). Default: none, the test is skipped.")
     group.addoption("--firmware-slot", default=None, type=_slot, metavar="N",
@@ -71,9 +81,8 @@ def add_firmware_options(group: Any) -> None:
                     "is not the active one, per the drive's firmware log.")
     group.addoption("--firmware-action", default=1, type=_action, metavar="A",
                     help="NVMe commit action: 1 activate at the next reset (then a controller "
-                    "reset), 2 activate the slot's image at the next reset, 3 activate now. "
-                    "Default: 1.")
-    group.addoption("--firmware-downgrade-image", default=None, metavar="PATH",
+                    "reset), 3 activate now (2, the slot's own image, is refused). Default: 1.")
+    group.addoption("--firmware-downgrade-image", default=None, type=_image, metavar="PATH",
                     help="after the update, go back with this image and check again. "
                     "Default: none.")
     group.addoption("--firmware-xfer", default=None, type=_bytes, metavar="BYTES",

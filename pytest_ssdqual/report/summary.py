@@ -257,17 +257,19 @@ def fit_text(text: str, width: int = TABLE_WIDTH) -> str:
 
 
 def count_lines(rows: list[SummaryRow]) -> list[str]:
-    """The table's count line (``N limits passed (N only as found: not prefilled), N failed,
+    """The table's count line (``N limits passed (N only as found: not prefilled)[, N warned
+    (severity warn: not failed)], N failed,
     N missing[, N not measured in this run profile (not checked)]; N measured metrics had no
     limit (not judged)``), then ``AS_FOUND_NOTE`` when a
     limit passed only on media as found. The last lines of ``format_summary``; ``ssdqual
     rejudge`` prints the same."""
     counts = {v: sum(1 for r in rows if r.verdict == v)
-              for v in ("PASS", "FAIL", "MISSING", "not judged", NOT_IN_PROFILE_WORD)}
+              for v in ("PASS", "WARN", "FAIL", "MISSING", "not judged", NOT_IN_PROFILE_WORD)}
     as_found = sum(1 for r in rows if verdict_word(r.verdict, r.state) == PASS_AS_FOUND)
     line = (
         f"{counts['PASS']} limits passed"
         + (f" ({as_found} only as found: not prefilled)" if as_found else "")
+        + (f", {counts['WARN']} warned (severity warn: not failed)" if counts["WARN"] else "")
         + f", {counts['FAIL']} failed, {counts['MISSING']} missing"
         + (f", {counts[NOT_IN_PROFILE_WORD]} not measured in this run profile (not checked)"
            if counts[NOT_IN_PROFILE_WORD] else "")

@@ -46,7 +46,7 @@ RESULTS_DB_HELP = (
     "'host=... dbname=...' string) holding every host's run records and index, so "
     "--baseline=firmware:NAME and ssdqual trend see the runs of every host; fio outputs and "
     f"logs stay in --results-dir. Default: ${RESULTS_DB_ENV}, else ini {RESULTS_DB_INI}, else "
-    "none (folder + SQLite). Needs pip install 'pytest-ssdqual[lab]'. See results.db_location."
+    "none (folder + SQLite). Needs pip install 'pytest-ssdqual[lab]'. See docs/regression-gate.md."
 )
 
 

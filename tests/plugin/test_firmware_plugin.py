@@ -12,7 +12,12 @@ SUITE = (REPO / "suites" / "test_firmware_update.py").read_text()
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--firmware-action=0"], "'0' is no commit action that activates"),
+    (["--firmware-action=0"], "'0' is no commit action that installs and activates"),
+    # action 2 activates the slot's own image: --firmware-image would never run
+    (["--firmware-action=2"], "'2' is no commit action that installs and activates"),
+    # a mistyped image path skipped the test and the run passed with nothing tested
+    (["--firmware-image=/nonexistent/fw.bin"], "'/nonexistent/fw.bin' does not exist or is not "
+                                               "a file: give the firmware image's path"),
     (["--firmware-slot=9"], "'9' is no firmware slot: NVMe slots are 1-7"),
     (["--firmware-xfer=4k"], "'4k' is no transfer size"),
     (["--firmware-updater=quarch:USB::X"], "'quarch' is not a firmware updater plug"),

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pytest_ssdqual.report.summary import SummaryRow, final_line, format_drives, format_summary
+from pytest_ssdqual.report.summary import (
+    SummaryRow,
+    count_lines,
+    final_line,
+    format_drives,
+    format_summary,
+)
 
 from ..conftest import unwrapped
 
@@ -71,6 +77,19 @@ def test_table_lists_judged_rows_counts_the_rest_and_explains_skips() -> None:
                                       "/dev/sdc is mounted at /mnt"]
     assert lines[-1] == ("0 limits passed, 1 failed, 0 missing; "
                          "1 measured metrics had no limit (not judged)")
+
+
+def test_a_warned_limit_is_counted_apart_from_the_passed_and_failed() -> None:
+    # the dry run's table showed a WARN row under "59 limits passed, 0 failed, 0 missing"
+    rows = [
+        SummaryRow("f", "burst_vs_sustained", "worst_ratio", 0.00708, ">= 0.01", "WARN", -29.2,
+                   "thresholds/virtual.yaml:9"),
+        SummaryRow("f", "seq_read_128k_qd32", "read.bw_mbps", 806.0, ">= 20", "PASS", 3928.8,
+                   "thresholds/virtual.yaml:3"),
+    ]
+    assert count_lines(rows)[-1] == ("1 limits passed, 1 warned (severity warn: not failed), "
+                                     "0 failed, 0 missing; 0 measured metrics had no limit "
+                                     "(not judged)")
 
 
 REFUSAL = ("/dev/loop1 (loop device over /tmp/lead-loop.img) is not confirmed for destruction: "
