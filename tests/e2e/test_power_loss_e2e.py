@@ -36,7 +36,10 @@ from pytest_ssdqual.methodology.power_loss import IODEPTH
 
 from ..conftest import REPO, emulated_models, need_root
 
-pytestmark = pytest.mark.e2e
+# e2e_solo: an emulated power cut detaches the drive's loop device while its session still holds
+# the drive's lock; an end-to-end test running beside it that gets the freed loop device then
+# broke with "in use by another pytest-ssdqual run" (two clean-clone CI runs of this session)
+pytestmark = [pytest.mark.e2e, pytest.mark.e2e_solo]
 
 SUITE = str(REPO / "suites" / "test_power_loss.py")
 FAKE = f"{sys.executable} {REPO / 'tests' / 'fakepower.py'}"
