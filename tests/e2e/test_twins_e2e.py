@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from ..conftest import REPO, need_emulation
-from ..unit.test_twin_review_limits import NO_REVIEW_FIGURE, suite_workloads
+from ..unit.test_twin_review_limits import IMPLICIT, NO_REVIEW_FIGURE, suite_workloads
 
 pytestmark = pytest.mark.e2e
 
@@ -73,11 +73,9 @@ def twins_of_this_run(env: dict[str, str] | None = None, commit: str | None = No
 #: must be judged by at least one limit of the twin's own profiles. The same table as
 #: tests/unit/test_twin_review_limits.py, which checks it without fio.
 REVIEW_SUITES = {
-    twin: {suite: workloads - {"health", "data_integrity"} for suite, workloads
-           in suite_workloads().items()
-           if suite not in NO_REVIEW_FIGURE.get(twin, {}) and suite not in (
-               "test_health", "test_integrity")
-           and (suite != "test_idle_power" or twin == "phison-e12-960g")}
+    twin: {suite: workloads - IMPLICIT for suite, workloads in suite_workloads().items()
+           if suite not in NO_REVIEW_FIGURE.get(twin, {}) and workloads - IMPLICIT
+           and (suite not in ("test_idle_power", "test_power") or twin == "phison-e12-960g")}
     for twin in SEED_TWINS
 }
 #: Profiles that are not a review's: the generic floors, family defaults, built-in requirements.
