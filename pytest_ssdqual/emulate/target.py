@@ -126,8 +126,10 @@ class EmulatedTarget(DriveTarget):
 
     @property
     def lock_key(self) -> str:
-        """The loop device's name (``loop3``): each emulated drive has its own."""
-        return Path(self.fio_filename).name
+        """The loop device's name and the drive's own work folder (``loop3-ssdqual-emu-...``):
+        an emulated power cut frees ``/dev/loop3`` while this session holds the lock, and a run
+        that gets the freed device must not find it locked."""
+        return f"{Path(self.fio_filename).name}-{self.drive.workdir.name}"
 
     @property
     def device(self) -> str:

@@ -81,7 +81,22 @@ def _run(argv: Sequence[str], timeout_s: float) -> tuple[int, str]:
     return proc.returncode, (proc.stdout or "") + (proc.stderr or "")
 
 
-class CommandPowerSwitch:
+class _Cycles:
+    """``cycle`` of a switch that has ``off`` and ``on``: off, wait ``off_s`` seconds, on."""
+
+    def off(self) -> object:
+        raise NotImplementedError
+
+    def on(self) -> None:
+        raise NotImplementedError
+
+    def cycle(self, off_s: float = 1.0) -> None:
+        self.off()
+        time.sleep(off_s)
+        self.on()
+
+
+class CommandPowerSwitch(_Cycles):
     """A ``cmd:`` power switch (see the module text).
 
     Args:
@@ -123,11 +138,6 @@ class CommandPowerSwitch:
     def on(self) -> None:
         self._do("on")
 
-    def cycle(self, off_s: float = 1.0) -> None:
-        self.off()
-        time.sleep(off_s)
-        self.on()
-
     def close(self) -> None:
         pass
 
@@ -135,7 +145,7 @@ class CommandPowerSwitch:
         return f"command power switch ({self.spec.where}): {' '.join(self.spec.argv)}"
 
 
-class QuarchPowerSwitch:
+class QuarchPowerSwitch(_Cycles):
     """A Quarch module's power control through quarchpy (see the module text).
 
     Args:
@@ -179,11 +189,6 @@ class QuarchPowerSwitch:
 
     def on(self) -> None:
         self._send("run:power up")
-
-    def cycle(self, off_s: float = 1.0) -> None:
-        self.off()
-        time.sleep(off_s)
-        self.on()
 
     def close(self) -> None:
         try:

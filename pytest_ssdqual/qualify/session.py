@@ -133,8 +133,7 @@ class WorkloadOutcome:
     result: WorkloadResult
     metrics: dict[str, float]
     verdicts: list[Verdict]
-    #: the media a reading workload read: ``STATE_PREFILLED`` or ``STATE_AS_FOUND``; ``""``
-    #: for a write-only workload.
+    #: what a reading workload read: ``STATE_PREFILLED``, ``STATE_AS_FOUND``; ``""``: write-only
     state: str = ""
     #: bytes the session's prefill wrote before the reads (``None``: no prefill).
     prefilled_bytes: int | None = None
@@ -399,8 +398,9 @@ class QualSession:
         drive's lock goes first: a run that gets its freed loop device next finds it free."""
         for ctx in self._drives.values():
             try:
-                if ctx.identity.kind == "emu":
+                if ctx.identity.kind == "emu":  # its lock key is its own: the file goes too
                     ctx.lock.release()
+                    Path(ctx.lock.path).unlink(missing_ok=True)
                 ctx.target.cleanup()
             finally:
                 ctx.lock.release()

@@ -52,6 +52,23 @@ def _needs_emulation() -> None:
         pytest.skip("fio not installed (./test.sh installs it)")
 
 
+def _smoke_run(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """A smoke pytest session on the emulated drives of ``args`` (judged by
+    ``tmp_path/limits.yaml``, stored in ``tmp_path/results``), its image in RAM; returns its
+    exit status and output."""
+    emu_dir = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir="/dev/shm"))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", *args, f"--rootdir={REPO}", "-p", "no:cacheprovider",
+             "-o", "addopts=", "--ssd-profile=smoke", f"--thresholds={tmp_path / 'limits.yaml'}",
+             f"--results-dir={tmp_path / 'results'}", "-rA"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+            env={**os.environ, "SSDQUAL_EMU_DIR": str(emu_dir)})
+    finally:
+        shutil.rmtree(emu_dir, ignore_errors=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
 def _at(times: list[float], values: list[float], t: float) -> float:
     """``values`` (cumulative counters at ``times``) interpolated linearly at ``t``."""
     i = bisect.bisect_left(times, t)
@@ -130,20 +147,9 @@ def test_power_figures_are_stored_and_judged_by_limits(tmp_path: Path) -> None:
     (tmp_path / "limits.yaml").write_text(limits_yaml(
         {"seq_write_128k_qd32": {"energy_j": {"max": 100}, "power_avg_w": {"max": 5.0}}},
         name="E12 power", match="{controller: PS5012-E12}", source="test power limits"))
-    emu_dir = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir="/dev/shm"))
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", str(tmp_path / "test_power_suite.py"),
-             f"--rootdir={REPO}", "-p", "no:cacheprovider", "-o", "addopts=",
-             "--ssd-profile=smoke", "--drive=emu:phison-e12-960g", "--power-meter=emu",
-             f"--thresholds={tmp_path / 'limits.yaml'}",
-             f"--results-dir={tmp_path / 'results'}", "-rA"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=300,
-            env={**os.environ, "SSDQUAL_EMU_DIR": str(emu_dir)})
-    finally:
-        shutil.rmtree(emu_dir, ignore_errors=True)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
+    returncode, out = _smoke_run(tmp_path, str(tmp_path / "test_power_suite.py"),
+                                 "--drive=emu:phison-e12-960g", "--power-meter=emu")
+    assert returncode == 1, out
     assert re.search(r"power_avg_w [\d.]+ > max 5 \(margin -\d", out), out
     assert re.search(r"  power: [\d.]+ W average, [\d.]+ W peak, [\d.]+ J over 3 s", out), out
     [run] = [StoredRun.load(p) for p in ResultsStore(tmp_path / "results").complete_runs()]
@@ -189,21 +195,10 @@ def test_idle_power_on_the_e12_twin_and_a_twin_without_a_power_model(tmp_path: P
     (tmp_path / "limits.yaml").write_text(limits_yaml(
         {"idle_power": {"active_idle_w": {"max": 2.0}, "idle_apst_w": {"max": 0.005}}},
         name="E12 idle power", match="{controller: PS5012-E12}", source="test power limits"))
-    emu_dir = Path(tempfile.mkdtemp(prefix="ssdqual-test-", dir="/dev/shm"))
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest",
-             str(REPO / "suites" / "test_power.py"),
-             f"--rootdir={REPO}", "-p", "no:cacheprovider", "-o", "addopts=",
-             "--ssd-profile=smoke", "--drive=emu:phison-e12-960g", "--drive=emu:e12-no-power",
-             f"--emu-models={models}", f"--thresholds={tmp_path / 'limits.yaml'}",
-             f"--results-dir={tmp_path / 'results'}", "-rA"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=300,
-            env={**os.environ, "SSDQUAL_EMU_DIR": str(emu_dir)})
-    finally:
-        shutil.rmtree(emu_dir, ignore_errors=True)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
+    returncode, out = _smoke_run(tmp_path, str(REPO / "suites" / "test_power.py"),
+                                 "--drive=emu:phison-e12-960g", "--drive=emu:e12-no-power",
+                                 f"--emu-models={models}")
+    assert returncode == 0, out
     assert "1 passed, 1 skipped" in out, out
     assert "has no power: block" in out, out
     [run] = [StoredRun.load(p) for p in ResultsStore(tmp_path / "results").complete_runs()]

@@ -15,7 +15,7 @@ def _ctx(kind: str, calls: list[str]) -> SimpleNamespace:
             calls.append(f"{kind} unlock")
 
     return SimpleNamespace(identity=SimpleNamespace(kind=kind),
-                           lock=SimpleNamespace(release=release),
+                           lock=SimpleNamespace(release=release, path=f"/nonexistent/{kind}.lock"),
                            target=SimpleNamespace(cleanup=lambda: calls.append(f"{kind} cleanup")))
 
 
