@@ -3,7 +3,7 @@
 One source for the methodology modules that run them (``methodology/qd_scaling.py``,
 ``mixed.py``, ``transfer_size.py``, ``client_presets.py``) and for ``workloads.CATALOG``, which
 lists every metric name so threshold files can be checked before any I/O. Plain data only: no
-import from the rest of the package (``workloads`` imports this module).
+import from the rest of the package but ``pts`` (``workloads`` imports this module).
 
 Metric names follow docs/methodology.md ("Sweeps and presets"; units as in docs/qualifying.md,
 "Workloads"):
@@ -24,6 +24,8 @@ in fewer (QD1-4 average, n = 3: about 2.5 %; mixed-sweep average, n = 11: well u
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from pytest_ssdqual.catalog import pts
 
 _KIB = 1024
 _MIB = 1024 * _KIB
@@ -268,6 +270,8 @@ def not_in_profile(workload_id: str, profile: str) -> dict[str, str]:
     profile), so both judge such a limit alike."""
     if workload_id == "client_presets":
         return preset_not_in_profile(profile)
+    if workload_id in pts.PTS_IDS:  # the PTS points smoke and quick leave out
+        return pts.not_in_profile(workload_id, profile)
     return {}
 
 

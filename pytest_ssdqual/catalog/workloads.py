@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ssdqual.catalog import data_states, data_tests, firmware
+from pytest_ssdqual.catalog import data_states, data_tests, firmware, pts
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.consistency import ConsistencyPlan, consistency_metric_names
 from pytest_ssdqual.catalog.health import (
@@ -113,7 +113,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 #: offset). Never in ``HIGHER_IS_BETTER``'s sense, even where their bare names (``iops_ratio``)
 #: are higher-is-better fill-state ratios elsewhere.
 NO_DIRECTION: frozenset[str] = (
-    data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
+    data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY | pts.NO_DIRECTION_PTS
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
     | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS)
 
@@ -313,7 +313,6 @@ PROFILES: dict[str, RunProfile] = {
 }
 
 
-
 def _w(
     id: str, title: str, rw: str, bs_kib: int, qd: int, family: str, mix: int | None = None
 ) -> Workload:
@@ -405,6 +404,8 @@ CATALOG: dict[str, Workload] = {
                  "and after, a checksummed data set across it", "write", 128 * KIB, 32,
                  family="firmware", methodology_metrics=firmware.firmware_metrics(),
                  per_direction=False),
+        *(Workload(i, t, rw, bs, qd, family="pts", methodology_metrics=m, per_direction=False,
+                   primary_figures=g) for i, t, rw, bs, qd, m, g in pts.workload_rows()),
     )
 }
 

@@ -113,6 +113,7 @@ class MethodologyResult:
             (``time_to_recover_s``: never recovered); a limit on it fails with that reason;
             not_in_profile: ... because the run profile does not measure it by design
             (``catalog.sweeps.not_in_profile``); a limit on it is reported, not failed.
+        tables: report tables by file name (the SNIA PTS tests': ``methodology.pts_tables``).
     """
 
     workload: Workload
@@ -126,6 +127,7 @@ class MethodologyResult:
     curves: list[Curve] = field(default_factory=list)
     unreached: dict[str, str] = field(default_factory=dict)
     not_in_profile: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)
 
     def rounds_csv(self) -> str:
         """One row per fio step: phase, round, state, idle, figures."""

@@ -21,6 +21,9 @@ from pytest_ssdqual.methodology import (
     drive_with_data,
     integrity,
     mixed,
+    pts_iops,
+    pts_latency,
+    pts_throughput,
     qd_scaling,
     seq_after_random,
     steady,
@@ -62,6 +65,9 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     burst.WORKLOAD_ID: burst.run,
     compressibility.WORKLOAD_ID: compressibility.run,
     integrity.WORKLOAD_ID: integrity.run,
+    pts_iops.WORKLOAD_ID: pts_iops.run,
+    pts_throughput.WORKLOAD_ID: pts_throughput.run,
+    pts_latency.WORKLOAD_ID: pts_latency.run,
 }
 
 

@@ -48,6 +48,7 @@ from pytest_ssdqual.plugin.ordering import OrderingHooks
 from pytest_ssdqual.plugin.outcomes import OutcomeHooks
 from pytest_ssdqual.plugin.power import idle_power  # noqa: F401  (fixture: suites/test_power.py)
 from pytest_ssdqual.plugin.power_loss import power_loss  # noqa: F401  (fixture: suites/test_power_loss.py)
+from pytest_ssdqual.plugin.pts import pts_active_range  # noqa: F401  (fixture: the PTS suites)
 from pytest_ssdqual.plugin.reporter import SsdQualReporter, XdistHooks
 from pytest_ssdqual.plugin.workers import pytest_cmdline_main  # noqa: F401  (workers: no --clean-alluredir)
 

@@ -39,6 +39,7 @@ from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, pars
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.plugin.power import add_power_meter_options, check_power_meter_option
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
+from pytest_ssdqual.plugin.pts import PTS_INI, add_pts_options, pts_active_range_pct
 from pytest_ssdqual.plugin.shipped_suites import default_thresholds, runs_shipped_suites
 from pytest_ssdqual.report.audience import AUDIENCE_HELP, AUDIENCES
 from pytest_ssdqual.results.location import (
@@ -157,6 +158,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for add in (add_outcome_options, add_event_options, add_power_loss_options,
                 add_firmware_options, add_power_meter_options):  # --allow-skipped-writes,
         add(group)  # --events, --power-switch/-cycles/-loss-seed, --firmware-*, --power-meter
+    add_pts_options(group, parser)  # --pts-active-range, ini ssdqual_pts_active_range
 
 
 def session_run_id(config: pytest.Config) -> str:
@@ -316,6 +318,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         budgeted_drive=budgeted,
         smartctl_device_types=parse_device_type_options(
             config.getoption("smartctl_device_type") or (), specs),
+        pts_active_range_pct=pts_active_range_pct(config),
     )
 
 
@@ -361,9 +364,9 @@ PLAY_OPTIONS = ("drive", "confirm_destroy", "ssd_profile", "thresholds", "invent
                 "controller", "nand", "fio_bin", "fio_cgroup", "strict_thresholds",
                 "scratch_size", "emu_models", "results_dir", "baseline", "firmware",
                 "repeat_max", "smartctl_device_type", "report_audience", "events", "results_db",
-                "power_meter")
+                "power_meter", "pts_active_range")
 PLAY_INIS = ("ssdqual_profile", "ssdqual_thresholds", "ssdqual_inventory", "ssdqual_fio_bin",
-             "ssdqual_emu_models", "ssdqual_results_dir", "ssdqual_results_db")
+             "ssdqual_emu_models", "ssdqual_results_dir", "ssdqual_results_db", PTS_INI)
 #: A conftest module attribute: ``ssdqual_suite = True`` declares its folder a qualification
 #: suite, so the plugin is in play from the start even without ``--drive``.
 SUITE_FLAG = "ssdqual_suite"

@@ -1,7 +1,6 @@
-"""A qualification session: the drives, their limits, and running one workload end to end.
-Plain Python: one ``QualSession`` per pytest process (``drive(spec)``, ``run_workload``). Flow:
-DriveSpec -> DriveTarget -> Assignment -> DriveFacts -> ResolvedLimits; Workload -> fio job ->
-FioRun -> WorkloadResult -> Verdicts."""
+"""A qualification session: the drives, their limits, and running one workload end to end. One
+``QualSession`` per pytest process (``drive(spec)``, ``run_workload``). Flow: DriveSpec ->
+DriveTarget -> Assignment -> DriveFacts -> ResolvedLimits; Workload -> fio job -> FioRun."""
 
 from __future__ import annotations
 
@@ -64,6 +63,7 @@ class SessionOptions:
     budgeted_drive: str | None = None
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
     smartctl_device_types: tuple[tuple[str, str], ...] = ()
+    pts_active_range_pct: tuple[float, float] = (0.0, 100.0)  # --pts-active-range, START:END
 
     def write_budget_for(self, drive: str) -> int | None:
         """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""

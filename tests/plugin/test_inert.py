@@ -145,6 +145,7 @@ LOADED_WHEN_UNUSED = {
     "pytest_ssdqual.plugin.options", "pytest_ssdqual.plugin.ordering",
     "pytest_ssdqual.plugin.option_types", "pytest_ssdqual.plugin.outcomes",
     "pytest_ssdqual.plugin.power", "pytest_ssdqual.plugin.power_loss",
+    "pytest_ssdqual.plugin.pts",
     "pytest_ssdqual.plugin.reporter",
     "pytest_ssdqual.plugin.workers", "pytest_ssdqual.report", "pytest_ssdqual.report.audience",
     "pytest_ssdqual.report.events", "pytest_ssdqual.results", "pytest_ssdqual.results.location",
