@@ -49,15 +49,17 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def rounds_csv(rounds: Rounds) -> str:
-    """Per round: each tracked figure and whether the round is in its measurement window."""
+    """Per round: each tracked figure and whether the round is in its measurement window
+    (empty after the last round of a figure that ran fewer rounds)."""
     names = list(rounds.values)
     header = ["round", *names, *(f"in_window_{n}" for n in names)]
     rows = []
-    for i in range(len(rounds.steps)):
+    for i in range(max((len(v) for v in rounds.values.values()), default=0)):
         r = i + 1
+        ran = {n: i < len(rounds.values[n]) for n in names}  # a figure may stop earlier
         inside = [int(rounds.verdicts[n].window_first_round <= r
-                      <= rounds.verdicts[n].window_last_round) for n in names]
-        rows.append([r, *(fmt(rounds.values[n][i]) for n in names), *inside])
+                      <= rounds.verdicts[n].window_last_round) if ran[n] else "" for n in names]
+        rows.append([r, *(fmt(rounds.values[n][i]) if ran[n] else "" for n in names), *inside])
     return to_csv(header, rows)
 
 

@@ -111,15 +111,11 @@ def run(mr: MethodRun) -> MethodologyResult:
     reached = all(r.reached for r in by_bs.values())
     metrics["steady_state_reached"] = 1.0 if reached else 0.0
     states["steady_state_reached"] = STATE_STEADY if reached else STATE_NOT_STEADY
-    merged = Rounds(
-        steps=[], values={f"{pts.size_text(bs)} {k}": v for bs, r in by_bs.items()
-                          for k, v in r.values.items()},
-        verdicts={f"{pts.size_text(bs)} {k}": v for bs, r in by_bs.items()
-                  for k, v in r.verdicts.items()})
-    merged.steps = [{}] * max(len(r.steps) for r in by_bs.values())
+    merged = Rounds(values={k: v for r in by_bs.values() for k, v in r.values.items()},
+                    verdicts={k: v for r in by_bs.values() for k, v in r.verdicts.items()})
     report = {
         tables.SETUP: "\n".join(setups),
-        tables.ROUNDS: _rounds_csv(by_bs),
+        tables.ROUNDS: tables.rounds_csv(merged),
         tables.STEADY: tables.steady_csv(merged, dict.fromkeys(merged.verdicts, "MB/s")),
         tables.WINDOW: tables.to_csv(("point", "bs_bytes", "direction", "bw_mbps",
                                       "window_rounds"), rows),
@@ -129,15 +125,3 @@ def run(mr: MethodRun) -> MethodologyResult:
                   notes=[*notes, f"active range {active.text}: {length:,} bytes at offset "
                                  f"{offset:,}"])
 
-
-def _rounds_csv(by_bs: dict[int, Rounds]) -> str:
-    """The block sizes' rounds tables one after the other (``tables.rounds_csv`` each, under a
-    ``block_size`` column)."""
-    out: list[str] = []
-    for bs, rounds in by_bs.items():
-        lines = tables.rounds_csv(rounds).splitlines()
-        if not out:
-            out.append("block_size,round,read_bw_mbps,write_bw_mbps,in_window_read,"
-                       "in_window_write")
-        out += [f"{pts.size_text(bs)},{line}" for line in lines[1:]]
-    return "\n".join(out) + "\n"

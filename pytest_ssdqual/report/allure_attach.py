@@ -190,6 +190,9 @@ def attach_methodology(outcome: MethodologyOutcome) -> None:
     if result.curves:
         allure.attach(curves_to_json(result.curves), name="curves",
                       attachment_type=allure.attachment_type.JSON)
+    for name, text in result.tables.items():  # the SNIA PTS tests' report tables
+        allure.attach(text, name=name, attachment_type=allure.attachment_type.CSV
+                      if name.endswith(".csv") else allure.attachment_type.TEXT)
     seen: set[str] = set()
     for step in result.steps:
         if step.job.name in seen:
@@ -210,6 +213,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
         return []
     # matplotlib: imported here
     from pytest_ssdqual.report.chart_data import curve_charts, methodology_charts
+    from pytest_ssdqual.report.pts_charts import pts_charts
 
     result = outcome.result
     charts = methodology_charts(
@@ -218,6 +222,7 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
         verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
     )
     charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
+    charts.update(pts_charts(result.tables, title=result.workload.title))  # SNIA PTS plots
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)
