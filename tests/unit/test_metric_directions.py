@@ -146,6 +146,15 @@ EXPECTED: dict[str, dict[str, str]] = {
         "percentage_used_delta": L, "available_spare_pct_delta": H,
         "host_written_bytes_delta": N, "nand_written_bytes_delta": N, "waf_session": L,
         **_OCP_HEALTH},
+    # SNIA PTS tests (catalog.pts): point figures by their units, steady-state figures as the
+    # steady-state test's (the throughput test's per point)
+    **{wid: {fig: H if fig in ("iops", "bw_mbps") else L for fig in figs}
+       | {"steady_state_reached": H, "steady_state_round": L, "rounds": L,
+          "data_excursion_pct": L, "slope_excursion_pct": L}
+       for wid, figs in (("pts_iops", ("iops",)), ("pts_throughput", ("bw_mbps",)))},
+    "pts_latency": {"lat_mean_us": L, "lat_max_us": L, "lat_p99_999_us": L, "lat_tail_ios": N,
+                    "steady_state_reached": H, "steady_state_round": L, "rounds": L,
+                    "data_excursion_pct": L, "slope_excursion_pct": L},
     "idle_power": {"active_idle_w": L, "idle_apst_w": L, "apst_saving_pct": H,
                    "ps0_max_power_w": N, "deepest_idle_max_power_w": N},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,
