@@ -86,9 +86,9 @@ SCHEDULES: dict[str, dict[str, PtsSchedule]] = {
         LATENCY_ID: PtsSchedule((0, 100), (4 * KIB,), 0.5, 5),
     },
     "quick": {
-        IOPS_ID: PtsSchedule(IOPS_WRITE_PCTS, IOPS_BS, 5, 10),
+        IOPS_ID: PtsSchedule(IOPS_WRITE_PCTS, IOPS_BS, 3, 10),
         THROUGHPUT_ID: PtsSchedule((0, 100), THROUGHPUT_BS, 10, 10),
-        LATENCY_ID: PtsSchedule(LATENCY_WRITE_PCTS, LATENCY_BS, 10, 10),
+        LATENCY_ID: PtsSchedule(LATENCY_WRITE_PCTS, LATENCY_BS, 5, 10),
     },
     "full": _FULL,
 }
