@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.catalog.workloads import CATALOG, KIB, MIB
+from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.area_jobs import FILL_BS, FILL_QD, AreaJob
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
@@ -57,10 +58,15 @@ def active_area(mr: MethodRun) -> tuple[ActiveRange, int, int]:
     drive, aligned to 1 MiB.
 
     Raises:
-        ValueError: the window holds no whole MiB (a tiny span or a narrow range).
+        ConfigError: the window holds no whole MiB (a tiny span or a narrow range), naming
+            ``--pts-active-range``.
     """
     active = session_active_range(mr.session)
-    offset, length = active.area(mr.span(AREA_ALIGN), AREA_ALIGN)
+    try:
+        offset, length = active.area(mr.span(AREA_ALIGN), AREA_ALIGN)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="--pts-active-range", fix="widen the active range: "
+                          "the PTS tests need at least 1 MiB of the span") from None
     return active, offset, length
 
 

@@ -103,8 +103,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     """Run the PTS latency test on ``mr``'s drive.
 
     Raises:
-        SafetyRefusal, DeviceError, FioError: from the purge or fio. ValueError: an active range
-            holding no whole MiB of the span.
+        SafetyRefusal, DeviceError, FioError: from the purge or fio. ConfigError: an active
+            range holding no whole MiB of the span.
     """
     schedule = pts.schedule(WORKLOAD_ID, mr.session.options.profile.name)
     points = job_list(schedule)

@@ -78,8 +78,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     """Run the PTS throughput test on ``mr``'s drive.
 
     Raises:
-        SafetyRefusal, DeviceError, FioError: from a purge or fio. ValueError: an active range
-            holding no whole MiB of the span.
+        SafetyRefusal, DeviceError, FioError: from a purge or fio. ConfigError: an active
+            range holding no whole MiB of the span.
     """
     schedule = pts.schedule(WORKLOAD_ID, mr.session.options.profile.name)
     active, offset, length = active_area(mr)

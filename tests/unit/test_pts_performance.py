@@ -18,6 +18,7 @@ from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.catalog.sweeps import not_in_profile
 from pytest_ssdqual.catalog.workloads import CATALOG, MIB, PROFILES
 from pytest_ssdqual.drive.spec import parse_drive_option
+from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.fio.histogram import LatencyHistogram, plat_idx_to_val
 from pytest_ssdqual.fio.result import DirectionResult, WorkloadResult
 from pytest_ssdqual.methodology import pts_iops, pts_latency, pts_tables, pts_throughput
@@ -229,3 +230,14 @@ def test_pts_latency_merges_the_window_bins(session: QualSession, fake_fio: Fake
         "not measured: p99.999 needs >= 1,000,000 I/Os, the 5 window rounds had 125,000")
     assert m["rand_write_4k.lat_max_us"] == pytest.approx(800, rel=0.02)  # 4x the p99
     assert m["steady_state_reached"] == 1
+
+
+def test_an_active_range_without_a_whole_mib_is_a_config_error(
+        session: QualSession, fake_fio: FakeFio, tmp_path: Path) -> None:
+    narrow = replace(session.options, pts_active_range_pct=(50.0, 53.0))  # 0.48 MiB of 16
+    session.options = narrow
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    with pytest.raises(ConfigError, match="holds no whole 1048576-byte block") as err:
+        run_methodology("pts_latency", session, ctx, tmp_path / "work")
+    assert err.value.key == "--pts-active-range"
+    assert _jobs(fake_fio) == []  # refused before any I/O
