@@ -49,7 +49,6 @@ profiles:
     limits:
       pts_throughput: {seq_write_1m.bw_mbps: {min: 34, max: 44}}
       pts_iops: {rand_write_4k.iops: {min: 8000, max: 10800}}
-      pts_latency: {steady_state_reached: {max: 1}}
 """
 
 
