@@ -45,7 +45,7 @@ from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun
 from pytest_ssdqual.fio.verify import VerifyReport, read_verify_report
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.session import DriveContext, QualSession
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobSession
 
 __all__ = ["CUT_WINDOW_S", "CycleRecord", "run_cycle", "verify_job", "write_job"]
 
@@ -145,7 +145,7 @@ def _wait_device(path: str, timeout_s: float) -> float:
     return time.monotonic() - start
 
 
-def run_cycle(session: QualSession, ctx: DriveContext, switch: Any, folder: Path, *,
+def run_cycle(session: JobSession, ctx: DriveUnderTest, switch: Any, folder: Path, *,
               cycle: int, seed: int, cut_at_s: float, off_s: float, span_bytes: int,
               read_counter: Callable[[], tuple[int | None, str]]) -> CycleRecord:
     """One power cycle on ``ctx``'s drive (see the module text); files in ``folder``.

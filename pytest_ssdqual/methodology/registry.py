@@ -36,8 +36,8 @@ from pytest_ssdqual.methodology.base import (
 from pytest_ssdqual.methodology.curves import write_curves
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.progress import Observer
-    from pytest_ssdqual.qualify.session import DriveContext, QualSession
+    from pytest_ssdqual.methodology.progress import Observer
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobSession
 
 __all__ = [
     "METHODOLOGIES",
@@ -67,8 +67,8 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
 
 def run_methodology(
     workload_id: str,
-    session: QualSession,
-    ctx: DriveContext,
+    session: JobSession,
+    ctx: DriveUnderTest,
     workdir: Path,
     *,
     observer: Observer | None = None,

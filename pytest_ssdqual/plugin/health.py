@@ -64,6 +64,7 @@ from pytest_ssdqual.results.record import (
     LISTED_ALWAYS,
     LISTED_IF_FAILED,
     LISTED_IF_FLAGGED,
+    TestRecord,
 )
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
@@ -295,7 +296,8 @@ class DriveHealthTest:
             {f"{j.label}: {k}": v for j, _ in judgements for k, v in j.metrics.items()},
             [v for j, _ in judgements for v in j.verdicts], (),
         )
-        allure_attach.attach_verdicts(merged)  # type: ignore[arg-type]
+        allure_attach.attach_verdicts(TestRecord.judged(
+            drive, HEALTH_WORKLOAD_ID, merged.verdicts, metrics=merged.metrics))
         if lines:
             said = "; ".join(line.strip() for line in describe(judgements[-1][1]))
             pytest.fail(fit_text(f"{drive}: drive health fails ({said})\n" + "\n".join(lines)),

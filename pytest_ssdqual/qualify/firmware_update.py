@@ -27,7 +27,6 @@ from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
@@ -115,8 +114,6 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
         host.note(f"[ssdqual {drive}] {FIRMWARE_WORKLOAD_ID}: {note}")
     host.attach_text("firmware A/B", "\n".join(result.notes))
     outcome = judge_result(result, ctx.limits, strict=session.options.strict)
-    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, FIRMWARE_WORKLOAD_ID,
-                                                outcome.verdicts, result.states),
-                    repetitions=[outcome], states=result.states,
+    return Measured(outcome, repetitions=[outcome], states=result.states,
                     files=[stored_files(folder)], details=["  " + n for n in result.notes],
                     report="methodology")

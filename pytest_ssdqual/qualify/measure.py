@@ -29,8 +29,8 @@ from pytest_ssdqual.qualify.consistency import consistency_reasons, with_log_fig
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.power import DrivePower, metered, power_note, without_meter
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
-from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
-from pytest_ssdqual.results.gate import Judged, ResultsGate
+from pytest_ssdqual.results.gate import ResultsGate
+from pytest_ssdqual.results.protocol import Judged
 from pytest_ssdqual.results.regression import (
     aggregate_repeats,
     nonfinite_repetitions,
@@ -144,8 +144,21 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
     how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
                                len(repetitions))
     details = [f"  {line}" for line in (how, tails_note, power_note(outcome)) if line]
-    return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
-                    details=details)
+    return Measured(outcome, repetitions, spread, details=details,
+                    files=[fio_files(o) for o in repetitions])
+
+
+def fio_files(outcome: WorkloadOutcome) -> dict[str, Path | str]:
+    """A fio workload run's files for the results store: the job, fio's JSON output (when
+    it wrote one), its stderr (text) and the per-second logs, by store name."""
+    run = outcome.run
+    files: dict[str, Path | str] = {"job.fio": run.job_path}
+    if run.output_path.exists():
+        files["fio-output.json"] = run.output_path
+    files["fio-stderr.txt"] = run.stderr
+    for log in sorted(run.job_path.parent.glob("log_*.log")):
+        files[log.name] = log
+    return files
 
 
 def merged_tails(repetitions: Sequence[WorkloadOutcome], metrics: Mapping[str, float],
@@ -232,9 +245,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
              "every run, see above):" if len(results) > 1 else None)
     details = ([f"  {how}"] if how else []) + ([f"  {label}"] if label else []) \
         + ["  " + note for note in result.notes]
-    return Measured(outcome, rows_from_verdicts(drive, workload.id, outcome.verdicts,
-                                                result.states),
-                    repetitions=repetitions, spread_pct=spread,
+    return Measured(outcome, repetitions=repetitions, spread_pct=spread,
                     states=result.states,
                     files=[stored_files(f, skip=folders) for f in folders],
                     details=details, report="methodology")

@@ -50,7 +50,6 @@ from pytest_ssdqual.plugs.spec import PLUG_KINDS, PlugSpec
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 if TYPE_CHECKING:
@@ -215,9 +214,8 @@ def measure_power_loss(host: Host, session: QualSession, ctx: DriveContext, work
     result = MethodologyResult(POWER_LOSS, metrics, states, notes, [],
                                requirements=requirements(cycles, counter_readable=readable))
     outcome = judge_result(result, ctx.limits, strict=session.options.strict)
-    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, POWER_LOSS.id,
-                                                outcome.verdicts, states),
-                    states=states, report="verdicts", details=[f"  note: {n}" for n in notes],
+    return Measured(outcome, states=states, report="verdicts",
+                    details=[f"  note: {n}" for n in notes],
                     files=[stored_files(workdir / POWER_LOSS.id)])
 
 

@@ -22,11 +22,17 @@ from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_pre
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
 from pytest_ssdqual.fio.written import WriteTally
+from pytest_ssdqual.methodology.figure_state import (
+    STATE_AS_FOUND,
+    STATE_PREFILLED,
+    workload_states,
+)
+from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobRun
 from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
 from pytest_ssdqual.qualify.drive_labels import drive_label
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
-from pytest_ssdqual.thresholds.verdict import Verdict
+from pytest_ssdqual.thresholds.verdict import Limit, Verdict
 
 
 @dataclass(frozen=True)
@@ -119,9 +125,7 @@ class DriveContext:
 
 @dataclass
 class WorkloadOutcome:
-    """The result of one workload on one drive.
-
-    Attributes:
+    """The result of one workload on one drive (``results.protocol.Judged``). Attributes:
         metrics: canonical metric name -> value (``write.bw_mbps`` in MB/s, ``*_us`` in µs).
         verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit;
             empty until judged (``qualify.measure.measure_workload`` judges once).
@@ -137,9 +141,10 @@ class WorkloadOutcome:
     state: str = ""
     #: bytes the session's prefill wrote before the reads (``None``: no prefill).
     prefilled_bytes: int | None = None
+    requirements: tuple[Limit, ...] = ()  #: implicit limits: none for a fio workload
 
     @property
-    def failed(self) -> list[Verdict]:
+    def failed(self) -> list[Verdict]:  # the verdicts that fail the test
         return [v for v in self.verdicts if v.failed]
 
     @property
@@ -149,23 +154,20 @@ class WorkloadOutcome:
             return f"read after a prefill of {self.prefilled_bytes} bytes"
         return self.state
 
+    @property
+    def states(self) -> dict[str, str]:
+        """Metric -> the drive state of its figure (``figure_state.workload_states``)."""
+        return workload_states(self.metrics, self.note)
 
-#: A reading workload ran after the session's one-time sequential prefill of the span.
-STATE_PREFILLED = "prefilled"
-#: A reading workload ran on a drive whose writes are refused: never-written blocks may read
-#: as zeros without touching the media.
-STATE_AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
+    @property
+    def unreached(self) -> dict[str, str]:  # a tail of too few I/Os (``WorkloadResult``)
+        return self.result.unreached
 
-
-@dataclass(frozen=True)
-class JobRun:
-    """One fio job run by :meth:`QualSession.run_job`: its text, folder, run and parsed result."""
-
-    name: str
-    job_text: str
-    workdir: Path
-    run: FioRun
-    result: WorkloadResult
+    @property
+    def run_facts(self) -> dict[str, float | str]:
+        """Duration, fio version, span and runtime of the fio run (``TestRecord.repetitions``)."""
+        return {"duration_s": self.run.duration_s, "fio_version": self.result.fio_version,
+                "span_bytes": self.plan.span_bytes, "runtime_s": self.plan.expected_runtime_s}
 
 
 @dataclass
@@ -288,7 +290,7 @@ class QualSession:
         return WorkloadOutcome(workload, plan, run, result, result.metrics(), [], state,
                                ctx.prefilled_bytes if state == STATE_PREFILLED else None)
 
-    def prefill(self, ctx: DriveContext, workdir: Path) -> str:
+    def prefill(self, ctx: DriveUnderTest, workdir: Path) -> str:
         """Write the workload span once (128 KiB sequential, QD32, size based) before the first
         read on the drive, so reads measure written media: a scratch file's fallocated extents
         and a purged drive's deallocated LBAs read as zeros without media access (SNIA PTS
@@ -323,7 +325,7 @@ class QualSession:
 
     def run_job(
         self,
-        ctx: DriveContext,
+        ctx: DriveUnderTest,
         name: str,
         job_text: str,
         workdir: Path,
@@ -334,26 +336,23 @@ class QualSession:
         on_run: Callable[[str, FioRun | None], None] | None = None,
         expected_io_bytes: int | None = None,
     ) -> JobRun:
-        """Run an arbitrary fio job (a methodology step) on the drive, with the same safety
-        checks as :meth:`run_workload`: a writing job runs only after
-        ``target.assert_write_allowed()`` and ``target.recheck_identity()``; a reading one gets
-        fio's ``--readonly``. fio joins the drive's cgroup (an emulated drive's throttle).
+        """Run an arbitrary fio job (a methodology step; ``methodology.protocol.JobSession``)
+        with :meth:`run_workload`'s safety checks (a writing job only after
+        ``target.assert_write_allowed()`` and ``recheck_identity()``; a reading one with fio's
+        ``--readonly``), fio in the drive's cgroup (an emulated drive's throttle).
 
         Args:
             name: file stem of the job in ``workdir`` (``<name>.fio``, ``<name>.json``).
             job_text: the job file; its ``filename=`` must be ``ctx.target.fio_filename``.
             expected_runtime_s: seconds fio must measure (time-based jobs; a size-based job's
                 cap), ``None`` for a size-based job without a cap.
-            expected_io_bytes: bytes a capped size-based job moves when it completes before
-                its cap (``check_run``).
+            expected_io_bytes: bytes a capped size-based job moves if done before its cap.
             timeout_s: wall-clock limit, after which fio's process group is killed.
-            on_run: called with the job text and the run (None when fio did not finish) before
-                the output is judged.
+            on_run: called with the job text and the run (None: fio did not finish) first.
 
         Raises:
-            SafetyRefusal: ``writes`` and the drive refuses writes.
-            DeviceError: the drive's serial changed.
-            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+            SafetyRefusal: ``writes`` and the drive refuses writes. DeviceError: the drive's
+                serial changed. FioError: fio missing, failed, hung, unreadable, or a job failed.
         """
         target = ctx.target
         if writes:
@@ -374,7 +373,7 @@ class QualSession:
                            expected_io_bytes=expected_io_bytes)
         return JobRun(name, job_text, workdir, run, result)
 
-    def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
+    def _count(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
         by a signal or with job processes left is counted as unknown bytes (``add_unfinished``)."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())

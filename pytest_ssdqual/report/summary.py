@@ -14,19 +14,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.catalog.parametric import PATTERN_PREFIX
-from pytest_ssdqual.methodology.figure_state import (
-    AS_FOUND_NOTE,
-    PASS_AS_FOUND,
-    figure_states,
-    verdict_word,
-)
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, verdict_word
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
 #: The word of a limit the run profile does not measure by design (``not_in_profile``).
 NOT_IN_PROFILE_WORD = verdict_words("not_in_profile")
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
 
 #: The note ``thresholds.scaling.scaled_note`` puts in a scaled limit's source.
@@ -89,13 +83,6 @@ class SummaryRow:
 #: ``SummaryRow.verdict`` of a block device whose SMART / NVMe health could not be read: the
 #: drive cannot be qualified on such a run (INCOMPLETE).
 HEALTH_NOT_READ = "NOT READ"
-
-
-def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
-    """Verdicts of one workload as rows (``not judged`` metrics included), each with the drive
-    state of its figure (``figure_state.figure_states``)."""
-    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts,
-                              figure_states(outcome))
 
 
 def rows_from_verdicts(

@@ -21,10 +21,10 @@ from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.progress import RecordingObserver
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
-from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
@@ -348,8 +348,8 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
 
 def test_preset_figures_of_another_profile_are_not_in_this_profile_and_rejudged_so() -> None:
     from pytest_ssdqual.catalog.sweeps import not_in_profile
+    from pytest_ssdqual.report.rejudge import judge_record
     from pytest_ssdqual.results.record import TestRecord
-    from pytest_ssdqual.results.rejudge import judge_record
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
     from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
