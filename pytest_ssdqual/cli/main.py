@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -216,6 +217,8 @@ def _drive_facts(drive: str, inventory_path: str | None) -> DriveFacts:
         target.cleanup()
 
 
+#: Columns ``limit_table`` fits its rows to: a longer row's provenance goes on its own line.
+LIMIT_TABLE_WIDTH = 120
 #: ``ssdqual thresholds show``: what the severity and marginal columns mean.
 LIMIT_TABLE_LEGEND = (
     "  (severity fail: a violation fails the test; WARN: it is reported, the test passes.\n"
@@ -234,8 +237,16 @@ def limit_table(limits: list[Limit]) -> list[str]:
         rows.append((limit.workload, str(limit), "WARN" if limit.severity == "warn" else "fail",
                      marginal_band(limit), f'{where.location} profile "{where.profile}"'))
     widths = [22, 40, 8, max(len(row[3]) for row in rows)]
-    lines = [" ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
-             + " " + row[4] for row in rows]
+    lines = []
+    for row in rows:
+        head = " ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
+        if len(head) + 1 + len(row[4]) <= LIMIT_TABLE_WIDTH:
+            lines.append(head + " " + row[4])
+        else:  # the provenance on a line of its own, under the limit
+            lines += [head.rstrip(), *textwrap.wrap(row[4], LIMIT_TABLE_WIDTH,
+                                                    initial_indent=" " * 23,
+                                                    subsequent_indent=" " * 25,
+                                                    break_long_words=False)]
     return [lines[0], LIMIT_TABLE_LEGEND, *lines[1:]]
 
 

@@ -107,6 +107,10 @@ class JobSession(Protocol):
         """Run one fio job on the drive (``QualSession.run_job``: its arguments and errors)."""
         ...
 
+    def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
+        """Add a fio run's writes to the drive's written-bytes tally (``None``: unfinished)."""
+        ...
+
     def prefill(self, ctx: DriveUnderTest, workdir: Path) -> str:
         """Write the span once before the first read; returns the reads' drive state."""
         ...

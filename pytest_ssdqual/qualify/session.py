@@ -282,7 +282,7 @@ class QualSession:
                 cgroup=target.cgroup,
             )
         finally:
-            self._count(ctx, run)
+            self.count_run(ctx, run)
             if on_run is not None:
                 on_run(plan, run)
         result = check_run(run, expected_runtime_s=plan.expected_runtime_s,
@@ -318,7 +318,7 @@ class QualSession:
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
             cgroup=target.cgroup,
         )
-        self._count(ctx, run)
+        self.count_run(ctx, run)
         check_run(run, expected_runtime_s=None)
         ctx.prefilled_bytes = plan.span_bytes
         return STATE_PREFILLED
@@ -366,14 +366,14 @@ class QualSession:
                 readonly=not writes, cgroup=target.cgroup,
             )
         finally:
-            self._count(ctx, run)
+            self.count_run(ctx, run)
             if on_run is not None:
                 on_run(job_text, run)
         result = check_run(run, expected_runtime_s=expected_runtime_s,
                            expected_io_bytes=expected_io_bytes)
         return JobRun(name, job_text, workdir, run, result)
 
-    def _count(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
+    def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
         by a signal or with job processes left is counted as unknown bytes (``add_unfinished``)."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())

@@ -139,7 +139,7 @@ _NOTE_VERDICTS = frozenset({"SKIPPED", "BROKEN", HEALTH_NOT_READ})
 
 
 def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
-    cells = [(r.metric, _num(r.measured), r.limit,
+    cells = [(r.metric, measured_beside(r.measured, r.limit), r.limit,
               f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
               verdict_word(r.verdict, r.state)) for r in rows]
     header = ("workload @ state / metric", "measured", "limit", "margin", "verdict")
@@ -312,6 +312,26 @@ def _num(value: float | None) -> str:
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+_BOUND_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def measured_beside(value: float | None, bound: str) -> str:
+    """``value`` as the table shows it, with more digits where the short form would read as
+    the limit's own number while it is not (a 10.02 % drop against ``<= 10``: ``10.02``, not
+    ``10``, beside a FAIL); a zero never prints as ``-0``."""
+    if value is None:
+        return "-"
+    value += 0.0  # -0.0 -> 0.0
+    text = _num(value)
+    bounds = {float(m.replace(",", "")) for m in _BOUND_NUMBER.findall(bound)}
+    for digits in (4, 5, 6, 7, 8):
+        shown = float(text.replace(",", ""))
+        if shown not in bounds or shown == value:
+            break
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def final_line(exitstatus: int, *, failed: int, incomplete: Sequence[str]) -> str:

@@ -77,6 +77,10 @@ def test_emulated_twin_with_plp_passes_and_without_plp_fails_inside_the_lost_win
     assert plp["trigger_fired"] and plp["written_bytes"] > 0
     assert plp["verify_failures"] == [] and plp["cut"]["restored"] == []
     assert (plp["unsafe_before"], plp["unsafe_after"]) == (0, 1)
+    # the cycle's write and verify runs are in the drive's written-bytes tally (run.json)
+    (run_json,) = Path(os.environ["SSDQUAL_RESULTS_DIR"]).rglob("run.json")
+    tally = json.loads(run_json.read_text())["written"]["emu:demo-plp"]
+    assert tally["bytes"] >= plp["written_bytes"] > 0 and tally["runs"] >= 2, tally
 
     (lost,) = _cycles(basetemp, "emu:demo-no-plp")
     cut, bad = lost["cut"], lost["verify_failures"]
