@@ -39,6 +39,7 @@ from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the cata
     SCRATCH_FILE_BYTES,
     SCRATCH_WRITE_BUDGET_BYTES,
 )
+from pytest_ssdqual.catalog.temperature import NO_DIRECTION_TEMP, temperature_of
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
 #: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
@@ -74,20 +75,6 @@ POWER_METRICS: tuple[str, ...] = ("power_avg_w", "power_peak_w", "energy_j")
 #: Its efficiency per direction (and ``total.`` for a mix): MB/s per W for a sequential
 #: workload, IOPS per W for a random one (``Workload.efficiency_metric``).
 EFFICIENCY_METRICS: tuple[str, ...] = ("bw_mbps_per_w", "iops_per_w")
-
-#: The drive's temperature through a test (``qualify.temperature``), drive-wide: the highest
-#: sample (°C), seconds at or above WCTEMP, throttle events and throttled seconds (the rule:
-#: ``drive.temperature_trace``). Facts of the drive in its surroundings (ambient, airflow) as
-#: much as of the drive: judged by limits, never gated against a baseline (``NO_DIRECTION``).
-TEMPERATURE_METRICS: tuple[str, ...] = (
-    "temperature.max_c", "temperature.above_wctemp_s", "temperature.throttle_events",
-    "temperature.throttled_s")
-#: The temperature counts a ``max: 0`` may be put on (none allowed).
-TEMPERATURE_ZERO_OK: frozenset[str] = frozenset(TEMPERATURE_METRICS[1:])
-#: Tests measured outside ``qualify.measure`` (no fio workload, or their own flow): no
-#: temperature figures.
-NO_TEMPERATURE: frozenset[str] = frozenset({
-    "health", "idle_wake_read_4k_qd1", "idle_power", "power_loss_integrity", "firmware_update"})
 
 #: Metrics of the named methodology workloads (bare names, units in them; see
 #: ``pytest_ssdqual/methodology/``). Sustained write past the SLC cache:
@@ -129,8 +116,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS
-    | frozenset(TEMPERATURE_METRICS))
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS | NO_DIRECTION_TEMP)
 
 
 @dataclass(frozen=True)
@@ -217,10 +203,8 @@ class Workload:
         ``bw_mbps`` on ``seq_write_128k_qd32`` is ``write.bw_mbps``; on a mixed workload a bare
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
-        if name in TEMPERATURE_METRICS:  # only with a temperature source: not in metric_names
-            return name if self.id not in NO_TEMPERATURE else None
         if "." in name or name in self.methodology_metrics or name in POWER_METRICS:
-            return name if name in self.metric_names() else None
+            return name if name in self.metric_names() or temperature_of(self.id, name) else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None
 
@@ -282,9 +266,6 @@ class RunProfile:
         methodology: durations of the dirty-state methodology tests (purge, preconditioning,
             steady state, sustained write, consistency and recovery).
         consistency: the IOPS consistency figures' window and X (``catalog.consistency``).
-        temperature_interval_s: seconds between two temperature samples during a test
-            (``qualify.temperature``; 0: not sampled). ini ``ssdqual_temperature_interval_s``
-            overrides it.
     """
 
     name: str
@@ -295,7 +276,7 @@ class RunProfile:
     description: str = ""
     methodology: MethodologyPlan = MethodologyPlan()
     consistency: ConsistencyPlan = ConsistencyPlan()
-    temperature_interval_s: float = 5.0
+    temperature_interval_s: float = 5.0  # between samples (qualify.temperature); 0: off
 
 
 PROFILES: dict[str, RunProfile] = {
@@ -311,8 +292,7 @@ PROFILES: dict[str, RunProfile] = {
                 degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
                 steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,
             ),
-            ConsistencyPlan(cov_last_s=2),
-            temperature_interval_s=1.0,  # tests of seconds
+            ConsistencyPlan(cov_last_s=2), temperature_interval_s=1.0,
         ),
         RunProfile(
             "quick", 5, 30, 16 * GIB, 4 * GIB,
@@ -333,7 +313,6 @@ PROFILES: dict[str, RunProfile] = {
         ),
     )
 }
-
 
 
 def _w(

@@ -9,7 +9,8 @@ media. The throttling rule needs the test's per-second bandwidth: every fio run 
 test's folder with a bandwidth log (``fio.logs``) is placed on the sampler's clock at
 ``[end - runtime, end]`` (fio's ``timestamp_ms`` and measured runtime, as the power figures
 are). The samples are kept in ``temperature.csv`` in the test's folder (``time_s`` epoch
-seconds, ``t_s`` on the test's chart axis, ``temperature_c``).
+seconds, ``t_s`` on the test's chart axis, ``temperature_c``, ``warning_c``: WCTEMP or empty),
+drawn by the report on the bandwidth chart's second y-axis (``report.chart_data``).
 
 A target without a temperature source (a loop device, zram, a file, an emulated drive whose
 model has no ``thermal:``) is *not applicable*: no figure, a limit on one reported with the
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_ssdqual.catalog.workloads import TEMPERATURE_METRICS
+from pytest_ssdqual.catalog.temperature import TEMPERATURE_METRICS
 from pytest_ssdqual.drive.temperature_source import TemperatureSource, block_temperature_source
 from pytest_ssdqual.drive.temperature_trace import (
     BandwidthSecond,
@@ -166,8 +167,9 @@ def sampled(temp: DriveTemperature, folder: Path, run: Callable[[], T], *,
         origin = origin_s()
         zero = origin if origin is not None else samples[0].t_s
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / TEMPERATURE_CSV).write_text("time_s,t_s,temperature_c\n" + "".join(
-            f"{s.t_s:.3f},{s.t_s - zero:.3f},{s.temperature_c:g}\n" for s in samples))
+        wc = "" if src.warning_c is None else f"{src.warning_c:g}"
+        (folder / TEMPERATURE_CSV).write_text("time_s,t_s,temperature_c,warning_c\n" + "".join(
+            f"{s.t_s:.3f},{s.t_s - zero:.3f},{s.temperature_c:g},{wc}\n" for s in samples))
     return result, TemperatureRun(samples, figures, _note(temp, figures, len(samples)),
                                   tuple(sampler.errors))
 

@@ -19,13 +19,8 @@ from pytest_ssdqual.catalog.parametric import (
     parametric_workload,
     threshold_workload,
 )
-from pytest_ssdqual.catalog.workloads import (
-    CATALOG,
-    DIRECTION_METRICS,
-    TEMPERATURE_ZERO_OK,
-    TOTAL_METRICS,
-    Workload,
-)
+from pytest_ssdqual.catalog.temperature import TEMPERATURE_ZERO_OK
+from pytest_ssdqual.catalog.workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
 from pytest_ssdqual.thresholds.schema_check import FileChecker, KeyPath, did_you_mean
 from pytest_ssdqual.thresholds.verdict import format_number
 from pytest_ssdqual.yamlutil import line_of
@@ -171,8 +166,8 @@ class SenseChecker(FileChecker):
         self, parts: KeyPath, workload: Workload, canonical: str, limit: dict[Any, Any]
     ) -> None:
         """``max: 0`` only on the health workload (counts and flags) and the temperature counts
-        (``TEMPERATURE_ZERO_OK``: no second above WCTEMP, no throttling); ``max_delta`` only on
-        a metric that has a ``<metric>_delta`` (health counters)."""
+        (``catalog.temperature.TEMPERATURE_ZERO_OK``: no second above WCTEMP, no throttling);
+        ``max_delta`` only on a metric that has a ``<metric>_delta`` (health counters)."""
         if (limit.get("max") == 0 and workload.family != "health"
                 and canonical not in TEMPERATURE_ZERO_OK):
             self.error([*parts, "max"], "0 must be > 0",
