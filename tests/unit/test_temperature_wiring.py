@@ -101,3 +101,34 @@ def test_interval_from_profile_and_ini_and_metric_names() -> None:
     assert CATALOG["health"].canonical_metric("temperature.max_c") is None
     assert not has_direction("temperature.throttle_events")  # judged by limits, never gated
 
+
+
+#: matplotlib's "darkorange": the temperature line and its WCTEMP.
+ORANGE = (1.0, 140 / 255, 0.0)
+
+
+def _orange_pixels(png: bytes) -> int:
+    import io
+
+    import numpy as np
+    from matplotlib.image import imread
+
+    pixels = imread(io.BytesIO(png))[:, :, :3]
+    return int(np.sum(np.all(np.abs(pixels - np.array(ORANGE)) < 0.08, axis=2)))
+
+
+def test_the_temperature_is_drawn_on_the_bandwidth_panels_second_axis(tmp_path: Path) -> None:
+    from pytest_ssdqual.report.plots import Panel, over_time_chart
+    from pytest_ssdqual.report.temperature_chart import with_temperature_chart
+
+    panels = [Panel("bandwidth (MB/s)", {"write": ((1, 2, 3, 4), (300.0, 300.0, 75.0, 75.0))}),
+              Panel("IOPS", {"write": ((1, 2, 3, 4), (2300.0, 2300.0, 570.0, 570.0))})]
+    plain = over_time_chart(panels, title="t")
+    charts = {"over time": plain}
+    assert not with_temperature_chart(charts, "over time", panels, tmp_path / "none.csv",
+                                      title="t")
+    csv = tmp_path / "temperature.csv"
+    csv.write_text("time_s,t_s,temperature_c,warning_c\n1.0,0.5,50,60\n2.0,1.5,66,60\n"
+                   "3.0,2.5,70.5,60\n4.0,3.5,68,60\n")
+    assert with_temperature_chart(charts, "over time", panels, csv, title="t")
+    assert _orange_pixels(plain) == 0 and _orange_pixels(charts["over time"]) > 300
