@@ -326,6 +326,7 @@ class ResultsGate:
         files["fio-stderr.txt"] = run.stderr
         for log in sorted(run.job_path.parent.glob("log_*.log")):
             files[log.name] = log
+        files.update({p.name: p for p in run.job_path.parent.glob("temperature.csv")})
         return files
 
     def finish(
