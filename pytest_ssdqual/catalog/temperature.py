@@ -12,8 +12,10 @@ against a baseline (``NO_DIRECTION_TEMP``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = ["NO_DIRECTION_TEMP", "NO_TEMPERATURE", "TEMPERATURE_METRICS",
-           "TEMPERATURE_ZERO_OK", "temperature_of"]
+           "TEMPERATURE_ZERO_OK", "not_sampled", "temperature_of"]
 
 TEMPERATURE_METRICS: tuple[str, ...] = (
     "temperature.max_c", "temperature.above_wctemp_s", "temperature.throttle_events",
@@ -31,3 +33,10 @@ NO_TEMPERATURE: frozenset[str] = frozenset({
 def temperature_of(workload_id: str, metric: str) -> bool:
     """True when ``metric`` is a temperature figure ``workload_id`` can have."""
     return metric in TEMPERATURE_METRICS and workload_id not in NO_TEMPERATURE
+
+
+def not_sampled(metrics: Mapping[str, float]) -> dict[str, str]:
+    """Metric -> why a stored record has no temperature figure (for a rejudge: the run reported
+    such a limit as not applicable -- no sensor, no WCTEMP, no per-second log, not sampled)."""
+    return {m: "not measured: no temperature figure in this record (no sensor, or not sampled)"
+            for m in TEMPERATURE_METRICS if m not in metrics}
