@@ -49,11 +49,11 @@ profiles:
 
 
 def _records(results: Path) -> dict[str, dict]:
-    """Serial -> the stored sustained_write record."""
+    """``--drive`` text -> the stored sustained_write record (and its folder)."""
     out = {}
     for path in results.rglob("record.json"):
         record = json.loads(path.read_text())
-        out[record["drive"]["serial"]] = {**record, "_folder": str(path.parent)}
+        out[record["drive"]] = {**record, "_folder": str(path.parent)}
     return out
 
 
@@ -80,7 +80,7 @@ def test_a_hot_drive_fails_its_temperature_limits_and_a_cool_one_passes(tmp_path
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     records = _records(tmp_path / "results")
-    h, c = records["EMU-DEMO-HOT-0001"], records["EMU-DEMO-COOL-0001"]
+    h, c = records["emu:demo-hot"], records["emu:demo-cool"]
     assert (h["status"], c["status"]) == ("failed", "passed"), out
     hm, cm = h["metrics"], c["metrics"]
     # the hot drive: heated past WCTEMP (60) to its throttle point (70), throttled in its log
