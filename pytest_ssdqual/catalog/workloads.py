@@ -39,6 +39,7 @@ from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the cata
     SCRATCH_FILE_BYTES,
     SCRATCH_WRITE_BUDGET_BYTES,
 )
+from pytest_ssdqual.catalog.temperature import NO_DIRECTION_TEMP, temperature_of
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
 #: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
@@ -115,7 +116,7 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS | NO_DIRECTION_TEMP)
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ class Workload:
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
         if "." in name or name in self.methodology_metrics or name in POWER_METRICS:
-            return name if name in self.metric_names() else None
+            return name if name in self.metric_names() or temperature_of(self.id, name) else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None
 
@@ -275,6 +276,7 @@ class RunProfile:
     description: str = ""
     methodology: MethodologyPlan = MethodologyPlan()
     consistency: ConsistencyPlan = ConsistencyPlan()
+    temperature_interval_s: float = 5.0  # between samples (qualify.temperature); 0: off
 
 
 PROFILES: dict[str, RunProfile] = {
@@ -290,7 +292,7 @@ PROFILES: dict[str, RunProfile] = {
                 degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
                 steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,
             ),
-            ConsistencyPlan(cov_last_s=2),
+            ConsistencyPlan(cov_last_s=2), temperature_interval_s=1.0,
         ),
         RunProfile(
             "quick", 5, 30, 16 * GIB, 4 * GIB,
@@ -311,7 +313,6 @@ PROFILES: dict[str, RunProfile] = {
         ),
     )
 }
-
 
 
 def _w(

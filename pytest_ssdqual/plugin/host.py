@@ -8,6 +8,7 @@ its end into pytest's outcome (``Skipped`` -> skip, a failure -> ``pytest.fail``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -101,11 +102,14 @@ class PytestHost:
         return allure_attach.phase(name)
 
     def progress(self, event: ProgressEvent) -> None:
+        tally = self.session.written.get(self.ctx.target.spec.raw)  # bytes written so far
+        event = dataclasses.replace(event, written_bytes=tally.bytes if tally else 0)
         line = f"[ssdqual {self.ctx.label or self.ctx.target.spec.raw}] {event.line()}"
         self.lines.append(line)
         self.note(line)
         self._emit("progress", phase=event.phase, round=event.round, rounds=event.rounds,
-                   eta_s=event.eta_s, elapsed_s=event.elapsed_s, figure=event.figure)
+                   eta_s=event.eta_s, elapsed_s=event.elapsed_s, figure=event.figure,
+                   written_bytes=event.written_bytes)
 
     def note(self, line: str) -> None:
         """Print ``line`` outside output capture, wrapped at 120 columns (``fit_lines``);

@@ -35,7 +35,12 @@ from pytest_ssdqual.plugin.common import (
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.firmware import add_firmware_options
-from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
+from pytest_ssdqual.plugin.option_types import (
+    parse_profile,
+    parse_repeat,
+    parse_size,
+    temperature_interval,
+)
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.plugin.power import add_power_meter_options, check_power_meter_option
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
@@ -118,6 +123,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     parser.addini("ssdqual_inventory", "default lab inventory file", default="")
     parser.addini("ssdqual_fio_bin", "default fio executable", default="")
+    parser.addini("ssdqual_temperature_interval_s", "seconds between two drive temperature "
+                  "samples during a test (0: off). Default: the profile's (smoke 1, else 5)",
+                  default="")
     add_results_dir_option(group.addoption, parser.addini)  # and --results-db; the commands' too
     group.addoption(
         "--baseline", default=None, metavar="REF",
@@ -264,6 +272,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         profile = PROFILES[parse_profile(str(profile_name))]
     except argparse.ArgumentTypeError as exc:
         raise ConfigError(str(exc), key="ssdqual_profile") from None
+    profile = temperature_interval(profile, config.getini("ssdqual_temperature_interval_s"))
 
     threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
         Path(p) for p in config.getini("ssdqual_thresholds")

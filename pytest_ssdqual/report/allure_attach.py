@@ -139,6 +139,12 @@ def attach_workload_charts(outcome: WorkloadOutcome, record: TestRecord, *, titl
         title=title, logs=logs, metrics=outcome.metrics,
         verdicts=list(record.verdicts), baseline=baseline,
     )
+    from pytest_ssdqual.report.chart_data import CHART_OVER_TIME, throughput_panels
+    from pytest_ssdqual.report.temperature_chart import with_temperature_chart
+
+    with_temperature_chart(charts, CHART_OVER_TIME, throughput_panels(  # the drive's temperature
+        logs, list(record.verdicts), baseline),
+        outcome.run.job_path.parent / "temperature.csv", title=title)
     from pytest_ssdqual.report.chart_data import latency_limits
     from pytest_ssdqual.report.exceedance import (
         CHART_EXCEEDANCE,
@@ -214,6 +220,14 @@ def attach_methodology_charts(outcome: MethodologyOutcome, record: TestRecord) -
         verdicts=list(record.verdicts),
     )
     charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
+    if result.steps:  # the drive's temperature on the bandwidth chart's second y-axis
+        from pytest_ssdqual.report.chart_data import CHART_OVER_TIME, methodology_panels
+        from pytest_ssdqual.report.temperature_chart import with_temperature_chart
+
+        with_temperature_chart(charts, CHART_OVER_TIME, methodology_panels(
+            result.per_second_csv(), list(record.verdicts)),
+            result.steps[0].job_run.workdir.parent / "temperature.csv",
+            title=result.workload.title)
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)
