@@ -50,7 +50,10 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def heavy(argv: list[str]) -> list[str]:
-    return ["flock", LOCK, *argv] if shutil.which("flock") else argv
+    """``argv`` under the heavy lock, unless this process holds it already."""
+    if os.environ.get("SSDQUAL_HEAVY_LOCK_HELD") or not shutil.which("flock"):
+        return argv
+    return ["flock", LOCK, *argv]
 
 
 @contextmanager
@@ -321,6 +324,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--runs", type=int, default=3, help="repeats of each figure (default 3)")
     ap.add_argument("--template", help="a stored run folder the 500-run store copies")
     args = ap.parse_args(argv)
+    if (set(args.parts) & ROOT_PARTS and not os.environ.get("SSDQUAL_HEAVY_LOCK_HELD")
+            and shutil.which("flock")):  # one lock for the whole run: A/B pairs side by side
+        return subprocess.call(["flock", LOCK, "env", "SSDQUAL_HEAVY_LOCK_HELD=1",
+                                sys.executable, "-m", "benchmarks", *argv], cwd=REPO)
     emit(part="host", date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
          cpus=os.cpu_count(), load=Path("/proc/loadavg").read_text().split()[:3],
          kernel=os.uname().release, fio=subprocess.run(["fio", "--version"], capture_output=True,
