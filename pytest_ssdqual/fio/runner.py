@@ -30,6 +30,7 @@ from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
     child_setup,
+    death_signal_prefix,
     kill_leftovers,
     kill_process_group,
     wait_exit,
@@ -190,10 +191,13 @@ class FioRunner:
 
         fio is started in its own session (process group) and, through ``PR_SET_PDEATHSIG``,
         gets SIGTERM from the kernel if this process dies without killing it (a crashed
-        pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits.
-        However fio ends, every process of the run still running then -- fio's job processes
-        after its main process died by SIGKILL -- is killed within ``LEFTOVER_GRACE_S``
-        (``process.kill_leftovers``) and listed in ``FioRun.orphans_killed``.
+        pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits. The
+        signal is set by setpriv(1) before it ``exec``s fio (``process.death_signal_prefix``),
+        or, with a cgroup to join or without setpriv, by a ``preexec_fn``. Unless fio exits
+        with status 0 (it has then reaped its jobs), every process of the run still running
+        then -- fio's job processes after its main process died by SIGKILL -- is killed within
+        ``LEFTOVER_GRACE_S`` (``process.kill_leftovers``) and listed in
+        ``FioRun.orphans_killed``.
 
         Raises:
             FioNotFound, FioTimeout; FioError when fio is too old (``version``, checked once);
@@ -212,9 +216,11 @@ class FioRunner:
         start = time.monotonic()
         # stderr goes to an unnamed file, not a pipe: a job process left by a dead fio holds
         # it open, and the run must not wait for that process to close it.
+        group = cgroup or self.cgroup  # joined in the child before exec: needs a preexec_fn
+        launcher = () if group is not None else death_signal_prefix()
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
             proc = subprocess.Popen(
-                argv,
+                [*launcher, *argv],
                 cwd=workdir,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -222,10 +228,10 @@ class FioRunner:
                 text=True,
                 env=_env(),
                 start_new_session=True,
-                preexec_fn=child_setup(cgroup_joiner(cgroup or self.cgroup)),
+                preexec_fn=None if launcher else child_setup(cgroup_joiner(group)),
             )
             try:
-                wait_exit(proc, timeout_s)
+                clean = wait_exit(proc, timeout_s)
             except subprocess.TimeoutExpired:
                 note = _stop(proc, argv)
                 stderr = _read_back(err) + note
@@ -236,7 +242,8 @@ class FioRunner:
             except BaseException:
                 _stop(proc, argv)
                 raise
-            killed, survived = kill_leftovers(proc.pid, argv)
+            # exit status 0: fio reaped its jobs; else look for any left (3 ms a run here)
+            killed, survived = ([], []) if clean else kill_leftovers(proc.pid, argv)
             proc.wait()
             stderr = _read_back(err) + _stuck_note(survived)
         return FioRun(
