@@ -218,6 +218,9 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
         verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
     )
     charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
+    from pytest_ssdqual.report.pts_wsat_hir_charts import pts_charts  # WSAT, HIR: over time
+
+    charts.update(pts_charts(result.curves, title=result.workload.title))
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)
