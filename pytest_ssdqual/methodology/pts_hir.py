@@ -49,7 +49,7 @@ from pytest_ssdqual.methodology.pts_hir_analysis import (
     stretches,
 )
 from pytest_ssdqual.methodology.pts_range import ActiveRange
-from pytest_ssdqual.methodology.pts_wsat import setup_lines, stimulus_job
+from pytest_ssdqual.methodology.pts_wsat import setup_line, stimulus_job
 from pytest_ssdqual.methodology.steady_state import SteadyStateTracker
 
 WORKLOAD_ID = HIR_ID
@@ -119,7 +119,7 @@ def run(mr: MethodRun, active_range: ActiveRange | None = None) -> MethodologyRe
         "PTS test set-up: " + record.describe(),
         "PTS test set-up: preconditioning with the stimulus (RND 4 KiB writes) in "
         f"{plan.round_s:g} s rounds: " + verdict.describe(),
-        "PTS test set-up: " + setup_lines(mr, active_range, offset, length)[0],
+        "PTS test set-up: " + setup_line(mr, active_range, offset, length),
         f"PTS schedule: {plan.cycles} cycles per wait state of a wait then a "
         f"{plan.burst_s:g} s burst, waits {', '.join(f'{w:g}' for w in plan.waits_s)} s (the "
         f"PTS's 5, 10, 15, 25, 50 s), each followed by {rebase_s:g} s of continuous writes",

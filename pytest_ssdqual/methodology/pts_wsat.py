@@ -56,12 +56,13 @@ def stimulus_job(name: str, title: str, offset_bytes: int, length_bytes: int, *,
                    numjobs=THREADS, offset_bytes=offset_bytes)
 
 
-def setup_lines(mr: MethodRun, active_range: ActiveRange, offset: int, length: int) -> list[str]:
-    """The PTS report's test set-up: the device span, the active range and its bytes."""
-    return [f"active range {active_range.text} % of the {mr.span(BS_BYTES) / 2**20:,.0f} MiB "
+def setup_line(mr: MethodRun, active_range: ActiveRange, offset: int, length: int) -> str:
+    """The PTS report's test set-up line: the test span, the active range and its bytes, the
+    OIO and the run profile."""
+    return (f"active range {active_range.text} % of the {mr.span(BS_BYTES) / 2**20:,.0f} MiB "
             f"test span: {length / 2**20:,.1f} MiB at offset {offset / 2**20:,.1f} MiB "
             f"(fio offset={offset} size={length}); OIO T{THREADS}Q{QUEUE_DEPTH}; run profile "
-            f"{mr.session.options.profile.name}"]
+            f"{mr.session.options.profile.name}")
 
 
 def run(mr: MethodRun, active_range: ActiveRange | None = None) -> MethodologyResult:
@@ -91,8 +92,8 @@ def run(mr: MethodRun, active_range: ActiveRange | None = None) -> MethodologyRe
     states["iops_fob"] = state
     notes = [
         "PTS test set-up: " + record.describe(),
-        "PTS test set-up: no preconditioning (WSAT starts from FOB); " + setup_lines(
-            mr, active_range, offset, length)[0],
+        "PTS test set-up: no preconditioning (WSAT starts from FOB); " + setup_line(
+            mr, active_range, offset, length),
         f"PTS schedule: until {plan.multiple:g}x the active range "
         f"({plan.multiple * length / 1e9:,.3g} GB) or {plan.max_s:g} s, IOPS per "
         f"{plan.interval_s:g} s interval; FOB = the first {plan.fob_intervals}, saturated = the "
