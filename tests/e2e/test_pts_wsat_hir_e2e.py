@@ -6,7 +6,7 @@ with the real fio, in one session on two drives at once (-n 2):
   a loop device has no write cliff; HIR ratios near 1 (no garbage collection to recover);
 * an emulated drive (model written here) that turns dirty after 16 MiB of writes (20,000 ->
   2,000 write IOPS) and recovers with idle time (a quarter of the way after 1.2 s of idle, half
-  after 2.5 s, clean after 5 s): WSAT falls off its FOB figure within the first 0.03 GB and
+  after 2.5 s, clean after 5 s): WSAT falls off its FOB figure within the first 0.05 GB and
   saturates at the dirty cap; HIR's bursts after the longer waits run faster than those after
   the shortest, and its baselines sit at the dirty cap.
 
@@ -121,7 +121,7 @@ def test_wsat_and_hir_on_a_ram_loop_device_and_an_emulated_drive_that_recovers(
     m = runs[("EMU-TEST-HIR", "pts_wsat")]["metrics"]
     assert m["iops_steady"] == pytest.approx(DIRTY_IOPS, rel=0.15)
     assert m["iops_fob"] > 2 * DIRTY_IOPS
-    assert m["cliff_tgbw_gb"] < 0.03
+    assert m["cliff_tgbw_gb"] < 0.05  # 16 MiB fresh + the rest of the first 1 s interval
     # recovery grows with the wait: the shortest (0.5 s + the host's start-up) is under the
     # model's 1 s minimum idle stretch; the longest cleans the drive
     hir = runs[("EMU-TEST-HIR", "pts_hir")]
