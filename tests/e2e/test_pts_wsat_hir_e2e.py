@@ -63,6 +63,7 @@ def _results(alluredir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         labels = {lab["name"]: lab["value"] for lab in res["labels"]}
         serial = labels["parentSuite"].rsplit("S/N ", 1)[1].rstrip(")")
         entry: dict[str, Any] = {"status": res["status"],
+                                 "duration_s": (res["stop"] - res["start"]) / 1000,
                                  "attachments": [a["name"] for a in res.get("attachments", [])]}
         for att in res.get("attachments", []):
             text = (alluredir / att["source"]).read_text(errors="replace")
@@ -97,6 +98,9 @@ def test_wsat_and_hir_on_a_ram_loop_device_and_an_emulated_drive_that_recovers(
             detach_loop_device(dev)
     result.assert_outcomes(passed=4)
     runs = _results(alluredir)
+    for (serial, workload), run in sorted(runs.items()):  # shown when an assertion fails
+        print(f"--- {serial} {workload} ({run['duration_s']:.1f} s)",
+              json.dumps(run["metrics"], indent=1), run["notes"], sep="\n")
     assert elapsed < 150, elapsed  # both drives at once; ~45 s each here
 
     # loop device: plausible figures, no cliff, nothing to recover
@@ -119,9 +123,9 @@ def test_wsat_and_hir_on_a_ram_loop_device_and_an_emulated_drive_that_recovers(
 
     # emulated drive: a write cliff within the first 16 MiB + one interval, saturated at the cap
     m = runs[("EMU-TEST-HIR", "pts_wsat")]["metrics"]
-    assert m["iops_steady"] == pytest.approx(DIRTY_IOPS, rel=0.15)
-    assert m["iops_fob"] > 2 * DIRTY_IOPS
-    assert m["cliff_tgbw_gb"] < 0.05  # 16 MiB fresh + the rest of the first 1 s interval
+    assert m["iops_steady"] == pytest.approx(DIRTY_IOPS, rel=0.15), m
+    assert m["iops_fob"] > 2 * DIRTY_IOPS, m
+    assert m["cliff_tgbw_gb"] < 0.05, m  # 16 MiB fresh + the rest of the first 1 s interval
     # recovery grows with the wait: the shortest (0.5 s + the host's start-up) is under the
     # model's 1 s minimum idle stretch; the longest cleans the drive
     hir = runs[("EMU-TEST-HIR", "pts_hir")]
