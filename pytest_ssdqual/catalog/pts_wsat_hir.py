@@ -37,6 +37,8 @@ T = TypeVar("T")
 
 WSAT_ID = "pts_wsat"
 HIR_ID = "pts_hir"
+#: Their methodology family (Allure feature; ``ssdqual workloads --jobs`` points to its docs).
+FAMILY = "pts-wsat-hir"
 
 #: Outstanding I/Os of every WSAT and HIR job: T4Q32.
 THREADS, QUEUE_DEPTH = 4, 32
@@ -164,8 +166,9 @@ WORKLOAD_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 def workloads(make: Callable[..., T]) -> list[T]:
     """The WSAT and HIR workloads built with ``make`` (``workloads.Workload``, passed in: this
-    module is imported by ``workloads``): RND 4 KiB writes, QD32 x 4 threads, family ``pts``,
+    module is imported by ``workloads``): RND 4 KiB writes, QD32 x 4 threads, family
+    ``pts-wsat-hir``,
     no per-direction figures of their own."""
-    return [make(wid, title, "randwrite", BS_BYTES, QUEUE_DEPTH, THREADS, family="pts",
+    return [make(wid, title, "randwrite", BS_BYTES, QUEUE_DEPTH, THREADS, family=FAMILY,
                  methodology_metrics=metrics, per_direction=False)
             for wid, title, metrics in WORKLOAD_ROWS]
