@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ssdqual.catalog import data_states, data_tests, firmware
+from pytest_ssdqual.catalog import data_states, data_tests, firmware, pts_wsat_hir
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.consistency import ConsistencyPlan, consistency_metric_names
 from pytest_ssdqual.catalog.health import (
@@ -104,19 +104,18 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
     | data_tests.HIGHER_IS_BETTER_NAMES
-    | HIGHER_IS_BETTER_HEALTH
+    | HIGHER_IS_BETTER_HEALTH | pts_wsat_hir.HIGHER_IS_BETTER_PTS_WH
 )
 
 #: Canonical metrics with no regression direction (a better drive can raise or lower them):
-#: burst / continuous and zero / random ratios (``data_tests.NO_DIRECTION_METRICS``), the QD
-#: curves' ``saturation_qd`` and ``scaling_ratio`` (``sweeps.NO_DIRECTION_SWEEP``), and facts of
-#: the drive (power states, bytes written, the integrity test's written bytes and first bad
-#: offset). Never in ``HIGHER_IS_BETTER``'s sense, even where their bare names (``iops_ratio``)
-#: are higher-is-better fill-state ratios elsewhere.
+#: burst/continuous and zero/random ratios, the QD curves' ``saturation_qd`` and ``scaling_ratio``,
+#: facts of the drive (power states, bytes written, first bad offset, temperatures); never in
+#: ``HIGHER_IS_BETTER``'s sense, even where a bare name (``iops_ratio``) is one elsewhere.
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS | NO_DIRECTION_TEMP)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS | NO_DIRECTION_TEMP
+    | pts_wsat_hir.NO_DIRECTION_PTS_WH)
 
 
 @dataclass(frozen=True)
@@ -406,6 +405,7 @@ CATALOG: dict[str, Workload] = {
                  "and after, a checksummed data set across it", "write", 128 * KIB, 32,
                  family="firmware", methodology_metrics=firmware.firmware_metrics(),
                  per_direction=False),
+        *pts_wsat_hir.workloads(Workload),  # SNIA PTS WSAT and HIR (methodology/pts_*.py)
     )
 }
 

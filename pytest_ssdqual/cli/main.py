@@ -278,7 +278,7 @@ _DOCS_SECTION = {
     "burst": "Burst vs sustained, compressibility, data integrity",
     "data-pattern": "Burst vs sustained, compressibility, data integrity",
     "integrity": "Burst vs sustained, compressibility, data integrity",
-    "firmware": "Firmware update",
+    "firmware": "Firmware update", "pts-wsat-hir": "SNIA PTS: WSAT and HIR",
 }
 
 

@@ -21,6 +21,8 @@ from pytest_ssdqual.methodology import (
     drive_with_data,
     integrity,
     mixed,
+    pts_hir,
+    pts_wsat,
     qd_scaling,
     seq_after_random,
     steady,
@@ -62,6 +64,8 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     burst.WORKLOAD_ID: burst.run,
     compressibility.WORKLOAD_ID: compressibility.run,
     integrity.WORKLOAD_ID: integrity.run,
+    pts_wsat.WORKLOAD_ID: pts_wsat.run,
+    pts_hir.WORKLOAD_ID: pts_hir.run,
 }
 
 

@@ -228,6 +228,9 @@ def attach_methodology_charts(outcome: MethodologyOutcome, record: TestRecord) -
             result.per_second_csv(), list(record.verdicts)),
             result.steps[0].job_run.workdir.parent / "temperature.csv",
             title=result.workload.title)
+    from pytest_ssdqual.report.pts_wsat_hir_charts import pts_charts  # WSAT, HIR: over time
+
+    charts.update(pts_charts(result.curves, title=result.workload.title))
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)
