@@ -1,4 +1,4 @@
-"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 3, e2e -n 2, e2e-solo
+"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 3, e2e -n 3, e2e-solo
 one at a time), collecting only (``--collect-only``): what each tier would run is what it
 prints."""
 
