@@ -42,7 +42,7 @@ pytestmark = pytest.mark.e2e
 #: (``losetup -d``) until power is back, and an end-to-end test running beside it took the freed
 #: ``/dev/loopN`` (``losetup -f``): it broke with "in use by another pytest-ssdqual run" (two
 #: clean-clone CI runs), and power-on would find the device taken. The other tests here cut
-#: nothing (refused before the switch, or a ``cmd:`` stand-in): they run two at a time.
+#: nothing (refused before the switch, or a ``cmd:`` stand-in): they run beside other tests.
 CUTS_A_LOOP_DEVICE = pytest.mark.e2e_solo
 
 SUITE = str(REPO / "suites" / "test_power_loss.py")
