@@ -58,9 +58,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   "$PYTHON" -m venv .venv
 fi
+# The install is redone only when pyproject.toml's content changed since the last one (its hash
+# in the stamp; a checkout or a touch alone changes the file's time, never its hash), or when
+# the editable install points at another checkout (a .venv copied or moved).
 stamp=.venv/.ssdqual-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $PWD"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing pytest-ssdqual and its dependencies into .venv" >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
-  touch "$stamp"
+  echo "$want" > "$stamp"
 fi

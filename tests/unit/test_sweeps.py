@@ -196,9 +196,14 @@ def _sections(fake_fio: FakeFio) -> list[str]:
             if line.startswith("[") and line != "[global]"]
 
 
-def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None):
+def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None,
+         sleep=lambda seconds: None):
+    """Run ``workload_id`` on the file target ``drive.img`` with the fio stand-in; its idle
+    periods are passed to ``sleep`` (by default not waited: the stand-in's figures do not
+    depend on time)."""
     ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
-    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer)
+    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer,
+                           sleep=sleep)
 
 
 def test_qd_scaling_runs_every_pattern_at_every_qd_and_derives_the_curve_figures(
@@ -289,7 +294,9 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     # the fio stand-in's bandwidth: prefill, then 8 runs at 16 MiB at 400 MB/s, then 8 runs at
     # 100 MiB at 100 MB/s (e.g. past an SLC cache)
     monkeypatch.setenv("FAKEFIO_BW_MBPS", ",".join(["100"] + ["400"] * 8 + ["100"] * 8))
-    result = _run(session, tmp_path, "client_presets")
+    slept: list[float] = []
+    result = _run(session, tmp_path, "client_presets", sleep=slept.append)
+    assert slept == [1.0] * 8  # smoke: 1 s idle before each write test (2 sizes x 4 presets)
     sections = _sections(fake_fio)
     presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
     assert sections == ["prefill"] + [f"{p}_{s}mib_{d}" for s in (16, 100)
@@ -318,7 +325,9 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
     # figure named seq1m_q8t1_100mib measured on 64 MiB would mislead; a 64mib one has no
     # catalog name, so no threshold could judge it)
     _sized_drive(session, 64 * MIB)
-    result = _run(session, tmp_path, "client_presets")
+    slept: list[float] = []
+    result = _run(session, tmp_path, "client_presets", sleep=slept.append)
+    assert slept == [1.0] * 4  # the idle before each write test of the one size run
     presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
     assert _sections(fake_fio) == ["prefill"] + [f"{p}_16mib_{d}" for d in ("read", "write")
                                                  for p in presets]
