@@ -246,7 +246,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
     seen: dict[str, str] = {}
     for spec in specs:
         # emu:X and emu:X@0.8: two drives; /dev/sdb and /dev/disk/by-id/...: one
-        key = spec.raw if spec.kind == "emu" else os.path.realpath(spec.path)
+        key = (spec.raw if spec.kind == "emu" else f"fio://{spec.host},{spec.port}{spec.path}"
+               if spec.kind == "remote" else os.path.realpath(spec.path))
         if key in seen:
             same = "" if seen[key] == spec.raw else f" (as {seen[key]} and {spec.raw})"
             raise ConfigError(f"{spec.raw} is given twice{same}", key="--drive",
