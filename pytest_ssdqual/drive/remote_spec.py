@@ -9,7 +9,8 @@ absolute ``/dev/...`` path on that host; nothing is looked up here (that is done
 over SSH: :mod:`~pytest_ssdqual.drive.remote_target`).
 
 fio's own address syntax (HOWTO "Client/Server": ``[ip:|ip6:|sock:]hostname[,port]``) is made
-by :func:`client_address`: ``ip:10.0.0.7,8765``, ``ip6:fd00::7,8765``, ``lab-07,8765``.
+by :func:`~pytest_ssdqual.fio.client.client_address`: ``ip:10.0.0.7,8765``,
+``ip6:fd00::7,8765``, ``lab-07,8765``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import posixpath
 import re
 
 from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.fio.client import client_address
 
 __all__ = ["DEFAULT_FIO_PORT", "client_address", "host_label", "parse_remote_drive"]
 
@@ -112,17 +114,6 @@ def _port(raw: str, text: str | None) -> int:
                    f"give fio's server port (fio --server listens on {DEFAULT_FIO_PORT} by "
                    "default), or leave :PORT out")
     return int(text)
-
-
-def client_address(host: str, port: int) -> str:
-    """fio's ``--client=`` value for a server (fio HOWTO, "Client/Server"):
-    ``ip:10.0.0.7,8765``, ``ip6:fd00::7,8765`` (IPv6 needs ``ip6:``: fio reads a bare
-    address as a host name), ``lab-07,8765`` for a host name."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return f"{host},{port}"
-    return f"{'ip6' if address.version == 6 else 'ip'}:{address.compressed},{port}"
 
 
 def host_label(host: str, port: int) -> str:

@@ -76,8 +76,8 @@ def parse_drive_option(
     Raises:
         ConfigError: (``key="--drive"``, with a fix) for an empty value, a missing path, a
             directory, a character device, a partition, an unknown scheme, a bad
-            ``fio://HOST[:PORT]/dev/X``, a bad ``emu:MODEL[@SPEED]``, a ``file:`` path under ``/dev`` or
-            on a block device,
+            ``fio://HOST[:PORT]/dev/X``, a bad ``emu:MODEL[@SPEED]``, a ``file:`` path under
+            ``/dev`` or on a block device,
             or a ``file:`` path whose parent directory does not exist.
     """
     raw = value
