@@ -116,8 +116,8 @@ def localise_client_output(text: str, *, host: str, port: int, source: str) -> s
 
     Returns:
         ``text`` with its JSON document replaced by one with ``jobs`` (this server's
-        ``client_stats`` entries, no aggregate and no other server's) and ``global options`` (this server's object,
-        without ``hostname``/``port``); text before and after the document is kept. ``text``
+        ``client_stats`` entries, no aggregate and no other server's) and ``global
+        options`` (this server's object, without ``hostname``/``port``); text before and after the document is kept. ``text``
         unchanged when it holds no fio document (fio's own error then speaks).
 
     Raises:
