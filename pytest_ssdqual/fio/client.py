@@ -117,8 +117,9 @@ def localise_client_output(text: str, *, host: str, port: int, source: str) -> s
     Returns:
         ``text`` with its JSON document replaced by one with ``jobs`` (this server's
         ``client_stats`` entries, no aggregate and no other server's) and ``global
-        options`` (this server's object, without ``hostname``/``port``); text before and after the document is kept. ``text``
-        unchanged when it holds no fio document (fio's own error then speaks).
+        options`` (this server's object, without ``hostname``/``port``); text before and
+        after the document is kept. ``text`` unchanged when it holds no fio document (fio's
+        own error then speaks).
 
     Raises:
         FioOutputError: every job entry names a server other than ``host``:``port``.
