@@ -20,9 +20,8 @@ import posixpath
 import re
 
 from pytest_ssdqual.errors import ConfigError
-from pytest_ssdqual.fio.client import client_address
 
-__all__ = ["DEFAULT_FIO_PORT", "client_address", "host_label", "parse_remote_drive"]
+__all__ = ["DEFAULT_FIO_PORT", "host_id", "host_label", "parse_remote_drive"]
 
 #: fio's default server port (fio HOWTO, "Client/Server").
 DEFAULT_FIO_PORT = 8765
@@ -121,3 +120,11 @@ def host_label(host: str, port: int) -> str:
     ``lab-07``; with ``:PORT`` when it is not fio's default."""
     shown = f"[{host}]" if ":" in host else host
     return shown if port == DEFAULT_FIO_PORT else f"{shown}:{port}"
+
+
+def host_id(host: str, port: int) -> str:
+    """The host in test ids and file names, with no ``:`` or brackets (pytest splits node ids
+    on ``::``): ``10.0.0.7``, ``lab-07``, ``ip6_fd00__7``; ``_PORT`` added when it is not fio's
+    default (``127.0.0.2_18765``)."""
+    shown = "ip6_" + host.replace(":", "_") if ":" in host else host
+    return shown if port == DEFAULT_FIO_PORT else f"{shown}_{port}"

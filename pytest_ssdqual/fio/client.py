@@ -31,7 +31,8 @@ import ipaddress
 import json
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +65,24 @@ def client_address(host: str, port: int) -> str:
 @dataclass(frozen=True)
 class FioServer:
     """A ``fio --server`` a run goes to: ``host`` (IPv4, IPv6 without brackets, or a name) and
-    ``port``."""
+    ``port``; ``on_failure``: called when a run on it failed or was stopped (a lost server, a
+    timeout), returns a note for the report -- a remote drive stops the jobs the server may
+    still run there (``RemoteTarget.stop_leftover_fio``)."""
 
     host: str
     port: int
+    on_failure: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+
+    def after_failure(self) -> str:
+        """``on_failure()`` as a line for fio's stderr (``''`` when there is none); never
+        raises: the error that led here must not be masked."""
+        if self.on_failure is None:
+            return ""
+        try:
+            note = self.on_failure()
+        except Exception as exc:  # noqa: BLE001 - reported, never masks the run's own error
+            note = f"stopping the run's fio on {self} failed: {exc}"
+        return f"\n[pytest-ssdqual: {note}]" if note else ""
 
     @property
     def address(self) -> str:
@@ -188,7 +203,7 @@ def settle_client_run(workdir: Path, output_path: Path, server: FioServer, retur
     """After ``fio --client`` ended: keep its output as ``<name>.client.json``, write the
     local shape (:func:`localise_client_output`) to ``output_path``, rename its logs
     (:func:`rename_client_logs`). Returns ``stderr``, led by :func:`client_failure_note` when
-    the client lost its server or the run failed.
+    the client lost its server, with ``server.after_failure()``'s note when it failed.
 
     Raises:
         FioOutputError: the output names a server other than ``server``.
@@ -203,4 +218,6 @@ def settle_client_run(workdir: Path, output_path: Path, server: FioServer, retur
             text, host=server.host, port=server.port, source=str(output_path)))
     rename_client_logs(workdir)
     note = client_failure_note(text or "", stderr, server=str(server))
+    if returncode != 0:
+        stderr += server.after_failure()
     return f"{note}\n{stderr}" if note else stderr

@@ -237,7 +237,7 @@ class FioRunner:
             try:
                 wait_exit(proc, timeout_s)
             except subprocess.TimeoutExpired:
-                note = _stop(proc, argv)
+                note = _stop(proc, argv) + (server.after_failure() if server else "")
                 stderr = _read_back(err) + note
                 what = "fio" if server is None else f"fio --client to the server {server}"
                 raise FioTimeout(
@@ -246,6 +246,8 @@ class FioRunner:
                 ) from None
             except BaseException:
                 _stop(proc, argv)
+                if server is not None:
+                    server.after_failure()
                 raise
             killed, survived = kill_leftovers(proc.pid, argv)
             proc.wait()

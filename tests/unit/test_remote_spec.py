@@ -6,12 +6,15 @@ import pytest
 
 from pytest_ssdqual.drive.remote_spec import (
     DEFAULT_FIO_PORT,
-    client_address,
+    host_id,
     host_label,
     parse_remote_drive,
 )
 from pytest_ssdqual.drive.spec import DriveSpec, parse_drive_option
 from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.fio.client import client_address
+from pytest_ssdqual.qualify.drive_keys import base_key, peek_key
+from pytest_ssdqual.qualify.drive_labels import drive_test_ids
 
 
 @pytest.mark.parametrize(
@@ -71,3 +74,13 @@ def test_fio_client_addresses_follow_the_howto_syntax() -> None:
     assert host_label("::1", 8765) == "[::1]"
     assert host_label("127.0.0.2", 18765) == "127.0.0.2:18765"
     assert host_label("lab-07", 8765) == "lab-07"
+    assert host_id("::1", 8765) == "ip6___1" and host_id("127.0.0.2", 18765) == "127.0.0.2_18765"
+
+
+def test_remote_drives_have_host_in_test_ids_and_keys() -> None:
+    specs = [parse_drive_option(v) for v in ("fio://127.0.0.2:18765/dev/loop3",
+                                             "fio://[::1]/dev/loop3", "fio://lab-07/dev/loop3")]
+    assert drive_test_ids(specs) == ["127.0.0.2_18765-loop3", "ip6___1-loop3", "lab-07-loop3"]
+    assert base_key(specs[0], "/dev/shm/a.img") == "/dev/shm/a.img on 127.0.0.2:18765"
+    assert base_key(specs[1], "") == "fio://[::1]/dev/loop3"
+    assert peek_key(specs[2]) is None  # read on its host only when opened
