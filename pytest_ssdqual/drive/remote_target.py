@@ -6,7 +6,8 @@ over SSH (``drive.ssh``, the system ssh client with the engineer's keys and conf
 identity and every safety check (mounted, partitions, holders, system disk, signatures, busy)
 by ``ssdqual identify --json`` run there -- the same code a local run uses, on the host's own
 sysfs, smartctl and nvme-cli -- at open and again before every workload; the drive lock on the
-host (``drive.remote_lock``). Writes need ``--confirm-destroy`` for the serial, as locally.
+host (``drive.remote_lock``); its health (smartctl, nvme-cli) there too (:meth:`RemoteTarget.
+run_tool`). Writes need ``--confirm-destroy`` for the serial, as locally.
 
 Without SSH access the identity comes from a file made on the host with ``ssdqual identify
 --json`` (``--remote-identity=FILE``), and the safety state is as the file says: writes then
@@ -21,6 +22,7 @@ import re
 import socket
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_ssdqual.drive.identity_file import (
@@ -35,6 +37,7 @@ from pytest_ssdqual.drive.safety import confirmation_reasons
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.drive.ssh import RemoteAccess, SshRunner
 from pytest_ssdqual.drive.target import DriveTarget
+from pytest_ssdqual.drive.tool_runner import TOOL_TIMEOUT_S
 from pytest_ssdqual.errors import DeviceError
 from pytest_ssdqual.fio.client import FioServer
 
@@ -61,14 +64,17 @@ class RemoteTarget(DriveTarget):
     """A drive on another host (module docstring). Built by :func:`open_remote_target`.
 
     Extra attributes: ``fio_server`` (where fio runs), ``ssh`` (None without SSH access),
-    ``identity_source`` (one line for reports: over SSH, or which file).
+    ``identity_source`` (one line for reports: over SSH, or which file; also the last of the
+    identity's ``sources``, so records, Allure and summaries name it).
     """
 
     def __init__(self, spec: DriveSpec, doc: RemoteIdentity, *, ssh: SshRunner | None,
                  confirmed_serials: Collection[str], identity_source: str) -> None:
         label = host_label(spec.host, spec.port)
+        identity = replace(doc.identity, sources=(*doc.identity.sources,
+                                                  f"identity source: {identity_source}"))
         super().__init__(
-            spec=spec, identity=doc.identity, fio_filename=doc.fio_filename,
+            spec=spec, identity=identity, fio_filename=doc.fio_filename,
             size_bytes=doc.size_bytes, write_refusals=(), created_file=False,
             name=f"{label}-{doc.lock_key}", state=None, confirmed_serials=confirmed_serials,
             identity_fn=lambda *_a, **_k: self._doc.identity, sysfs=Path("/sys"),
@@ -168,6 +174,21 @@ class RemoteTarget(DriveTarget):
             return ""
         return (f"stopped fio pid {', '.join(pids)} on {self.host_label}, still running on "
                 f"{self.fio_filename} after the run ended")
+
+    def run_tool(self, argv: list[str]) -> tuple[int, str]:
+        """A ``drive.tool_runner.Runner`` that runs ``argv`` (smartctl, nvme-cli) on the host,
+        over SSH, with ``LC_ALL=C``: the drive's health is read there.
+
+        Raises:
+            FileNotFoundError: no SSH access, or the tool is not installed on the host (the
+                shell's status 127), as a local runner raises it for a missing program.
+        """
+        if self.ssh is None:
+            raise FileNotFoundError(f"{argv[0]} on {self.host_label} (no SSH access)")
+        result = self.ssh.run(["env", "LC_ALL=C", *argv], timeout_s=TOOL_TIMEOUT_S + 15)
+        if result.returncode == 127:
+            raise FileNotFoundError(f"{argv[0]} on {self.host_label}")
+        return result.returncode, result.stdout
 
     def make_lock(self, session: str) -> DriveLock:
         """The drive lock: on the host over SSH; without SSH a lock on this machine keyed by
