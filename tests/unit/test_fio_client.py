@@ -1,5 +1,5 @@
 """fio's client/server output brought to a local run's shape (``fio.client``), on real fio 3.33
-client outputs (``tests/data/fio/client/README.md``) and fio 3.43's two-server shape (BUGLOG
+client outputs (``tests/data/fio_client/README.md``) and fio 3.43's two-server shape (BUGLOG
 B30)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pytest_ssdqual.fio.extract import extract_json_document
 from pytest_ssdqual.fio.logs import find_logs
 from pytest_ssdqual.fio.parse import parse_fio_output, written_bytes
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "fio" / "client"
+DATA = Path(__file__).resolve().parents[1] / "data" / "fio_client"
 IP4 = DATA / "fio-3.33_client_ip4_randrw70_4k_qd8_jsonplus.json"
 IP6 = DATA / "fio-3.33_client_ip6_randread_4k_qd8_jsonplus.json"
 
