@@ -131,6 +131,9 @@ def _identify(args: argparse.Namespace) -> int:
     spec = parse_drive_option(given[0])
     if args.json:
         return print_identity_json(spec, engine=args.engine)
+    if spec.kind == "remote":
+        raise ConfigError(f"{spec.raw} is on another host", key="--drive",
+                          fix=f"run it there: ssh {spec.host} ssdqual identify {spec.path}")
     if spec.kind == "emu":  # described from its model, not built
         return emu_commands.identify(spec)
     if spec.kind == "file" and not Path(spec.path).exists():
