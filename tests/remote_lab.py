@@ -172,6 +172,8 @@ class RemoteLab:
         """The environment of a pytest run using the lab: its ssh config, and ssdqual run on
         the "hosts" by this interpreter from this checkout."""
         env = dict(os.environ)
+        # this checkout's plugin in the pytest runs too (they start in a temporary folder)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
         env["SSDQUAL_SSH_CONFIG"] = str(self.ssh_config)
         env["SSDQUAL_REMOTE_SSDQUAL"] = f"env PYTHONPATH={REPO} {sys.executable} -m " \
                                         "pytest_ssdqual.cli"
@@ -215,10 +217,11 @@ class RemoteLab:
             f"  User root\n  IdentityFile {f}/client_key\n  IdentitiesOnly yes\n"
             f"  UserKnownHostsFile {f}/known_hosts\n  HostKeyAlias ssdqual-lab\n"
             "  StrictHostKeyChecking yes\n")
-        self.sshd = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(f / "sshd_config"), "-p", str(self.ssh_port)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(f / "sshd.log", "wb"), start_new_session=True)  # noqa: SIM115
+        with open(f / "sshd.log", "wb") as log:  # sshd keeps its own copy of the descriptor
+            self.sshd = subprocess.Popen(
+                [SSHD, "-D", "-e", "-f", str(f / "sshd_config"), "-p", str(self.ssh_port)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                start_new_session=True)
         wait_port("127.0.0.1", self.ssh_port)
 
     def stop(self) -> list[str]:

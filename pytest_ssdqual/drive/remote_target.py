@@ -47,7 +47,9 @@ __all__ = ["RemoteTarget", "open_remote_target"]
 _FRESH_S = 2.0
 _ENGINE = re.compile(r"^(\s*ioengine\s*=\s*)(\S+)\s*$", re.MULTILINE)
 
-#: Shell run on the host: SIGTERM, then SIGKILL, every fio process with the device open.
+#: Shell run on the host: SIGTERM, then SIGKILL, every fio process with the device open, and
+#: wait up to 10 s for them to be gone (a SIGKILLed process with direct I/O in flight lives on
+#: until the I/O completes).
 _STOP_SCRIPT = r"""dev=$(readlink -f {device}); found=
 for p in /proc/[0-9]*; do
   [ "$(cat "$p/comm" 2>/dev/null)" = fio ] || continue
@@ -56,7 +58,14 @@ for p in /proc/[0-9]*; do
   done
 done
 [ -n "$found" ] || exit 0
-kill -TERM $found 2>/dev/null; sleep 1; kill -KILL $found 2>/dev/null; echo $found
+kill -TERM $found 2>/dev/null; sleep 1; kill -KILL $found 2>/dev/null; n=0
+while [ $n -lt 100 ]; do
+  alive=; for p in $found; do
+    s=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ] && alive=1
+  done
+  [ -z "$alive" ] && break; sleep 0.1; n=$((n+1))
+done
+echo $found; [ -z "$alive" ] || echo "still running after SIGKILL: $alive" >&2
 """
 
 

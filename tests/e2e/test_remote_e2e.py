@@ -214,8 +214,9 @@ def test_lost_server_times_out_and_its_job_is_stopped_over_ssh(lab: RemoteLab,
         assert f"fio --client to the server 127.0.0.3:{server.port} ran 5 s" in str(info.value)
         assert re.search(r"stopped fio pid [\d, ]+ on 127\.0\.0\.3:\d+, still running on "
                          + re.escape(target.fio_filename), raw), raw
-        assert took_s < 15, took_s
-        assert fio_holding(server.device) == []
+        assert took_s < 20, took_s
+        left = fio_holding(server.device)
+        assert left == [], [Path(f"/proc/{p}/stat").read_text() for p in left]
     finally:
         stopper.join()
         server.restart()
@@ -270,8 +271,8 @@ def test_without_ssh_a_remote_drive_is_read_only_unless_identified_and_confirmed
     proc = _pytest(lab, tmp_path / "run", SUITE, [server.drive], f"--remote-identity={ident}",
                    "-rs", env=lab.env(SSDQUAL_SSH_CONFIG=str(no_ssh)))
     out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0, out
-    assert "1 passed, 1 skipped" in out, out
+    assert proc.returncode == 1, out  # a read-only run is not a qualification (INCOMPLETE)
+    assert "1 passed, 1 skipped" in out and "INCOMPLETE: 1 write test(s) skipped" in out, out
     assert f"--confirm-destroy={server.image}" in out, out
     record = _records(tmp_path / "run")[(server.drive, "seq_read_128k_qd32")]
     assert any(s.startswith(f"identity source: file {ident}") for s in
