@@ -28,7 +28,6 @@ from typing import Any
 
 from pytest_ssdqual import installed_version
 from pytest_ssdqual.drive.identity import DriveIdentity
-from pytest_ssdqual.drive.safety import confirmation_reasons
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import ConfigError, DeviceError
@@ -39,15 +38,19 @@ FORMAT = "ssdqual-identify/1"
 
 
 def identity_document(spec: DriveSpec, *, ioengine: str | None = None) -> dict[str, Any]:
-    """Open the local drive ``spec`` read only (``DriveTarget.open``, no confirmation) and
-    describe it (module docstring). Nothing is written.
+    """Open the local drive ``spec`` read only (``DriveTarget.open``; a second time as if its
+    serial were confirmed, when anything refuses writes, to leave the confirmation out of
+    ``refusals``) and describe it (module docstring). Nothing is written.
 
     Raises:
         ConfigError, DeviceError: as ``DriveTarget.open`` (a partition, a device gone, ...).
     """
     target = DriveTarget.open(spec, confirmed_serials=(), file_size_bytes=0)
     ident = target.identity
-    unconfirmed = set(confirmation_reasons(target.fio_filename, ident.serial, ()))
+    refusals = target.write_refusals
+    if refusals and ident.serial:  # as if confirmed: what else refuses writes on this host
+        refusals = DriveTarget.open(spec, confirmed_serials=(ident.serial,),
+                                    file_size_bytes=0).write_refusals
     return {
         "format": FORMAT,
         "host": socket.gethostname(),
@@ -59,7 +62,7 @@ def identity_document(spec: DriveSpec, *, ioengine: str | None = None) -> dict[s
         "ssdqual_version": installed_version("pytest-ssdqual"),
         "identity": {k: list(v) if isinstance(v, tuple) else v
                      for k, v in asdict(ident).items()},
-        "refusals": [r for r in target.write_refusals if r not in unconfirmed],
+        "refusals": list(refusals),
         "ioengine": ioengine,
     }
 
