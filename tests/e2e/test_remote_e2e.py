@@ -131,6 +131,10 @@ def test_two_hosts_and_a_local_drive_in_one_session(lab: RemoteLab, tmp_path: Pa
             assert set(metrics) == set(local_bw[workload]), (server.drive, workload)
             assert metrics[f"{direction}.iops_log_s"] >= 2
             ratio = metrics[f"{direction}.bw_mbps"] / local_bw[workload][f"{direction}.bw_mbps"]
+            print(f"{server.drive} {workload}: {metrics[f'{direction}.bw_mbps']:.0f} MB/s, "
+                  f"local {local_bw[workload][f'{direction}.bw_mbps']:.0f} MB/s, ratio "
+                  f"{ratio:.2f}; p99 {metrics[f'{direction}.lat_p99_us']:.0f} us, local "
+                  f"{local_bw[workload][f'{direction}.lat_p99_us']:.0f} us")
             assert 0.5 <= ratio <= 2.0, (server.drive, workload, ratio)
             assert metrics[f"{direction}.lat_p99_us"] > 0
             # grouped by host and drive: the identity key names the host, the sources say how
