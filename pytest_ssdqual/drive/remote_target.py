@@ -45,7 +45,8 @@ __all__ = ["RemoteTarget", "open_remote_target"]
 
 #: A reading of the host younger than this serves both checks before one workload.
 _FRESH_S = 2.0
-_ENGINE = re.compile(r"^(\s*ioengine\s*=\s*)(\S+)\s*$", re.MULTILINE)
+_ENGINE = re.compile(r"^(\s*ioengine\s*=\s*)(\S+)[ \t]*$", re.MULTILINE)
+_PROBED = ("io_uring", "libaio", "psync")  # FioRunner.ioengine's choices
 
 #: Shell run on the host: SIGTERM, then SIGKILL, every fio process with the device open, and
 #: wait up to 10 s for them to be gone (a SIGKILLed process with direct I/O in flight lives on
@@ -154,11 +155,14 @@ class RemoteTarget(DriveTarget):
             raise DeviceError(message)
 
     def before_fio(self, job_text: str) -> str:
-        """The job with the host's own best fio engine (probed there at open) where this
-        machine's differs: the job runs on the host's kernel and fio."""
+        """The job with the host's own best fio engine (probed there at open) in place of the
+        one probed here (``io_uring``, ``libaio``, ``psync``: ``FioRunner.ioengine``): the job
+        runs on the host's kernel and fio. An engine a job names for itself (``sync``,
+        ``sg``, ...) is kept."""
         if not self._engine:
             return job_text
-        return _ENGINE.sub(lambda m: m.group(1) + str(self._engine), job_text)
+        return _ENGINE.sub(lambda m: m.group(1) + str(self._engine)
+                           if m.group(2) in _PROBED else m.group(0), job_text)
 
     def stop_leftover_fio(self) -> str:
         """Stop every fio process on the host that still has the drive open (SIGTERM, then

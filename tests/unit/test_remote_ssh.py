@@ -16,6 +16,8 @@ from pytest_ssdqual.drive.identity_file import (
     load_identity_file,
     read_identity_document,
 )
+from pytest_ssdqual.drive.lock import DriveLock
+from pytest_ssdqual.drive.remote_target import RemoteTarget
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.ssh import RemoteAccess, SshRunner
 from pytest_ssdqual.errors import ConfigError, DeviceError
@@ -70,3 +72,29 @@ def test_bad_identity_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_identity_file(str(tmp_path / "missing.json"))
     assert info.value.key == "--remote-identity" and "identify --json" in (info.value.fix or "")
+
+
+def test_remote_target_from_an_identity_file_without_ssh(tmp_path: Path) -> None:
+    image = tmp_path / "x.img"
+    image.write_bytes(b"\0" * 8192)
+    doc = identity_document(parse_drive_option(str(image)), ioengine="libaio")
+    doc["refusals"] = ["/dev/sdx is mounted at /mnt"]
+    back = read_identity_document(json.dumps(doc), "x.json")
+    spec = parse_drive_option("fio://[fd00::7]:9000/dev/sdx")
+    target = RemoteTarget(spec, back, ssh=None, confirmed_serials=(str(image),),
+                          identity_source="file x.json made on lab-07")
+    # the host's own refusal stands, confirmed or not; the source is in the identity
+    assert target.write_refusals == ("/dev/sdx is mounted at /mnt on [fd00::7]:9000",)
+    assert target.identity.sources[-1] == "identity source: file x.json made on lab-07"
+    assert target.id == f"[fd00::7]:9000-{back.lock_key}" and target.device == spec.raw
+    assert target.fio_server is not None and target.fio_server.address == "ip6:fd00::7,9000"
+    job = "[global]\nioengine=io_uring\n[a]\nrw=read\n[b]\nioengine=sync\n"
+    assert target.before_fio(job) == "[global]\nioengine=libaio\n[a]\nrw=read\n[b]\nioengine=sync\n"
+    assert "cannot be stopped from here" in target.stop_leftover_fio()
+    with pytest.raises(FileNotFoundError, match="no SSH access"):
+        target.run_tool(["smartctl", "-a", "/dev/sdx"])
+    lock = target.make_lock("s")
+    assert type(lock) is DriveLock and "fd00__7_" in lock.path.name
+    unconfirmed = RemoteTarget(spec, back, ssh=None, confirmed_serials=(),
+                               identity_source="file")
+    assert any("--confirm-destroy" in r for r in unconfirmed.write_refusals)
