@@ -21,6 +21,9 @@ command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 # (tests/plugin/test_shared_store.py) start a throwaway cluster of their own
 { command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
   || need_apt+=(postgresql)
+# OpenSSH server and client: the remote-drive tests (tests/e2e/test_remote_e2e.py) start their
+# own sshd on a loopback port (where systemd runs, the package also starts one on port 22)
+[ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-server openssh-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing OS packages: ${need_apt[*]}" >&2
   SUDO=""

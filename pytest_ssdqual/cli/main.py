@@ -34,6 +34,7 @@ from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
 from pytest_ssdqual.cli import compare, rejudge, runs, sync, trend
 from pytest_ssdqual.cli import emu as emu_commands
 from pytest_ssdqual.cli import report as report_commands
+from pytest_ssdqual.cli.identify_json import print_identity_json
 from pytest_ssdqual.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, add_profile_option
 from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.health_checks import health_lines
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
     p_id.add_argument("--smartctl-device-type", metavar="TYPE",
                       help="smartctl -d type (a USB bridge smartctl does not know: sntjmicron)")
+    p_id.add_argument("--json", action="store_true", help="one JSON document (identity, write "
+                      "refusals but the confirmation; --drive=fio://THIS-HOST/dev/X reads it)")
+    p_id.add_argument("--engine", action="store_true", help="with --json: probe fio's engine")
 
     p_th = sub.add_parser("thresholds", help="check or show threshold files")
     th_sub = p_th.add_subparsers(dest="action", required=True)
@@ -125,6 +129,11 @@ def _identify(args: argparse.Namespace) -> int:
             "identify needs one drive" if not given else f"identify got two drives: {given}",
             key="--drive", fix="write ssdqual identify /dev/sdb (or --drive=/dev/sdb)")
     spec = parse_drive_option(given[0])
+    if args.json:
+        return print_identity_json(spec, engine=args.engine)
+    if spec.kind == "remote":
+        raise ConfigError(f"{spec.raw} is on another host", key="--drive",
+                          fix=f"run it there: ssh {spec.host} ssdqual identify {spec.path}")
     if spec.kind == "emu":  # described from its model, not built
         return emu_commands.identify(spec)
     if spec.kind == "file" and not Path(spec.path).exists():

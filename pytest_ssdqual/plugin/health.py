@@ -105,7 +105,9 @@ class HealthTracker:
         """Read the health now (raises ``HealthUnavailable``)."""
         target = self.ctx.target
         ident = self.ctx.identity
-        return query_health(target.device, kind=ident.kind, transport=ident.transport,
+        run = getattr(target, "run_tool", None)  # a remote drive's: on its host, over SSH
+        return query_health(target.fio_filename if run else target.device, kind=ident.kind,
+                            transport=ident.transport, run=run,
                             smartctl_device_type=ident.smartctl_device_type or None)
 
     def begin(self) -> None:

@@ -58,6 +58,7 @@ from pytest_ssdqual.results.run_id import new_run_id
 if TYPE_CHECKING:
     from pytest_ssdqual.drive.inventory import Inventory
     from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.drive.ssh import RemoteAccess
     from pytest_ssdqual.qualify.session import SessionOptions
     from pytest_ssdqual.results.gate import ResultsGate
 
@@ -162,6 +163,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
+    group.addoption("--ssh-config", default=None, metavar="FILE", help="ssh -F file for the "
+                    "hosts of fio://HOST/dev/X drives (default $SSDQUAL_SSH_CONFIG, else ssh's "
+                    "own ~/.ssh/config); ssh runs with BatchMode=yes, never prompting")
+    group.addoption("--remote-ssdqual", default=None, metavar="COMMAND", help="how a remote "
+                    "drive's host runs ssdqual over SSH (default $SSDQUAL_REMOTE_SSDQUAL, else "
+                    "ssdqual), e.g. '/opt/venv/bin/python -m pytest_ssdqual.cli'")
+    group.addoption("--remote-identity", action="append", default=[], metavar="FILE",
+                    help="a remote drive's identity, made on its host with ssdqual identify "
+                    "--json /dev/X, for a host without SSH access (repeatable)")
     for add in (add_outcome_options, add_event_options, add_power_loss_options,
                 add_firmware_options, add_power_meter_options):  # --allow-skipped-writes,
         add(group)  # --events, --power-switch/-cycles/-loss-seed, --firmware-*, --power-meter
@@ -254,7 +264,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
     seen: dict[str, str] = {}
     for spec in specs:
         # emu:X and emu:X@0.8: two drives; /dev/sdb and /dev/disk/by-id/...: one
-        key = spec.raw if spec.kind == "emu" else os.path.realpath(spec.path)
+        key = (spec.raw if spec.kind == "emu" else f"fio://{spec.host},{spec.port}{spec.path}"
+               if spec.kind == "remote" else os.path.realpath(spec.path))
         if key in seen:
             same = "" if seen[key] == spec.raw else f" (as {seen[key]} and {spec.raw})"
             raise ConfigError(f"{spec.raw} is given twice{same}", key="--drive",
@@ -325,7 +336,25 @@ def build_options(config: pytest.Config) -> SessionOptions:
         budgeted_drive=budgeted,
         smartctl_device_types=parse_device_type_options(
             config.getoption("smartctl_device_type") or (), specs),
+        remote=_remote_access(config) if any(s.kind == "remote" for s in specs) else None,
     )
+
+
+def _remote_access(config: pytest.Config) -> RemoteAccess:
+    """How the hosts of ``fio://`` drives are reached (``--ssh-config``, ``--remote-ssdqual``,
+    ``--remote-identity`` and their environment twins). Raises ConfigError: a missing file."""
+    from pytest_ssdqual.drive.ssh import RemoteAccess
+
+    ssh_config = config.getoption("ssh_config") or os.environ.get("SSDQUAL_SSH_CONFIG") or None
+    key = "--ssh-config" if config.getoption("ssh_config") else "SSDQUAL_SSH_CONFIG"
+    if ssh_config and not Path(ssh_config).is_file():
+        raise ConfigError(f"ssh config file {ssh_config} does not exist", key=key,
+                          fix="give an ssh_config(5) file, or leave it out to use ~/.ssh/config")
+    return RemoteAccess(
+        ssh_config=os.path.abspath(ssh_config) if ssh_config else None,
+        ssdqual_command=config.getoption("remote_ssdqual")
+        or os.environ.get("SSDQUAL_REMOTE_SSDQUAL") or "ssdqual",
+        identity_files=tuple(config.getoption("remote_identity") or ()))
 
 
 def scratch_path(config: pytest.Config) -> Path:

@@ -82,6 +82,8 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
                               options.downgrade_image)
 
     def whole_drive() -> tuple[str, ...]:  # download, commit and reset reach every namespace
+        if ctx.target.spec.kind == "remote":  # its tools would run here, not on its host
+            return (f"{ctx.target.spec.raw} is on another host: update its firmware there",)
         if ctx.target.spec.kind != "block":
             return ()
         return tuple(whole_drive_refusals(

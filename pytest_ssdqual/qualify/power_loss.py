@@ -96,6 +96,8 @@ def switch_refusals(spec: PlugSpec, ctx: DriveContext, session: QualSession) -> 
         out.append(f"--power-switch names one switch for {len(session.options.specs)} drives: "
                    "a cut on one would cut the others too; put {serial} or {device} in the "
                    "command, or give each drive its switch in the lab inventory (plugs:)")
+    if ctx.target.spec.kind == "remote":  # the cut and the read-back would run from here
+        out.append(f"{ctx.target.spec.raw} is on another host: power-loss tests run there")
     if ctx.target.spec.kind == "block":
         out += whole_drive_refusals(ctx.target.spec.path, serial=ctx.identity.serial,
                                     confirmed=session.options.confirmed_serials,

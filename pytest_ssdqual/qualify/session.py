@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
-from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.spec import DriveSpec
+from pytest_ssdqual.drive.ssh import RemoteAccess
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import SafetyRefusal
 from pytest_ssdqual.fio.check import check_run
@@ -30,6 +30,7 @@ from pytest_ssdqual.methodology.figure_state import (
 from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobRun
 from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
 from pytest_ssdqual.qualify.drive_labels import drive_label
+from pytest_ssdqual.qualify.open_target import open_target, target_lock
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
 from pytest_ssdqual.thresholds.verdict import Limit, Verdict
@@ -70,6 +71,7 @@ class SessionOptions:
     budgeted_drive: str | None = None
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
     smartctl_device_types: tuple[tuple[str, str], ...] = ()
+    remote: RemoteAccess | None = None  #: how remote drives' hosts are reached (SSH)
 
     def write_budget_for(self, drive: str) -> int | None:
         """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""
@@ -199,20 +201,11 @@ class QualSession:
         ctx = self._drives.get(spec.raw)
         if ctx is not None:
             return ctx
-        size = self.options.file_size_bytes or self.options.profile.file_size_bytes
-        if spec.kind == "emu":  # emulate builds on drive: it makes the target (needs root)
-            from pytest_ssdqual.emulate.target import open_emulated_target
-
-            target: DriveTarget = open_emulated_target(spec, file_size_bytes=size)
-        else:
-            target = DriveTarget.open(
-                spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size,
-                smartctl_types=DeviceTypes(self.options.smartctl_device_types,
-                                           self.options.inventory))
+        target = open_target(spec, self.options)  # block, file, emu or remote (fio://)
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)
-        lock = DriveLock(target.lock_key, label=target.device, session=self.session_tag)
+        lock = target_lock(target, self.session_tag)  # a remote drive's: on its host
         try:
             lock.acquire()
             assignment = resolve_assignment(
@@ -274,13 +267,9 @@ class QualSession:
         run: FioRun | None = None
         try:
             run = self.runner.run(
-                plan.text,
-                workdir=workdir,
-                name=workload.id,
-                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S,
-                readonly=not workload.writes,
-                cgroup=target.cgroup,
-            )
+                plan.text, workdir=workdir, name=workload.id,
+                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=not workload.writes,
+                cgroup=target.cgroup, server=target.fio_server)
         finally:
             self.count_run(ctx, run)
             if on_run is not None:
@@ -316,8 +305,7 @@ class QualSession:
         run = self.runner.run(
             target.before_fio(plan.text), workdir=workdir, name=plan.name,
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
-            cgroup=target.cgroup,
-        )
+            cgroup=target.cgroup, server=target.fio_server)
         self.count_run(ctx, run)
         check_run(run, expected_runtime_s=None)
         ctx.prefilled_bytes = plan.span_bytes
@@ -363,8 +351,7 @@ class QualSession:
         try:
             run = self.runner.run(
                 job_text, workdir=workdir, name=name, timeout_s=timeout_s,
-                readonly=not writes, cgroup=target.cgroup,
-            )
+                readonly=not writes, cgroup=target.cgroup, server=target.fio_server)
         finally:
             self.count_run(ctx, run)
             if on_run is not None:
