@@ -13,13 +13,15 @@ Sources: ssh(1), ssh_config(5) (OpenSSH 9.2).
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from pytest_ssdqual.errors import DeviceError
+from pytest_ssdqual.errors import ConfigError, DeviceError
 
 __all__ = ["SSH_CONNECT_TIMEOUT_S", "RemoteAccess", "SshResult", "SshRunner"]
 
@@ -129,3 +131,25 @@ class SshRunner:
     def ssdqual(self, *args: str) -> list[str]:
         """``ssdqual ARGS`` as the host runs it (``RemoteAccess.ssdqual_command``), as words."""
         return [*shlex.split(self.access.ssdqual_command), *args]
+
+
+def remote_access(*, ssh_config: str | None, ssdqual_command: str | None,
+                  identity_files: Sequence[str] = (),
+                  environ: Mapping[str, str] | None = None) -> RemoteAccess:
+    """How the hosts of ``fio://`` drives are reached: ``--ssh-config`` (else
+    ``$SSDQUAL_SSH_CONFIG``, else ssh's own ``~/.ssh/config``), ``--remote-ssdqual`` (else
+    ``$SSDQUAL_REMOTE_SSDQUAL``, else ``ssdqual``) and the ``--remote-identity`` files.
+
+    Raises:
+        ConfigError: the ssh config file does not exist (naming the option or variable).
+    """
+    env = os.environ if environ is None else environ
+    config = ssh_config or env.get("SSDQUAL_SSH_CONFIG") or None
+    key = "--ssh-config" if ssh_config else "SSDQUAL_SSH_CONFIG"
+    if config and not Path(config).is_file():
+        raise ConfigError(f"ssh config file {config} does not exist", key=key,
+                          fix="give an ssh_config(5) file, or leave it out to use ~/.ssh/config")
+    return RemoteAccess(
+        ssh_config=os.path.abspath(config) if config else None,
+        ssdqual_command=ssdqual_command or env.get("SSDQUAL_REMOTE_SSDQUAL") or "ssdqual",
+        identity_files=tuple(identity_files))

@@ -341,20 +341,13 @@ def build_options(config: pytest.Config) -> SessionOptions:
 
 
 def _remote_access(config: pytest.Config) -> RemoteAccess:
-    """How the hosts of ``fio://`` drives are reached (``--ssh-config``, ``--remote-ssdqual``,
-    ``--remote-identity`` and their environment twins). Raises ConfigError: a missing file."""
-    from pytest_ssdqual.drive.ssh import RemoteAccess
+    """``drive.ssh.remote_access`` of ``--ssh-config``, ``--remote-ssdqual``,
+    ``--remote-identity``. Raises ConfigError: a missing file."""
+    from pytest_ssdqual.drive.ssh import remote_access
 
-    ssh_config = config.getoption("ssh_config") or os.environ.get("SSDQUAL_SSH_CONFIG") or None
-    key = "--ssh-config" if config.getoption("ssh_config") else "SSDQUAL_SSH_CONFIG"
-    if ssh_config and not Path(ssh_config).is_file():
-        raise ConfigError(f"ssh config file {ssh_config} does not exist", key=key,
-                          fix="give an ssh_config(5) file, or leave it out to use ~/.ssh/config")
-    return RemoteAccess(
-        ssh_config=os.path.abspath(ssh_config) if ssh_config else None,
-        ssdqual_command=config.getoption("remote_ssdqual")
-        or os.environ.get("SSDQUAL_REMOTE_SSDQUAL") or "ssdqual",
-        identity_files=tuple(config.getoption("remote_identity") or ()))
+    return remote_access(ssh_config=config.getoption("ssh_config"),
+                         ssdqual_command=config.getoption("remote_ssdqual"),
+                         identity_files=config.getoption("remote_identity") or ())
 
 
 def scratch_path(config: pytest.Config) -> Path:

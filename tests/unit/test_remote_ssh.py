@@ -98,3 +98,23 @@ def test_remote_target_from_an_identity_file_without_ssh(tmp_path: Path) -> None
     unconfirmed = RemoteTarget(spec, back, ssh=None, confirmed_serials=(),
                                identity_source="file")
     assert any("--confirm-destroy" in r for r in unconfirmed.write_refusals)
+
+
+def test_remote_access_takes_the_option_then_the_environment(tmp_path):
+    from pytest_ssdqual.drive.ssh import remote_access
+    from pytest_ssdqual.errors import ConfigError
+
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host x\n")
+    env = {"SSDQUAL_SSH_CONFIG": str(cfg), "SSDQUAL_REMOTE_SSDQUAL": "/opt/venv/bin/ssdqual"}
+    got = remote_access(ssh_config=None, ssdqual_command=None, environ=env)
+    assert (got.ssh_config, got.ssdqual_command) == (str(cfg), "/opt/venv/bin/ssdqual")
+    got = remote_access(ssh_config=None, ssdqual_command="ssdq", identity_files=["a.json"],
+                        environ={})
+    assert (got.ssh_config, got.ssdqual_command, got.identity_files) == (None, "ssdq",
+                                                                          ("a.json",))
+    with pytest.raises(ConfigError, match="--ssh-config.*does not exist"):
+        remote_access(ssh_config=str(tmp_path / "nope"), ssdqual_command=None, environ=env)
+    with pytest.raises(ConfigError, match="SSDQUAL_SSH_CONFIG.*does not exist"):
+        remote_access(ssh_config=None, ssdqual_command=None,
+                      environ={"SSDQUAL_SSH_CONFIG": str(tmp_path / "nope")})
