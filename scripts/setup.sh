@@ -21,6 +21,9 @@ command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 # (tests/plugin/test_shared_store.py) start a throwaway cluster of their own
 { command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
   || need_apt+=(postgresql)
+# OpenSSH server and client: the remote-drive tests (tests/e2e/test_remote_e2e.py) start their
+# own sshd on a loopback port (where systemd runs, the package also starts one on port 22)
+[ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-server openssh-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing OS packages: ${need_apt[*]}" >&2
   SUDO=""
@@ -58,9 +61,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   "$PYTHON" -m venv .venv
 fi
+# The install is redone only when pyproject.toml's content changed since the last one (its hash
+# in the stamp; a checkout or a touch alone changes the file's time, never its hash), or when
+# the editable install points at another checkout (a .venv copied or moved).
 stamp=.venv/.ssdqual-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $PWD"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing pytest-ssdqual and its dependencies into .venv" >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
-  touch "$stamp"
+  echo "$want" > "$stamp"
 fi

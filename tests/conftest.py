@@ -32,6 +32,8 @@ from pytest_ssdqual.report import plots
 from pytest_ssdqual.results.regression_stats import judge_samples
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
+from .slowest import slowest_first
+
 pytest_plugins = ["pytester"]
 
 
@@ -197,6 +199,11 @@ def pytest_configure(config: pytest.Config) -> None:
             f"SSDQUAL_REQUIRE_CASES=1 but {', '.join(missing)} not found: point "
             "SSDQUAL_CASES_DIR at the cases folder (real/ and found/), or unset "
             "SSDQUAL_REQUIRE_CASES to let those tests skip")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest tests first (``tests/slowest.py``), for ./test.sh's two xdist workers."""
+    slowest_first(items)
 
 
 @pytest.fixture

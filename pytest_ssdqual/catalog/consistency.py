@@ -11,8 +11,9 @@ counts as 0 IOPS, the last partial second is left out):
   ``src/driver_wrap.pyx`` ``_IOWorker.iops_consistency(slowest_percentage=99.9)``:
   ``sorted(io_per_second, reverse=True)[int(n * 99.9) // 100] / mean`` (a ratio; x 100 here).
   PyNVMe3's own source is not public; its ``ioworker`` returns ``iops_consistency`` under the
-  same name. Needs ``CONSISTENCY_MIN_S`` = 1000 seconds: with fewer, no second lies beyond the
-  99.9 % point and the figure is just the slowest second.
+  same name. Needs ``CONSISTENCY_MIN_S`` = 1000 seconds: below that the 99.9 % point falls on
+  the slowest second itself (at exactly 1000 it still does: index 999 of 0-999; from 1001
+  seconds on at least one second lies beyond it), so a shorter log gives no figure.
 * ``iops_cov_pct``: the coefficient of variation (population standard deviation / mean x 100)
   of the last ``ConsistencyPlan.cov_last_s`` seconds; lower is better. Source: AnandTech's
   performance consistency test (4 KiB random write QD32 for 1 h, scored on the last 400 s on

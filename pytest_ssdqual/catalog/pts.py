@@ -23,9 +23,13 @@ latency figures rest on), so the regression gate reads the direction from the fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pytest_ssdqual.catalog.sizes import KIB, MIB
+
+W = TypeVar("W")
 
 IOPS_ID = "pts_iops"
 THROUGHPUT_ID = "pts_throughput"
@@ -199,3 +203,10 @@ WORKLOADS: tuple[tuple[str, str, str, int, int], ...] = (
 def workload_rows() -> list[tuple[str, str, str, int, int, tuple[str, ...], tuple[str, ...]]]:
     """``WORKLOADS`` with each test's metrics and gated figures, for ``workloads.CATALOG``."""
     return [(*row, pts_metrics(row[0]), PTS_GATED[row[0]]) for row in WORKLOADS]
+
+
+def workloads(make: Callable[..., W]) -> list[W]:
+    """The three tests as ``workloads.Workload`` objects built by ``make`` (the class; passed
+    in, since ``workloads`` imports this module)."""
+    return [make(i, t, rw, bs, qd, family="pts", methodology_metrics=m, per_direction=False,
+                 primary_figures=g) for i, t, rw, bs, qd, m, g in workload_rows()]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ssdqual.catalog import data_states, data_tests, firmware, pts
+from pytest_ssdqual.catalog import data_states, data_tests, firmware, pts, pts_wsat_hir
 from pytest_ssdqual.catalog import sweeps as sweep_catalog
 from pytest_ssdqual.catalog.consistency import ConsistencyPlan, consistency_metric_names
 from pytest_ssdqual.catalog.health import (
@@ -39,6 +39,7 @@ from pytest_ssdqual.catalog.sizes import (  # noqa: F401  (re-exported: the cata
     SCRATCH_FILE_BYTES,
     SCRATCH_WRITE_BUDGET_BYTES,
 )
+from pytest_ssdqual.catalog.temperature import NO_DIRECTION_TEMP, temperature_of
 
 #: Per-direction metrics read from fio's JSON. Units are in the names: decimal MB/s (10^6 B/s),
 #: microseconds of completion latency (fio ``clat_ns``). The deep tails p99.999 / p99.9999 and
@@ -103,19 +104,18 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(
     | data_states.HIGHER_IS_BETTER_RATIOS
     | sweep_catalog.HIGHER_IS_BETTER_SWEEP
     | data_tests.HIGHER_IS_BETTER_NAMES
-    | HIGHER_IS_BETTER_HEALTH
+    | HIGHER_IS_BETTER_HEALTH | pts_wsat_hir.HIGHER_IS_BETTER_PTS_WH
 )
 
 #: Canonical metrics with no regression direction (a better drive can raise or lower them):
-#: burst / continuous and zero / random ratios (``data_tests.NO_DIRECTION_METRICS``), the QD
-#: curves' ``saturation_qd`` and ``scaling_ratio`` (``sweeps.NO_DIRECTION_SWEEP``), and facts of
-#: the drive (power states, bytes written, the integrity test's written bytes and first bad
-#: offset). Never in ``HIGHER_IS_BETTER``'s sense, even where their bare names (``iops_ratio``)
-#: are higher-is-better fill-state ratios elsewhere.
+#: burst/continuous and zero/random ratios, the QD curves' ``saturation_qd`` and ``scaling_ratio``,
+#: facts of the drive (power states, bytes written, first bad offset, temperatures); never in
+#: ``HIGHER_IS_BETTER``'s sense, even where a bare name (``iops_ratio``) is one elsewhere.
 NO_DIRECTION: frozenset[str] = (
     data_tests.NO_DIRECTION_METRICS | data_tests.NO_DIRECTION_INTEGRITY | pts.NO_DIRECTION_PTS
     | sweep_catalog.NO_DIRECTION_SWEEP | NO_DIRECTION_HEALTH | NO_DIRECTION_IDLE_WAKE
-    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS)
+    | NO_DIRECTION_FIO | NO_DIRECTION_IDLE_POWER | NO_DIRECTION_POWER_LOSS | NO_DIRECTION_TEMP
+    | pts_wsat_hir.NO_DIRECTION_PTS_WH)
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ class Workload:
         ``iops``/``bw_mbps`` is ``total.*`` and a bare latency is ambiguous (``None``).
         """
         if "." in name or name in self.methodology_metrics or name in POWER_METRICS:
-            return name if name in self.metric_names() else None
+            return name if name in self.metric_names() or temperature_of(self.id, name) else None
         candidate = f"{self.primary_direction}.{name}"
         return candidate if candidate in self.metric_names() else None
 
@@ -275,6 +275,7 @@ class RunProfile:
     description: str = ""
     methodology: MethodologyPlan = MethodologyPlan()
     consistency: ConsistencyPlan = ConsistencyPlan()
+    temperature_interval_s: float = 5.0  # between samples (qualify.temperature); 0: off
 
 
 PROFILES: dict[str, RunProfile] = {
@@ -290,7 +291,7 @@ PROFILES: dict[str, RunProfile] = {
                 degrade_rounds=1, degrade_first_s=2, degrade_step_s=1,
                 steady_rounds=5, steady_write_s=1, recovery_rounds=2, idle_s=2,
             ),
-            ConsistencyPlan(cov_last_s=2),
+            ConsistencyPlan(cov_last_s=2), temperature_interval_s=1.0,
         ),
         RunProfile(
             "quick", 5, 30, 16 * GIB, 4 * GIB,
@@ -404,8 +405,7 @@ CATALOG: dict[str, Workload] = {
                  "and after, a checksummed data set across it", "write", 128 * KIB, 32,
                  family="firmware", methodology_metrics=firmware.firmware_metrics(),
                  per_direction=False),
-        *(Workload(i, t, rw, bs, qd, family="pts", methodology_metrics=m, per_direction=False,
-                   primary_figures=g) for i, t, rw, bs, qd, m, g in pts.workload_rows()),
+        *pts.workloads(Workload), *pts_wsat_hir.workloads(Workload),  # SNIA PTS (pts_*.py)
     )
 }
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from pytest_ssdqual.catalog.workloads import CATALOG, PROFILES
 from pytest_ssdqual.cli import compare, rejudge, runs, sync, trend
 from pytest_ssdqual.cli import emu as emu_commands
 from pytest_ssdqual.cli import report as report_commands
+from pytest_ssdqual.cli.identify_json import print_identity_json
 from pytest_ssdqual.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, add_profile_option
 from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.health_checks import health_lines
@@ -64,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_id.add_argument("--confirm-destroy", action="append", default=[], metavar="SERIAL")
     p_id.add_argument("--smartctl-device-type", metavar="TYPE",
                       help="smartctl -d type (a USB bridge smartctl does not know: sntjmicron)")
+    p_id.add_argument("--json", action="store_true", help="one JSON document (identity, write "
+                      "refusals but the confirmation; --drive=fio://THIS-HOST/dev/X reads it)")
+    p_id.add_argument("--engine", action="store_true", help="with --json: probe fio's engine")
 
     p_th = sub.add_parser("thresholds", help="check or show threshold files")
     th_sub = p_th.add_subparsers(dest="action", required=True)
@@ -124,6 +129,11 @@ def _identify(args: argparse.Namespace) -> int:
             "identify needs one drive" if not given else f"identify got two drives: {given}",
             key="--drive", fix="write ssdqual identify /dev/sdb (or --drive=/dev/sdb)")
     spec = parse_drive_option(given[0])
+    if args.json:
+        return print_identity_json(spec, engine=args.engine)
+    if spec.kind == "remote":
+        raise ConfigError(f"{spec.raw} is on another host", key="--drive",
+                          fix=f"run it there: ssh {spec.host} ssdqual identify {spec.path}")
     if spec.kind == "emu":  # described from its model, not built
         return emu_commands.identify(spec)
     if spec.kind == "file" and not Path(spec.path).exists():
@@ -216,6 +226,8 @@ def _drive_facts(drive: str, inventory_path: str | None) -> DriveFacts:
         target.cleanup()
 
 
+#: Columns ``limit_table`` fits its rows to: a longer row's provenance goes on its own line.
+LIMIT_TABLE_WIDTH = 120
 #: ``ssdqual thresholds show``: what the severity and marginal columns mean.
 LIMIT_TABLE_LEGEND = (
     "  (severity fail: a violation fails the test; WARN: it is reported, the test passes.\n"
@@ -234,8 +246,16 @@ def limit_table(limits: list[Limit]) -> list[str]:
         rows.append((limit.workload, str(limit), "WARN" if limit.severity == "warn" else "fail",
                      marginal_band(limit), f'{where.location} profile "{where.profile}"'))
     widths = [22, 40, 8, max(len(row[3]) for row in rows)]
-    lines = [" ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
-             + " " + row[4] for row in rows]
+    lines = []
+    for row in rows:
+        head = " ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
+        if len(head) + 1 + len(row[4]) <= LIMIT_TABLE_WIDTH:
+            lines.append(head + " " + row[4])
+        else:  # the provenance on a line of its own, under the limit
+            lines += [head.rstrip(), *textwrap.wrap(row[4], LIMIT_TABLE_WIDTH,
+                                                    initial_indent=" " * 23,
+                                                    subsequent_indent=" " * 25,
+                                                    break_long_words=False)]
     return [lines[0], LIMIT_TABLE_LEGEND, *lines[1:]]
 
 
@@ -268,6 +288,7 @@ _DOCS_SECTION = {
     "data-pattern": "Burst vs sustained, compressibility, data integrity",
     "integrity": "Burst vs sustained, compressibility, data integrity",
     "firmware": "Firmware update", "pts": "SNIA PTS tests",
+    "pts-wsat-hir": "SNIA PTS: WSAT and HIR",
 }
 
 

@@ -1,9 +1,9 @@
 """``ssdqual rejudge RUN --thresholds DIR``: judge a stored run against new limits, no I/O
-(``results.rejudge``).
+(``report.rejudge``).
 
 Exit status (pytest's, ``cli.options``): 0 every limit met and no regression; 1 a limit or
 regression fails under the new thresholds, or the run is incomplete
-(``results.rejudge.run_fails``); 4 bad input (unknown run, a damaged stored file, a bad
+(``report.rejudge.run_fails``); 4 bad input (unknown run, a damaged stored file, a bad
 threshold file).
 """
 
@@ -20,7 +20,7 @@ from pytest_ssdqual.cli.options import (
     load_run,
     results_store,
 )
-from pytest_ssdqual.results.rejudge import format_report, rejudge_run, run_fails
+from pytest_ssdqual.report.rejudge import format_report, rejudge_run, run_fails
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
 __all__ = ["add_parser", "run_command"]

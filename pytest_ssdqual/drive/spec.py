@@ -4,7 +4,8 @@ Kinds (docs/qualifying.md, option ``--drive``): a block device path (``/dev/sdb`
 character device or a directory is refused with the fix), ``file:PATH`` or an existing regular
 file (a scratch file target), ``emu:MODEL[@SPEED]`` (an emulated drive: only the syntax is
 checked here, by :func:`parse_emu_ref`; ``emulate`` finds the model and builds the drive).
-``fio://`` is reserved and refused. Reads the file system, never writes.
+``fio://HOST[:PORT]/dev/X`` (a drive on another host: :mod:`~pytest_ssdqual.drive.remote_spec`).
+Reads the file system, never writes.
 
 Sources: stat(2) (``S_ISBLK``/``S_ISCHR``), Linux ``Documentation/ABI/stable/sysfs-block``
 (``partition``, ``class/scsi_generic/<sgN>/device/block``).
@@ -25,9 +26,6 @@ from pytest_ssdqual.errors import ConfigError, DeviceError
 
 __all__ = ["MAX_SPEED", "DriveSpec", "EmuRef", "parse_drive_option", "parse_emu_ref"]
 
-#: ``--drive`` prefixes that are planned but not implemented yet.
-RESERVED_SCHEMES: tuple[str, ...] = ("fio",)
-
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
@@ -41,12 +39,17 @@ class DriveSpec:
             name or file as written, the model file's absolute path once
             ``emulator.resolve_spec`` found it; ``raw`` keeps the ``@SPEED``).
         path: absolute path (a relative one is taken from ``cwd``); symlinks are kept, so a
-            ``/dev/disk/by-id/...`` name shows as given.
+            ``/dev/disk/by-id/...`` name shows as given. For ``kind="remote"``
+            (``fio://HOST[:PORT]/dev/X``) the device path on that host.
+        host, port: a remote drive's host (IPv4, IPv6 without brackets, or a name) and fio
+            server port; ``""`` and 0 for a local drive.
     """
 
     raw: str
     kind: str
     path: str
+    host: str = ""
+    port: int = 0
 
 
 def _bad(message: str, fix: str | None = None) -> ConfigError:
@@ -72,9 +75,9 @@ def parse_drive_option(
 
     Raises:
         ConfigError: (``key="--drive"``, with a fix) for an empty value, a missing path, a
-            directory, a character device, a partition, an unknown or not yet supported
-            scheme (``fio://``), a bad ``emu:MODEL[@SPEED]``, a ``file:`` path under ``/dev`` or
-            on a block device,
+            directory, a character device, a partition, an unknown scheme, a bad
+            ``fio://HOST[:PORT]/dev/X``, a bad ``emu:MODEL[@SPEED]``, a ``file:`` path under
+            ``/dev`` or on a block device,
             or a ``file:`` path whose parent directory does not exist.
     """
     raw = value
@@ -92,11 +95,11 @@ def parse_drive_option(
     if scheme and scheme.group(1).lower() == "emu":
         # only the syntax here: the model is found later (emulator.resolve_spec)
         return DriveSpec(raw=raw, kind="emu", path=parse_emu_ref(text[4:]).model)
-    if scheme and scheme.group(1).lower() in RESERVED_SCHEMES:
-        raise _bad(
-            f"{value!r}: remote drives (fio://HOST/dev/X) are not supported yet",
-            "use a local block device (--drive=/dev/sdb) or a scratch file (--drive=file:PATH)",
-        )
+    if scheme and scheme.group(1).lower() == "fio":
+        from pytest_ssdqual.drive.remote_spec import parse_remote_drive
+
+        host, port, device = parse_remote_drive(text)
+        return DriveSpec(raw=raw, kind="remote", path=device, host=host, port=port)
 
     path = os.path.normpath(os.path.join(base, text))
     try:

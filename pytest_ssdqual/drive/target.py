@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.drive.device_types import DeviceTypes
     from pytest_ssdqual.drive.identity import DriveIdentity
     from pytest_ssdqual.drive.inventory import Entry
+    from pytest_ssdqual.fio.client import FioServer
 
 __all__ = ["DriveTarget", "IdentityFn", "identity_kind"]
 
@@ -91,6 +92,7 @@ class DriveTarget:
     """
 
     cgroup: Path | None = None
+    fio_server: FioServer | None = None  #: a remote drive's ``fio --server`` (``remote_target``)
     #: Inventory entries the target brings (an emulated drive's model: controller, NAND).
     assignment_entries: tuple[Entry, ...] = ()
     #: Extra ``(key, text)`` facts for reports (an emulated drive's model, caps, image).

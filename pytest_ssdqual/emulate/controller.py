@@ -40,6 +40,7 @@ from pytest_ssdqual.emulate.model_file import load_model
 from pytest_ssdqual.emulate.power_meter import MeteredThrottle
 from pytest_ssdqual.emulate.shape import shapes_from_json
 from pytest_ssdqual.emulate.state import LOG_HEADER, ThrottleController
+from pytest_ssdqual.emulate.thermal import PUBLISHED_NAME, publish, read_published
 
 __all__ = ["DEFAULT_INTERVAL_S", "LOG_EVERY_S", "main", "run_loop"]
 
@@ -62,6 +63,7 @@ def run_loop(
     logged_values: dict[str, int] | None = None,
     inbox: Callable[[float], list[str]] | None = None,
     reply: Callable[[str], None] | None = None,
+    after_step: Callable[[], None] | None = None,
 ) -> None:
     """Poll the counters, update the controller, write the caps; until ``should_stop()``.
 
@@ -70,7 +72,8 @@ def run_loop(
     between polls is spent in it: each shape is put in force at once (counters read, caps
     written) and answered through ``reply`` (``ack SEQ``).
     Logs a CSV line (``LOG_HEADER``) when the throttle values change and every ``LOG_EVERY_S``;
-    ``logged_values`` are values the caller already logged at the start.
+    ``logged_values`` are values the caller already logged at the start. ``after_step`` is
+    called after each poll (the thermal model's publication, ``emulate.thermal``).
 
     Raises:
         OSError: the cgroup folder vanished.
@@ -81,6 +84,8 @@ def run_loop(
     while not should_stop():
         now = clock()
         values = throttle.apply(controller.step(now, throttle.counters()))
+        if after_step is not None:
+            after_step()
         t = now - start
         if log is not None and (values != last_values or t - last_log >= LOG_EVERY_S):
             log.write(controller.log_fields(t, values) + "\n")
@@ -172,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     throttle = BlkioThrottle(args.cgroup, args.device)
     controller = ThrottleController(model, args.image_bytes)
     stop = {"signal": False}
+    thermal, hot = controller.thermal, Path(args.workdir or ".") / PUBLISHED_NAME
+    if thermal is not None and args.workdir:  # the temperature outlives a restart
+        thermal.resume(read_published(hot), time.time())
 
     def on_signal(_signo: int, _frame: object) -> None:
         stop["signal"] = True
@@ -208,7 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run_loop(throttle, controller, interval_s=args.interval, should_stop=should_stop,
                  log=log, logged_values=values,
-                 inbox=_StdinInbox(sys.stdin.fileno()) if args.shapes else None, reply=reply)
+                 inbox=_StdinInbox(sys.stdin.fileno()) if args.shapes else None, reply=reply,
+                 after_step=(lambda: publish(hot, thermal, time.time()))
+                 if thermal is not None and args.workdir else None)
     except OSError as exc:
         if not stop["signal"]:
             sys.stderr.write(f"emu_controller: {exc}\n")

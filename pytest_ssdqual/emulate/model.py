@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_ssdqual.emulate.firmware_variants import FirmwareVariant
+    from pytest_ssdqual.emulate.thermal import ThermalModel
 
 from pytest_ssdqual.emulate.power_loss_model import PowerLoss
 from pytest_ssdqual.emulate.power_model import PowerModel
@@ -286,6 +287,7 @@ class DriveModel:
     power_loss: PowerLoss | None = None  # emulate/power_loss_model.py: what survives a cut
     #: other firmware builds an update can switch to (``emulate.firmware_variants``)
     firmware_variants: dict[str, FirmwareVariant] = field(default_factory=dict)
+    thermal: ThermalModel | None = None  # the thermal: block (emulate.thermal)
 
     @property
     def recovers(self) -> bool:

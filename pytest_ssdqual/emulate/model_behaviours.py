@@ -31,6 +31,7 @@ from pytest_ssdqual.emulate.model import (
     RecoveryRate,
     RecoveryStep,
 )
+from pytest_ssdqual.emulate.thermal import thermal_model
 
 __all__ = ["behaviour_fields", "branch_errors", "bs_bytes", "curve_for", "curves",
            "str_curve_keys"]
@@ -93,8 +94,8 @@ def curve_for(data: dict[str, Any], cap: str) -> bool:
 
 
 def behaviour_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """The ``DriveModel`` fields of a validated file's recovery, curves, fragmentation and
-    copy keys."""
+    """The ``DriveModel`` fields of a validated file's recovery, curves, fragmentation, copy
+    and thermal keys."""
     recovery = data.get("recovery")
     frag = data.get("fragmentation")
     copy = data.get("copy")
@@ -109,4 +110,5 @@ def behaviour_fields(data: dict[str, Any]) -> dict[str, Any]:
                                        float(frag["seq_write_factor"]),
                                        float(frag["seq_read_factor"])) if frag else None,
         "copy": CopyBehaviour(float(copy["concurrent_factor"])) if copy else None,
+        "thermal": thermal_model(data),  # emulate.thermal
     }

@@ -74,6 +74,7 @@ from pytest_ssdqual.emulate.model_behaviours import (
 )
 from pytest_ssdqual.emulate.power_loss_model import power_loss_errors, power_loss_of
 from pytest_ssdqual.emulate.power_model import power_model
+from pytest_ssdqual.emulate.thermal import thermal_errors
 from pytest_ssdqual.errors import ConfigError, ConfigErrors
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines
 
@@ -313,7 +314,8 @@ def load_model(path: str | Path) -> DriveModel:
         raise ConfigErrors(errors)
     assert isinstance(data, dict)
     errors = [*_sense_errors(data, lines, file), *_nvme_sense_errors(data, lines, file),
-              *power_loss_errors(data, lines, file), *variant_sense_errors(data, lines, file)]
+              *power_loss_errors(data, lines, file), *variant_sense_errors(data, lines, file),
+              *thermal_errors(data, lines, file)]
     if errors:
         raise ConfigErrors(errors)
     ident = data["identity"]

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 from pytest_ssdqual.emulate.model import CAP_FIELDS, Caps, DriveModel
 from pytest_ssdqual.emulate.shape import JobShape
+from pytest_ssdqual.emulate.thermal import ThermalState
 
 __all__ = ["IDLE_MIN_S", "LOG_HEADER", "RECOVERY_IDLE_MIN_S", "IoCounters", "ThrottleController"]
 
@@ -127,6 +128,7 @@ class ThrottleController:
         self.shapes: tuple[JobShape, ...] = ()
         self._written_since_credit = 0
         self._last: IoCounters | None = None
+        self.thermal = ThermalState(model.thermal) if model.thermal is not None else None
         self._last_t: float | None = None
 
     @property
@@ -160,6 +162,8 @@ class ThrottleController:
         written = max(0, counters.write_bytes - self._last.write_bytes)
         active = counters.ios != self._last.ios or written > 0 or (
             counters.read_bytes != self._last.read_bytes)
+        if self.thermal is not None:  # emulate.thermal: heat from the bytes moved
+            self.thermal.step(dt, max(0, counters.read_bytes - self._last.read_bytes), written)
         self._last, self._last_t = counters, now_s
         self.read_bytes = counters.read_bytes
         self.written_bytes += written
@@ -300,6 +304,8 @@ class ThrottleController:
                 else:
                     lifted[name] = low + (high - low) * self.lift_pct / 100
             caps = caps.tightest(Caps(**lifted))
+        if self.thermal is not None:  # thermal throttling: its caps when hot
+            caps = caps.tightest(self.thermal.caps())
         copy = self.model.copy
         if copy is not None and self._concurrent():
             caps = _factor(caps, read=copy.concurrent_factor, write=copy.concurrent_factor,

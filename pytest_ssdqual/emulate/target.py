@@ -20,6 +20,7 @@ from pytest_ssdqual.drive.inventory import Entry
 from pytest_ssdqual.drive.power_states import PowerState, PowerStateTable
 from pytest_ssdqual.drive.spec import DriveSpec, parse_emu_ref
 from pytest_ssdqual.drive.target import DriveTarget
+from pytest_ssdqual.drive.temperature_source import TemperatureSource
 from pytest_ssdqual.emulate.emulator import EmulatedDrive
 from pytest_ssdqual.emulate.host import host_problems, size_text
 from pytest_ssdqual.emulate.model import DriveModel
@@ -27,6 +28,7 @@ from pytest_ssdqual.emulate.model_file import load_model
 from pytest_ssdqual.emulate.pacing import pace_job
 from pytest_ssdqual.emulate.resolve import drive_id, emu_text
 from pytest_ssdqual.emulate.shape import parse_job_shapes
+from pytest_ssdqual.emulate.thermal import emulated_temperature_source
 from pytest_ssdqual.errors import DeviceError
 
 __all__ = ["EmulatedTarget", "emulated_identity", "open_emulated_target"]
@@ -95,6 +97,8 @@ class EmulatedTarget(DriveTarget):
             parts.append(f"reading and writing at once: caps x{m.copy.concurrent_factor:g}")
         if m.power_loss is not None:
             parts.append(m.power_loss.describe())
+        if m.thermal is not None:
+            parts.append(m.thermal.describe())
         parts.append(f"{d.loop_device}, image {size_text(d.image_bytes)} {d.image_where} "
                      f"(capacity scaled down from {m.capacity_bytes / 1e9:.1f} GB)")
         return "; ".join(parts)
@@ -186,6 +190,11 @@ class EmulatedTarget(DriveTarget):
         table = PowerStateTable(states, nvme.apst_supported, nvme.warning_temperature_c,
                                 nvme.critical_temperature_c)
         return table, nvme.apst_enabled
+
+    def temperature_source(self) -> TemperatureSource | str:
+        """The drive's temperature as its thermal model has it, or why it has none
+        (``emulate.thermal.emulated_temperature_source``)."""
+        return emulated_temperature_source(self.drive)
 
     def cleanup(self) -> None:
         """Tear the emulated drive down (see :meth:`EmulatedDrive.close`). Idempotent."""

@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
+from pytest_ssdqual.fio.client import FioServer, client_argv, settle_client_run
 from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
     child_setup,
+    death_signal_prefix,
     kill_leftovers,
     kill_process_group,
     wait_exit,
@@ -179,6 +181,7 @@ class FioRunner:
         readonly: bool,
         extra_args: Sequence[str] = (),
         cgroup: Path | None = None,
+        server: FioServer | None = None,
     ) -> FioRun:
         """Write ``job_text`` to ``workdir/name.fio`` and run fio on it.
 
@@ -187,13 +190,20 @@ class FioRunner:
             timeout_s: wall-clock limit; on expiry the fio process group is killed.
             cgroup: a blkio cgroup folder for this run only (e.g. an emulated drive's); the
                 runner's own ``cgroup`` when None.
+            server: run the job on this ``fio --server`` (``fio --client``, fio's
+                client/server mode; a remote drive): the client's output is kept as
+                ``<name>.client.json`` and brought to a local run's shape, its per-second logs
+                renamed to local names (``fio.client``); the timeout kills the client.
 
         fio is started in its own session (process group) and, through ``PR_SET_PDEATHSIG``,
         gets SIGTERM from the kernel if this process dies without killing it (a crashed
-        pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits.
-        However fio ends, every process of the run still running then -- fio's job processes
-        after its main process died by SIGKILL -- is killed within ``LEFTOVER_GRACE_S``
-        (``process.kill_leftovers``) and listed in ``FioRun.orphans_killed``.
+        pytest-xdist worker, ``os._exit``, SIGKILL): fio then stops its jobs and exits. The
+        signal is set by setpriv(1) before it ``exec``s fio (``process.death_signal_prefix``),
+        or, with a cgroup to join or without setpriv, by a ``preexec_fn``. Unless fio exits
+        with status 0 (it has then reaped its jobs), every process of the run still running
+        then -- fio's job processes after its main process died by SIGKILL -- is killed within
+        ``LEFTOVER_GRACE_S`` (``process.kill_leftovers``) and listed in
+        ``FioRun.orphans_killed``.
 
         Raises:
             FioNotFound, FioTimeout; FioError when fio is too old (``version``, checked once);
@@ -205,40 +215,52 @@ class FioRunner:
         job_path = workdir / f"{name}.fio"
         output_path = workdir / f"{name}.json"
         job_path.write_text(job_text)
-        argv = [self.executable(), "--output-format=json+", f"--output={output_path}"]
-        if readonly:
-            argv.append("--readonly")
-        argv += [*extra_args, str(job_path)]
+        if server is not None:
+            argv = client_argv(self.executable(), server.address, output_path,
+                               readonly=readonly, extra_args=list(extra_args), job_path=job_path)
+        else:
+            argv = [self.executable(), "--output-format=json+", f"--output={output_path}"]
+            if readonly:
+                argv.append("--readonly")
+            argv += [*extra_args, str(job_path)]
         start = time.monotonic()
         # stderr goes to an unnamed file, not a pipe: a job process left by a dead fio holds
         # it open, and the run must not wait for that process to close it.
+        group = cgroup or self.cgroup  # joined in the child before exec: needs a preexec_fn
+        launcher = () if group is not None else death_signal_prefix()
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
             proc = subprocess.Popen(
-                argv,
+                [*launcher, *argv],
                 cwd=workdir,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL if server is None else err,  # a client's news
                 stderr=err,
                 text=True,
                 env=_env(),
                 start_new_session=True,
-                preexec_fn=child_setup(cgroup_joiner(cgroup or self.cgroup)),
+                preexec_fn=None if launcher else child_setup(cgroup_joiner(group)),
             )
             try:
-                wait_exit(proc, timeout_s)
+                clean = wait_exit(proc, timeout_s)
             except subprocess.TimeoutExpired:
-                note = _stop(proc, argv)
+                note = _stop(proc, argv) + (server.after_failure() if server else "")
                 stderr = _read_back(err) + note
+                what = "fio" if server is None else f"fio --client to the server {server}"
                 raise FioTimeout(
-                    f"fio ran {timeout_s:.0f} s, longer than expected, and was killed",
+                    f"{what} ran {timeout_s:.0f} s, longer than expected, and was killed",
                     raw_output=_read(output_path) + (f"\n{stderr}" if stderr.strip() else ""),
                 ) from None
             except BaseException:
                 _stop(proc, argv)
+                if server is not None:
+                    server.after_failure()
                 raise
-            killed, survived = kill_leftovers(proc.pid, argv)
+            # exit status 0: fio reaped its jobs; else look for any left (3 ms a run here)
+            killed, survived = ([], []) if clean else kill_leftovers(proc.pid, argv)
             proc.wait()
             stderr = _read_back(err) + _stuck_note(survived)
+        if server is not None:
+            stderr = settle_client_run(workdir, output_path, server, proc.returncode, stderr)
         return FioRun(
             argv=tuple(argv),
             job_path=job_path,

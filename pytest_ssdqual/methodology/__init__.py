@@ -7,5 +7,7 @@
 * ``registry.run_methodology`` picks the module by workload id;
 * the analyses they use: ``steady_state`` (SNIA PTS steady-state window), ``slc_cache`` (the
   write cliff; its result and texts in ``slc_report``), ``recovery`` (time to recover after
-  idle), ``figure_state`` (the drive state a figure was measured in).
+  idle), ``figure_state`` (the drive state a figure was measured in);
+* ``progress`` (phase, round and ETA events to an observer) and ``protocol`` (what they need
+  of the session above them, ``qualify.session``, as ``typing.Protocol`` types).
 """

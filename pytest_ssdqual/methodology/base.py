@@ -1,15 +1,12 @@
 """What every methodology test shares: the run (drive, folders, clock, observer), its steps
-and its result. A methodology test (sustained write, steady state, consistency, recovery) is
-a sequence of steps -- purge, fio jobs, idle periods -- on one drive. ``MethodRun`` runs each
-step through ``QualSession.run_job`` (every write passes the drive's safety checks), keeps each
-fio job in its own folder with its per-second logs, tells the observer the phase, round and
-ETA, and records the state each figure was taken in (FOB, preconditioned, steady state, ...);
-``MethodologyResult`` is what the plugin judges and reports."""
+and its result. A methodology test is a sequence of steps -- purge, fio jobs, idle periods --
+on one drive. ``MethodRun`` runs each step through the session's ``run_job``
+(``protocol.JobSession``: every write passes the drive's safety checks), keeps each fio job in
+its own folder with its per-second logs, tells the observer the phase, round and ETA, and
+records the state each figure was taken in (FOB, preconditioned, steady state, ...)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,13 +20,14 @@ from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S
 from pytest_ssdqual.fio.series import Series
 from pytest_ssdqual.methodology.curves import Curve
 from pytest_ssdqual.methodology.jobs import MethodJob, aligned_span
+from pytest_ssdqual.methodology.progress import EtaClock, NullObserver, Observer, ProgressEvent
 from pytest_ssdqual.methodology.purge import PurgeRecord, purge
-from pytest_ssdqual.qualify.progress import EtaClock, NullObserver, Observer, ProgressEvent
+from pytest_ssdqual.methodology.step_tables import per_second_csv, rounds_csv
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance, Verdict, judge
 
 if TYPE_CHECKING:
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobRun, JobSession
     from pytest_ssdqual.methodology.steady_state import SteadyState
-    from pytest_ssdqual.qualify.session import DriveContext, JobRun, QualSession
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
 
 #: Drive states a figure can be taken in (SNIA PTS: FOB = fresh out of box, after a purge).
@@ -64,8 +62,8 @@ class Step:
         start_s: when it started, seconds since the test started.
         metrics: fio's figures (``write.iops``, ``write.lat_p99_us``...).
         bw, iops, lat: per-second series (decimal MB/s, IOPS, µs of total latency) of the job's
-            direction, ``None`` when fio wrote no such log.
-        idle_before_s: cumulative idle seconds before this step (recovery rounds), else ``None``.
+            direction, ``None`` when fio wrote no such log. idle_before_s: cumulative idle
+            seconds before this step (recovery rounds), else ``None``.
         label: what the progress line calls the step when the phase alone does not tell the
             steps apart (a sweep point: ``rand_read_4k QD8``), else ``None``.
     """
@@ -101,8 +99,7 @@ class MethodologyResult:
         metrics: canonical metric name -> value, in the names' units.
         states: metric name -> the drive state it was taken in.
         notes: human lines for the report (purge record, steady-state verdict, SLC cliff...).
-        steps: every fio step, in order.
-        purge: what the purge did (``None`` when the test does not purge).
+        steps: every fio step, in order. purge: what the purge did (``None``: no purge).
         steady_state: the SNIA verdict when the test tracks one.
         requirements: the test's implicit limits (its preconditions: the purge ran, steady
             state was reached); a threshold profile's own limit on the same workload and metric
@@ -130,42 +127,18 @@ class MethodologyResult:
     tables: dict[str, str] = field(default_factory=dict)
 
     def rounds_csv(self) -> str:
-        """One row per fio step: phase, round, state, idle, figures."""
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["phase", "round", "state", "idle_before_s", "start_s", "job",
-                         "iops", "bw_mbps", "lat_mean_us", "lat_p99_us", "lat_max_us"])
-        for s in self.steps:
-            writer.writerow([
-                s.phase, "" if s.round is None else s.round, s.state,
-                "" if s.idle_before_s is None else f"{s.idle_before_s:g}", f"{s.start_s:.1f}",
-                s.job.name, *(_fmt(s.figure(m)) for m in
-                              ("iops", "bw_mbps", "lat_mean_us", "lat_p99_us", "lat_max_us")),
-            ])
-        return out.getvalue()
+        """One row per fio step: phase, round, state, idle, figures (``step_tables``)."""
+        return rounds_csv(self.steps)
 
     def per_second_csv(self) -> str:
-        """Every step's per-second log on one time line (seconds since the test started):
-        ``t_s, phase, round, job, bw_mbps, iops, lat_mean_us``."""
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["t_s", "phase", "round", "job", "bw_mbps", "iops", "lat_mean_us"])
-        for s in self.steps:
-            rows: dict[float, list[str]] = {}
-            for col, series in enumerate((s.bw, s.iops, s.lat)):
-                if series is None:
-                    continue
-                for t, v in zip(series.t_s, series.values, strict=True):
-                    rows.setdefault(round(t), ["", "", ""])[col] = _fmt(v)
-            for t in sorted(rows):
-                writer.writerow([f"{s.start_s + t:.0f}", s.phase,
-                                 "" if s.round is None else s.round, s.job.name, *rows[t]])
-        return out.getvalue()
+        """Every step's per-second log on one time line (``step_tables``)."""
+        return per_second_csv(self.steps)
 
 
 @dataclass
 class MethodologyOutcome:
-    """A methodology result judged against the drive's limits (see :func:`judge_result`).
+    """A methodology result judged against the drive's limits (see :func:`judge_result`; the
+    outcome protocol ``results.protocol.Judged``).
 
     Attributes:
         result: the test's figures, states, notes and steps.
@@ -187,6 +160,22 @@ class MethodologyOutcome:
     def failed(self) -> list[Verdict]:
         """Verdicts that fail the test (violated limits, limited metrics not measured)."""
         return [v for v in self.verdicts if v.failed]
+
+    @property
+    def states(self) -> dict[str, str]:  # the drive state of each figure
+        return self.result.states
+
+    @property
+    def unreached(self) -> dict[str, str]:  # never got there (never recovered)
+        return self.result.unreached
+
+    @property
+    def requirements(self) -> list[Limit]:  # implicit limits: purge done, steady state
+        return self.result.requirements
+
+    @property
+    def run_facts(self) -> dict[str, float | str]:  # no single fio run: each step has its own
+        return {}
 
 
 def judge_result(result: MethodologyResult, limits: ResolvedLimits, *, strict: bool = False,
@@ -257,26 +246,21 @@ def purged_result(
     )
 
 
-def _fmt(value: float) -> str:
-    return "" if value != value else f"{value:.6g}"  # NaN -> empty
-
-
 class MethodRun:
     """Runs the steps of one methodology test on one drive.
 
     Args:
-        session: the ``QualSession`` (fio runner, profile, options).
-        ctx: the drive.
-        workdir: folder for every step's job file, fio output and per-second logs.
-        test_id: the methodology workload id (for progress lines).
-        observer: receives phases and progress events.
-        sleep: ``time.sleep`` (replaced in tests).
+        session: the session (``protocol.JobSession``: ``QualSession``): fio runner, profile.
+        ctx: the drive (``protocol.DriveUnderTest``: ``DriveContext``). workdir: folder for
+            every step's job file, fio output and per-second logs.
+        test_id: the methodology workload id (for progress lines). observer: receives phases
+            and progress events. sleep: ``time.sleep`` (replaced in tests).
     """
 
     def __init__(
         self,
-        session: QualSession,
-        ctx: DriveContext,
+        session: JobSession,
+        ctx: DriveUnderTest,
         workdir: Path,
         test_id: str,
         *,

@@ -12,7 +12,7 @@ States (one per metric):
   ``steady state``, ``after 300 s idle``, ``as found (not purged)``...);
 * a plain workload's reads: ``prefilled`` -- the session wrote the span once before the first
   read (``QualSession.prefill``; the note gives the bytes) -- or, when the drive refuses
-  writes, ``session.STATE_AS_FOUND``: the media as found, possibly never written;
+  writes, ``STATE_AS_FOUND``: the media as found, possibly never written;
 * a plain workload's writes: ``as found (not purged, not preconditioned)`` -- the drive in
   whatever state earlier tests and its past left it (no purge, no preconditioning);
 * a mixed workload's totals (``total.iops``): both, ``<reads' state>; writes <writes' state>``.
@@ -26,10 +26,14 @@ before reading. Plain Python (no pytest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from pytest_ssdqual.qualify.session import STATE_AS_FOUND, STATE_PREFILLED
+#: A reading workload ran after the session's one-time sequential prefill of the span.
+STATE_PREFILLED = "prefilled"
+#: A reading workload ran on a drive whose writes are refused: never-written blocks may read
+#: as zeros without touching the media.
+STATE_AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
+
 
 #: State of a plain workload's write figures.
 STATE_WRITES_AS_FOUND = "as found (not purged, not preconditioned)"
@@ -66,26 +70,21 @@ def verdict_word(word: str, state: str) -> str:
     return PASS_AS_FOUND if word == "PASS" and read_as_found(state) else word
 
 
-def figure_states(outcome: Any) -> dict[str, str]:
-    """Metric name -> the drive state it was taken in, for a judged outcome.
+def workload_states(metrics: Iterable[str], read_state: str) -> dict[str, str]:
+    """Metric -> the drive state a plain fio workload's figure was taken in
+    (``qualify.session.WorkloadOutcome.states``; a methodology test records its own).
 
     Args:
-        outcome: a ``MethodologyOutcome`` (its ``result.states``) or a ``WorkloadOutcome``
-            (``state``: the state of its reads, ``""`` for a write-only workload; ``note``).
+        metrics: the workload's canonical metric names (``read.iops``, ``write.bw_mbps``).
+        read_state: the state of its reads as reports word it (``read after a prefill of
+            268435456 bytes``, ``STATE_AS_FOUND``), ``""`` for a write-only workload.
 
     Returns:
         e.g. ``{"read.iops": "read after a prefill of 268435456 bytes",
-        "write.iops": "as found (not purged, not preconditioned)"}``; every measured metric.
+        "write.iops": "as found (not purged, not preconditioned)"}``; every metric given.
     """
-    result = getattr(outcome, "result", None)
-    states = getattr(result, "states", None)
-    if isinstance(states, Mapping):
-        return {str(k): str(v) for k, v in states.items()}
-    read_state = str(getattr(outcome, "state", "") or "")
-    if read_state == STATE_PREFILLED:
-        read_state = str(getattr(outcome, "note", "") or STATE_PREFILLED)
     out: dict[str, str] = {}
-    for metric in getattr(outcome, "metrics", {}) or {}:
+    for metric in metrics:
         direction = str(metric).split(".", 1)[0]
         if direction == "write" or not read_state:
             out[metric] = STATE_WRITES_AS_FOUND

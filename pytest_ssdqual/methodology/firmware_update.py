@@ -221,7 +221,7 @@ def _drop_pct(figure: str, old: float, new: float) -> float:
     if not old == old or old <= 0 or not new == new:
         return float("nan")
     change = (new - old) / old * 100
-    return -change if figure in HIGHER_IS_BETTER else change
+    return 0.0 - change if figure in HIGHER_IS_BETTER else change  # never -0.0
 
 
 def side_by_side(figures: dict[str, dict[str, float]], limits: dict[str, float],

@@ -45,7 +45,7 @@ from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun
 from pytest_ssdqual.fio.verify import VerifyReport, read_verify_report
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.session import DriveContext, QualSession
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobSession
 
 __all__ = ["CUT_WINDOW_S", "CycleRecord", "run_cycle", "verify_job", "write_job"]
 
@@ -145,7 +145,7 @@ def _wait_device(path: str, timeout_s: float) -> float:
     return time.monotonic() - start
 
 
-def run_cycle(session: QualSession, ctx: DriveContext, switch: Any, folder: Path, *,
+def run_cycle(session: JobSession, ctx: DriveUnderTest, switch: Any, folder: Path, *,
               cycle: int, seed: int, cut_at_s: float, off_s: float, span_bytes: int,
               read_counter: Callable[[], tuple[int | None, str]]) -> CycleRecord:
     """One power cycle on ``ctx``'s drive (see the module text); files in ``folder``.
@@ -168,12 +168,14 @@ def run_cycle(session: QualSession, ctx: DriveContext, switch: Any, folder: Path
     timer = threading.Timer(cut_at_s, trigger.touch)
     timeout_s = cut_at_s + span_bytes / (_SLOW_WRITE_MBPS * 1e6) + TIMEOUT_MARGIN_S
     timer.start()
+    run = None
     try:
         run = session.runner.run(text, workdir=folder, name="write", timeout_s=timeout_s,
                                  readonly=False, extra_args=[f"--trigger-file={trigger}"],
                                  cgroup=target.cgroup)
     finally:
         timer.cancel()
+        session.count_run(ctx, run)  # the drive's written-bytes tally (run.json, the run's end)
     exited = time.monotonic()
     rec.write_argv, rec.write_s = run.argv, run.duration_s
     rec.trigger_fired = timer.finished.is_set() and not trigger.exists()
@@ -200,9 +202,13 @@ def run_cycle(session: QualSession, ctx: DriveContext, switch: Any, folder: Path
                        "(local-power_loss-0-verify.state): nothing to verify against")
     target.assert_write_allowed()
     text = target.before_fio(verify_job(target.fio_filename, span_bytes, seed, engine))
-    vrun = session.runner.run(text, workdir=folder, name="verify",
-                              timeout_s=span_bytes / (_SLOW_WRITE_MBPS * 1e6) + TIMEOUT_MARGIN_S,
-                              readonly=False, cgroup=target.cgroup)
+    vrun = None
+    try:
+        vrun = session.runner.run(
+            text, workdir=folder, name="verify", readonly=False, cgroup=target.cgroup,
+            timeout_s=span_bytes / (_SLOW_WRITE_MBPS * 1e6) + TIMEOUT_MARGIN_S)
+    finally:
+        session.count_run(ctx, vrun)
     rec.verify_argv = vrun.argv
     rec.verify = read_verify_report(vrun.raw_output, vrun.stderr, job=JOB_NAME,
                                     source=str(vrun.output_path))

@@ -35,8 +35,8 @@ from pytest_ssdqual.methodology.steady_state import SteadyState, SteadyStateTrac
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 if TYPE_CHECKING:
+    from pytest_ssdqual.methodology.protocol import JobSession
     from pytest_ssdqual.methodology.purge import PurgeRecord
-    from pytest_ssdqual.qualify.session import QualSession
 
 #: Phase of the rounds (not ``steady state``: that phase's rows are one figure per round,
 #: here a round is many jobs).
@@ -46,7 +46,7 @@ SOURCE_FILE = "pytest_ssdqual/methodology/pts_common.py"
 AREA_ALIGN = 1 * MIB
 
 
-def session_active_range(session: QualSession) -> ActiveRange:
+def session_active_range(session: JobSession) -> ActiveRange:
     """The session's PTS active range (``--pts-active-range``, ini ``ssdqual_pts_active_range``;
     default 0:100), for every PTS test (IOPS, throughput, latency, WSAT, HIR)."""
     start, end = session.options.pts_active_range_pct

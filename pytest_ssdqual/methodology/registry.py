@@ -21,9 +21,11 @@ from pytest_ssdqual.methodology import (
     drive_with_data,
     integrity,
     mixed,
+    pts_hir,
     pts_iops,
     pts_latency,
     pts_throughput,
+    pts_wsat,
     qd_scaling,
     seq_after_random,
     steady,
@@ -37,10 +39,11 @@ from pytest_ssdqual.methodology.base import (
     judge_result,
 )
 from pytest_ssdqual.methodology.curves import write_curves
+from pytest_ssdqual.methodology.pts_common import session_active_range
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.progress import Observer
-    from pytest_ssdqual.qualify.session import DriveContext, QualSession
+    from pytest_ssdqual.methodology.progress import Observer
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobSession
 
 __all__ = [
     "METHODOLOGIES",
@@ -68,13 +71,15 @@ METHODOLOGIES: dict[str, Callable[[MethodRun], MethodologyResult]] = {
     pts_iops.WORKLOAD_ID: pts_iops.run,
     pts_throughput.WORKLOAD_ID: pts_throughput.run,
     pts_latency.WORKLOAD_ID: pts_latency.run,
+    pts_wsat.WORKLOAD_ID: lambda mr: pts_wsat.run(mr, session_active_range(mr.session)),
+    pts_hir.WORKLOAD_ID: lambda mr: pts_hir.run(mr, session_active_range(mr.session)),
 }
 
 
 def run_methodology(
     workload_id: str,
-    session: QualSession,
-    ctx: DriveContext,
+    session: JobSession,
+    ctx: DriveUnderTest,
     workdir: Path,
     *,
     observer: Observer | None = None,

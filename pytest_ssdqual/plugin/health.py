@@ -64,6 +64,7 @@ from pytest_ssdqual.results.record import (
     LISTED_ALWAYS,
     LISTED_IF_FAILED,
     LISTED_IF_FLAGGED,
+    TestRecord,
 )
 
 _TRACKERS = pytest.StashKey[dict[str, "HealthTracker"]]()
@@ -104,7 +105,9 @@ class HealthTracker:
         """Read the health now (raises ``HealthUnavailable``)."""
         target = self.ctx.target
         ident = self.ctx.identity
-        return query_health(target.device, kind=ident.kind, transport=ident.transport,
+        run = getattr(target, "run_tool", None)  # a remote drive's: on its host, over SSH
+        return query_health(target.fio_filename if run else target.device, kind=ident.kind,
+                            transport=ident.transport, run=run,
                             smartctl_device_type=ident.smartctl_device_type or None)
 
     def begin(self) -> None:
@@ -295,7 +298,8 @@ class DriveHealthTest:
             {f"{j.label}: {k}": v for j, _ in judgements for k, v in j.metrics.items()},
             [v for j, _ in judgements for v in j.verdicts], (),
         )
-        allure_attach.attach_verdicts(merged)  # type: ignore[arg-type]
+        allure_attach.attach_verdicts(TestRecord.judged(
+            drive, HEALTH_WORKLOAD_ID, merged.verdicts, metrics=merged.metrics))
         if lines:
             said = "; ".join(line.strip() for line in describe(judgements[-1][1]))
             pytest.fail(fit_text(f"{drive}: drive health fails ({said})\n" + "\n".join(lines)),

@@ -8,6 +8,7 @@ its end into pytest's outcome (``Skipped`` -> skip, a failure -> ``pytest.fail``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -18,20 +19,21 @@ from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.errors import FioError
 from pytest_ssdqual.fio.job import JobPlan
 from pytest_ssdqual.fio.runner import FioRun
+from pytest_ssdqual.methodology.progress import ProgressEvent
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import GATE_KEY, PROP_DRIVE, PROP_GATE, PROP_ROWS, allure_labels
 from pytest_ssdqual.plugin.events import event_stream
 from pytest_ssdqual.plugin.health import HealthTracker, health_failures, mark_not_applicable
 from pytest_ssdqual.plugin.health import tracker as health_tracker
 from pytest_ssdqual.qualify.flow import Measured, Skipped, run_test
-from pytest_ssdqual.qualify.progress import ProgressEvent
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
 from pytest_ssdqual.report import allure_attach
 from pytest_ssdqual.report.allure_labels import label_test
 from pytest_ssdqual.report.events import figure_events
-from pytest_ssdqual.report.summary import SummaryRow, fit_lines, fit_text
+from pytest_ssdqual.report.summary import SummaryRow, fit_lines, fit_text, rows_from_records
 from pytest_ssdqual.results.gate import ResultsGate
 from pytest_ssdqual.results.journal import clean_node_id
+from pytest_ssdqual.results.record import TestRecord
 
 
 class PytestHost:
@@ -85,7 +87,12 @@ class PytestHost:
         plugin_workers.note_labels(self.request)  # a worker that dies now: result on this drive
         self._emit("test_start", workload=workload.id, title=workload.title)
 
-    def rows(self, rows: Sequence[SummaryRow]) -> None:
+    def refused(self, drive: str, workload_id: str, reasons: Sequence[str]) -> None:
+        row = SummaryRow.refused(drive, workload_id, reasons)
+        self.node.user_properties.append((PROP_ROWS, [row.as_dict()]))
+
+    def recorded(self, record: TestRecord) -> None:
+        rows = rows_from_records([record])
         self.node.user_properties.append((PROP_ROWS, [r.as_dict() for r in rows]))
 
     def health_before(self) -> HealthTracker:
@@ -95,11 +102,14 @@ class PytestHost:
         return allure_attach.phase(name)
 
     def progress(self, event: ProgressEvent) -> None:
+        tally = self.session.written.get(self.ctx.target.spec.raw)  # bytes written so far
+        event = dataclasses.replace(event, written_bytes=tally.bytes if tally else 0)
         line = f"[ssdqual {self.ctx.label or self.ctx.target.spec.raw}] {event.line()}"
         self.lines.append(line)
         self.note(line)
         self._emit("progress", phase=event.phase, round=event.round, rounds=event.rounds,
-                   eta_s=event.eta_s, elapsed_s=event.elapsed_s, figure=event.figure)
+                   eta_s=event.eta_s, elapsed_s=event.elapsed_s, figure=event.figure,
+                   written_bytes=event.written_bytes)
 
     def note(self, line: str) -> None:
         """Print ``line`` outside output capture, wrapped at 120 columns (``fit_lines``);
@@ -125,19 +135,19 @@ class PytestHost:
         if isinstance(exc, FioError):
             allure_attach.attach_failure_output(exc)
 
-    def judged(self, measured: Measured) -> None:
+    def judged(self, measured: Measured, record: TestRecord) -> None:
         outcome: Any = measured.outcome
         stream = event_stream(self.request.config)
         if stream is not None:
             figure_events(stream, outcome.metrics, outcome.verdicts, test=self.node.nodeid,
                           drive=self.ctx.target.spec.raw, workload=outcome.workload.id)
         if measured.report == "methodology":
-            allure_attach.attach_methodology(outcome)
+            allure_attach.attach_methodology(outcome, record)
         else:
-            allure_attach.attach_verdicts(outcome)
+            allure_attach.attach_verdicts(record)
         if measured.report == "workload":  # with --baseline, its figures drawn too
             allure_attach.attach_workload_charts(
-                outcome, title=f"{outcome.workload.title} — {self.ctx.target.spec.raw}",
+                outcome, record, title=f"{outcome.workload.title} — {self.ctx.target.spec.raw}",
                 baseline=self.gate.baselines.figures(self.ctx, outcome.workload.id),
                 runs=[r for r in measured.repetitions if isinstance(r, WorkloadOutcome)])
         self._attach_runs()

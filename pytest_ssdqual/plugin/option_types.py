@@ -4,9 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["MIN_SCRATCH_BYTES", "parse_profile", "parse_repeat", "parse_size"]
+if TYPE_CHECKING:
+    from pytest_ssdqual.catalog.workloads import RunProfile
+
+__all__ = ["MIN_SCRATCH_BYTES", "parse_profile", "parse_repeat", "parse_size",
+           "temperature_interval"]
 
 #: Smallest ``--scratch-size``: 1 MiB.
 MIN_SCRATCH_BYTES = 1024 * 1024
@@ -45,3 +52,25 @@ def parse_repeat(value: str) -> int:
             f"{value!r} is not a repeat count: give a whole number >= 1, e.g. 3"
         )
     return int(value)
+
+
+def temperature_interval(profile: RunProfile, ini: str) -> RunProfile:
+    """``profile`` with ini ``ssdqual_temperature_interval_s`` as its temperature sampling
+    interval (seconds; 0 turns sampling off); ``""``: the profile's own.
+
+    Raises:
+        ConfigError: not a number of seconds >= 0 (key ``ssdqual_temperature_interval_s``).
+    """
+    if not str(ini).strip():
+        return profile
+    try:
+        seconds = float(ini)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        from pytest_ssdqual.errors import ConfigError
+
+        raise ConfigError(f"ssdqual_temperature_interval_s = {ini!r} is not a number of "
+                          "seconds", key="ssdqual_temperature_interval_s",
+                          fix="give seconds between two samples, e.g. 5 (0: off)")
+    return dataclasses.replace(profile, temperature_interval_s=seconds)

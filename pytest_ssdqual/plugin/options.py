@@ -35,7 +35,12 @@ from pytest_ssdqual.plugin.common import (
 )
 from pytest_ssdqual.plugin.events import add_options as add_event_options
 from pytest_ssdqual.plugin.firmware import add_firmware_options
-from pytest_ssdqual.plugin.option_types import parse_profile, parse_repeat, parse_size
+from pytest_ssdqual.plugin.option_types import (
+    parse_profile,
+    parse_repeat,
+    parse_size,
+    temperature_interval,
+)
 from pytest_ssdqual.plugin.outcomes import add_options as add_outcome_options
 from pytest_ssdqual.plugin.power import add_power_meter_options, check_power_meter_option
 from pytest_ssdqual.plugin.power_loss import add_power_loss_options
@@ -54,6 +59,7 @@ from pytest_ssdqual.results.run_id import new_run_id
 if TYPE_CHECKING:
     from pytest_ssdqual.drive.inventory import Inventory
     from pytest_ssdqual.drive.spec import DriveSpec
+    from pytest_ssdqual.drive.ssh import RemoteAccess
     from pytest_ssdqual.qualify.session import SessionOptions
     from pytest_ssdqual.results.gate import ResultsGate
 
@@ -119,6 +125,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     parser.addini("ssdqual_inventory", "default lab inventory file", default="")
     parser.addini("ssdqual_fio_bin", "default fio executable", default="")
+    parser.addini("ssdqual_temperature_interval_s", "seconds between two drive temperature "
+                  "samples during a test (0: off). Default: the profile's (smoke 1, else 5)",
+                  default="")
     add_results_dir_option(group.addoption, parser.addini)  # and --results-db; the commands' too
     group.addoption(
         "--baseline", default=None, metavar="REF",
@@ -155,6 +164,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bridge types (sat, sntjmicron, sntasmedia, sntrealtek) when smartctl asks for one.",
     )
     group.addoption("--report-audience", default=None, choices=AUDIENCES, help=AUDIENCE_HELP)
+    group.addoption("--ssh-config", default=None, metavar="FILE", help="ssh -F file for the "
+                    "hosts of fio://HOST/dev/X drives (default $SSDQUAL_SSH_CONFIG, else ssh's "
+                    "own ~/.ssh/config); ssh runs with BatchMode=yes, never prompting")
+    group.addoption("--remote-ssdqual", default=None, metavar="COMMAND", help="how a remote "
+                    "drive's host runs ssdqual over SSH (default $SSDQUAL_REMOTE_SSDQUAL, else "
+                    "ssdqual), e.g. '/opt/venv/bin/python -m pytest_ssdqual.cli'")
+    group.addoption("--remote-identity", action="append", default=[], metavar="FILE",
+                    help="a remote drive's identity, made on its host with ssdqual identify "
+                    "--json /dev/X, for a host without SSH access (repeatable)")
     for add in (add_outcome_options, add_event_options, add_power_loss_options,
                 add_firmware_options, add_power_meter_options):  # --allow-skipped-writes,
         add(group)  # --events, --power-switch/-cycles/-loss-seed, --firmware-*, --power-meter
@@ -248,7 +266,8 @@ def build_options(config: pytest.Config) -> SessionOptions:
     seen: dict[str, str] = {}
     for spec in specs:
         # emu:X and emu:X@0.8: two drives; /dev/sdb and /dev/disk/by-id/...: one
-        key = spec.raw if spec.kind == "emu" else os.path.realpath(spec.path)
+        key = (spec.raw if spec.kind == "emu" else f"fio://{spec.host},{spec.port}{spec.path}"
+               if spec.kind == "remote" else os.path.realpath(spec.path))
         if key in seen:
             same = "" if seen[key] == spec.raw else f" (as {seen[key]} and {spec.raw})"
             raise ConfigError(f"{spec.raw} is given twice{same}", key="--drive",
@@ -266,6 +285,7 @@ def build_options(config: pytest.Config) -> SessionOptions:
         profile = PROFILES[parse_profile(str(profile_name))]
     except argparse.ArgumentTypeError as exc:
         raise ConfigError(str(exc), key="ssdqual_profile") from None
+    profile = temperature_interval(profile, config.getini("ssdqual_temperature_interval_s"))
 
     threshold_paths = [Path(p) for p in config.getoption("thresholds")] or [
         Path(p) for p in config.getini("ssdqual_thresholds")
@@ -319,7 +339,18 @@ def build_options(config: pytest.Config) -> SessionOptions:
         smartctl_device_types=parse_device_type_options(
             config.getoption("smartctl_device_type") or (), specs),
         pts_active_range_pct=pts_active_range_pct(config),
+        remote=_remote_access(config) if any(s.kind == "remote" for s in specs) else None,
     )
+
+
+def _remote_access(config: pytest.Config) -> RemoteAccess:
+    """``drive.ssh.remote_access`` of ``--ssh-config``, ``--remote-ssdqual``,
+    ``--remote-identity``. Raises ConfigError: a missing file."""
+    from pytest_ssdqual.drive.ssh import remote_access
+
+    return remote_access(ssh_config=config.getoption("ssh_config"),
+                         ssdqual_command=config.getoption("remote_ssdqual"),
+                         identity_files=config.getoption("remote_identity") or ())
 
 
 def scratch_path(config: pytest.Config) -> Path:

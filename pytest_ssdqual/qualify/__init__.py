@@ -1,2 +1,2 @@
-"""The per-test flow in plain Python: one drive, one workload, run -> judge -> store -> gate
-(``session``), with progress events (``progress``)."""
+"""The per-test flow in plain Python: one drive, one workload, run -> judge -> record once ->
+store -> gate (``session``, ``flow``), with progress events (``methodology.progress``)."""

@@ -3,7 +3,8 @@ history ids (the ``drive identity`` parameter), parent suites and per-drive summ
 and follows the same drive from session to session.
 
 * A drive is its serial (a scratch file's serial is its absolute path); a drive that reports no
-  usable serial is the drive as given (``/dev/sdb``).
+  usable serial is the drive as given (``/dev/sdb``). A drive on another host
+  (``fio://HOST/dev/X``) is its serial on that host: ``S123 on lab-07``.
 * An emulated drive run at another speed is another drive: ``emu:X@0.8`` is
   ``<serial of X>@0.8`` (``emu:X`` and ``emu:X@0.8`` may run in one session), whether or not
   ``emu:X`` runs beside it.
@@ -49,6 +50,10 @@ def base_key(spec: DriveSpec, serial: str) -> str:
     """
     clean = serial.strip()
     key = clean if clean not in NO_SERIAL else spec.raw
+    if spec.kind == "remote" and key != spec.raw:  # a drive on another host: "S123 on lab-07"
+        from pytest_ssdqual.drive.remote_spec import host_label
+
+        return f"{key} on {host_label(spec.host, spec.port)}"
     return key + _speed_suffix(spec)
 
 
@@ -66,6 +71,8 @@ def peek_key(spec: DriveSpec) -> str | None:
     device; the path of a scratch file -- a file not created yet: its absolute path, which will
     be its serial) or, for an emulated drive, from its model file (the drive is not built).
     None when it cannot be identified (gone, unreadable, a tool failing)."""
+    if spec.kind == "remote":  # read on its host over SSH only when opened
+        return None
     try:
         if spec.kind == "emu":
             from pytest_ssdqual.emulate.model_file import load_model

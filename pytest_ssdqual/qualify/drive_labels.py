@@ -22,6 +22,10 @@ def _drive_id(spec: DriveSpec, depth: int) -> str:
     ``depth`` > 0 the last ``depth`` parent folders go in front of the name (``file-a-x.img``)."""
     if spec.kind == "emu":
         return drive_id(spec)
+    if spec.kind == "remote":  # lab-07-nvme0n1, 10.0.0.7-sdb, ip6_fd00__7-sdb
+        from pytest_ssdqual.drive.remote_spec import host_id
+
+        return f"{host_id(spec.host, spec.port)}-{Path(spec.path).name}"
     path = Path(spec.path)
     parents = [p for p in path.parent.parts if p != "/"][-depth:] if depth else []
     name = "-".join([*parents, path.name])

@@ -27,7 +27,6 @@ from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
@@ -83,6 +82,8 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
                               options.downgrade_image)
 
     def whole_drive() -> tuple[str, ...]:  # download, commit and reset reach every namespace
+        if ctx.target.spec.kind == "remote":  # its tools would run here, not on its host
+            return (f"{ctx.target.spec.raw} is on another host: update its firmware there",)
         if ctx.target.spec.kind != "block":
             return ()
         return tuple(whole_drive_refusals(
@@ -115,8 +116,6 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
         host.note(f"[ssdqual {drive}] {FIRMWARE_WORKLOAD_ID}: {note}")
     host.attach_text("firmware A/B", "\n".join(result.notes))
     outcome = judge_result(result, ctx.limits, strict=session.options.strict)
-    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, FIRMWARE_WORKLOAD_ID,
-                                                outcome.verdicts, result.states),
-                    repetitions=[outcome], states=result.states,
+    return Measured(outcome, repetitions=[outcome], states=result.states,
                     files=[stored_files(folder)], details=["  " + n for n in result.notes],
                     report="methodology")

@@ -4,8 +4,12 @@ once -> report -> drive health -> store and gate -> verdict.
 Plain Python (no pytest, no Allure): whatever the test measures (a catalog workload with
 ``--repeat``, a methodology test, the idle wake-up test, a workload built from parameters), it
 hands the flow a ``measure`` callable returning a ``Measured`` -- the judged figures, judged
-once on the figures the verdict uses (the medians with ``--repeat``). The flow tells its host
-what happens through ``Host``, a small observer the plugin implements with Allure attachments,
+once on the figures the verdict uses (the medians with ``--repeat``). The flow builds the
+test's ``TestRecord`` once from them (``results.record``: every verdict with the drive state
+of its figure, after OpenHTF's test record) and hands that one object to every output: the
+host's verdict attachments and verdict-table rows, and the results gate, which completes it
+with the drive's facts and the baseline comparison and stores it. The flow tells its host what
+happens through ``Host``, a small observer the plugin implements with Allure attachments,
 ``user_properties`` and the drive-health tracker (``plugin.host``), and returns a ``Concluded``
 whose ``failure`` the host turns into a failed test. A test that cannot run here raises
 ``Skipped`` (the host skips it with the reason).
@@ -27,10 +31,11 @@ from typing import Any, Protocol
 from pytest_ssdqual.catalog.workloads import Workload
 from pytest_ssdqual.fio.job import JobPlan
 from pytest_ssdqual.fio.runner import FioRun
-from pytest_ssdqual.qualify.progress import ProgressEvent
+from pytest_ssdqual.methodology.progress import ProgressEvent
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import SummaryRow
-from pytest_ssdqual.results.gate import Judged, ResultsGate
+from pytest_ssdqual.results.gate import ResultsGate
+from pytest_ssdqual.results.protocol import Judged
+from pytest_ssdqual.results.record import TestRecord
 
 
 class Skipped(Exception):
@@ -51,24 +56,24 @@ class Measured:
     """What a test measured, judged once.
 
     Attributes:
-        outcome: the judged figures (a ``WorkloadOutcome`` or ``MethodologyOutcome``): metrics
-            by canonical name (``read.bw_mbps`` in MB/s, ``*_us`` in µs) and their verdicts.
+        outcome: the judged figures (``results.protocol.Judged``: a ``WorkloadOutcome`` or a
+            ``MethodologyOutcome``): metrics by canonical name (``read.bw_mbps`` in MB/s,
+            ``*_us`` in µs), their verdicts and the drive state of each figure.
         repetitions: every run (``--repeat``), unjudged; ``[outcome]`` for a single run.
         spread_pct: run-to-run spread per metric in percent; empty for one run.
-        states: metric -> drive state (FOB, steady state, ...) appended to a violated limit.
-        rows: the verdict rows for the terminal summary and reports.
-        files: per repetition, store name -> file; None: the fio run's own files.
+        states: metric -> drive state (FOB, steady state, ...) appended to a violated limit
+            in the failure message (a methodology test's; empty for a fio workload).
+        files: per repetition, store name -> file or text (the fio job, output and logs).
         details: lines after the violated limits in a failure (the test's notes), indented.
         report: how the host reports it: ``workload`` (verdicts, charts, fio files),
             ``methodology`` (the methodology record) or ``verdicts`` (the verdicts only).
     """
 
     outcome: Judged
-    rows: list[SummaryRow]
     repetitions: Sequence[Judged] = ()
     spread_pct: Mapping[str, float] = field(default_factory=dict)
     states: Mapping[str, str] = field(default_factory=dict)
-    files: Sequence[Mapping[str, Path | str]] | None = None
+    files: Sequence[Mapping[str, Path | str]] = ()
     details: Sequence[str] = ()
     report: str = "workload"
 
@@ -92,8 +97,8 @@ class Host(Protocol):
     def started(self, ctx: DriveContext, workload: Workload) -> None:
         """Before any I/O: the drive's facts and the test's labels."""
 
-    def rows(self, rows: Sequence[SummaryRow]) -> None:
-        """Verdict rows for the terminal summary (a refusal's, or the judged figures')."""
+    def refused(self, drive: str, workload_id: str, reasons: Sequence[str]) -> None:
+        """The test writes and the drive refuses writes: the refusal's verdict-table row."""
 
     def health_before(self) -> object:
         """The drive's health read before the test writes; passed back to ``health_after``."""
@@ -116,8 +121,12 @@ class Host(Protocol):
     def fio_failed(self, exc: BaseException) -> None:
         """fio (or the device) failed: attach what there is, then the error propagates."""
 
-    def judged(self, measured: Measured) -> None:
-        """The judged figures: attach verdicts, charts and the fio files."""
+    def judged(self, measured: Measured, record: TestRecord) -> None:
+        """The judged figures and the test's record (built once): attach verdicts, charts and
+        the fio files."""
+
+    def recorded(self, record: TestRecord) -> None:
+        """The test's record: its verdict rows for the terminal summary."""
 
     def health_after(self, before: object, workload_id: str, *, destructive: bool
                      ) -> list[str]:
@@ -163,17 +172,18 @@ def run_test(
             f"of {unit}", applicable=False)
     refusal = session.refusal(ctx) if writes else None
     if refusal is not None:
-        host.rows([SummaryRow.refused(ctx.target.spec.raw, workload.id, refusal.reasons)])
+        host.refused(ctx.target.spec.raw, workload.id, refusal.reasons)
         raise Skipped(str(refusal))
     before = host.health_before()
     measured = measure()
-    host.judged(measured)
-    host.rows(measured.rows)
     outcome = measured.outcome
+    record = build_record(ctx, outcome, strict=session.options.strict, test=test)
+    host.judged(measured, record)
+    host.recorded(record)
     unhealthy = host.health_after(before, workload.id, destructive=writes)
     checked = gate.check(
-        ctx, outcome, list(measured.repetitions) or [outcome], measured.spread_pct,
-        strict=session.options.strict, files=measured.files, health=unhealthy, test=test,
+        ctx, record, outcome, list(measured.repetitions) or [outcome], measured.spread_pct,
+        files=measured.files, health=unhealthy,
     )
     host.gated(checked.rows())
     failure = failure_message(ctx, measured, checked.failure_message(), unhealthy)
@@ -181,6 +191,16 @@ def run_test(
         return Concluded(outcome, None, checked.undecided_message())
     undecided = checked.undecided_message(also_failed=True)  # None once a metric regressed
     return Concluded(outcome, failure + ("\n" + undecided if undecided else ""))
+
+
+def build_record(ctx: DriveContext, outcome: Judged, *, strict: bool, test: str) -> TestRecord:
+    """The test's one record (``TestRecord.judged``: each verdict with the drive state of its
+    figure, ``outcome.states``), built once; the results gate adds the drive's facts, the runs
+    and the regression block when it stores it."""
+    workload = outcome.workload
+    return TestRecord.judged(ctx.target.spec.raw, workload.id, outcome.verdicts, outcome.states,
+                             metrics=outcome.metrics, title=workload.title,
+                             family=workload.family, strict=strict, test=test)
 
 
 def failure_message(ctx: DriveContext, measured: Measured, regression: str | None,

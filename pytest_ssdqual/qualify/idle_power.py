@@ -47,7 +47,6 @@ from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.idle_wake import read_power_states
 from pytest_ssdqual.qualify.power import DrivePower
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
@@ -212,6 +211,5 @@ def measure_idle_power(host: Host, session: QualSession, ctx: DriveContext, powe
     outcome = judge_result(MethodologyResult(IDLE_POWER, metrics, states, notes, [],
                                              unreached=unreached),
                            ctx.limits, strict=session.options.strict)
-    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, IDLE_POWER.id,
-                                                outcome.verdicts, states),
-                    states=states, report="verdicts", details=[f"  note: {n}" for n in notes])
+    return Measured(outcome, states=states, report="verdicts",
+                    details=[f"  note: {n}" for n in notes])

@@ -39,7 +39,6 @@ from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
@@ -173,8 +172,7 @@ def measure_idle_wake(host: Host, session: QualSession, ctx: DriveContext, workd
     outcome = judge_result(MethodologyResult(IDLE_WAKE, metrics, states, notes, []),
                            ctx.limits, strict=session.options.strict)
     return Measured(
-        outcome, rows_from_verdicts(target.spec.raw, IDLE_WAKE.id, outcome.verdicts, states),
-        states=states, report="verdicts", details=[f"  note: {n}" for n in notes],
+        outcome, states=states, report="verdicts", details=[f"  note: {n}" for n in notes],
         files=[{f"{point}__{name}": path for point in results
                 for name, path in stored_files(workdir / point).items()}],
     )

@@ -29,8 +29,15 @@ from pytest_ssdqual.qualify.consistency import consistency_reasons, with_log_fig
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.power import DrivePower, metered, power_note, without_meter
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, WorkloadOutcome
-from pytest_ssdqual.report.summary import rows_from_outcome, rows_from_verdicts
-from pytest_ssdqual.results.gate import Judged, ResultsGate
+from pytest_ssdqual.qualify.temperature import (
+    drive_temperature,
+    methodology_with_temperature,
+    run_start_s,
+    sampled,
+    workload_with_temperature,
+)
+from pytest_ssdqual.results.gate import ResultsGate
+from pytest_ssdqual.results.protocol import Judged
 from pytest_ssdqual.results.regression import (
     aggregate_repeats,
     nonfinite_repetitions,
@@ -109,6 +116,9 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
             told through ``fio_failed``). SafetyRefusal, DeviceError: as ``run_workload``.
     """
     repetitions: list[WorkloadOutcome] = []
+    temp = drive_temperature(ctx, session.options.profile.temperature_interval_s)
+    temp_na: dict[str, str] = {}
+    temp_notes: list[str] = []
 
     def once(folder: Path) -> dict[str, float]:
         try:
@@ -117,12 +127,18 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
                     return with_log_figures(
                         session.run_workload(ctx, workload, folder, on_run=host.fio_run),
                         folder, session.options.profile.consistency)
-                if power is not None and power.meter is not None:
-                    repetitions.append(metered(power.meter, workload, run))
-                else:
-                    repetitions.append(without_meter(run(), power.reason if power else "no "
-                                       "power meter", {lim.metric for lim in
-                                                       ctx.limits.for_workload(workload.id)}))
+                def measured() -> None:
+                    if power is not None and power.meter is not None:
+                        repetitions.append(metered(power.meter, workload, run))
+                    else:
+                        repetitions.append(without_meter(
+                            run(), power.reason if power else "no power meter",
+                            {lim.metric for lim in ctx.limits.for_workload(workload.id)}))
+                _, trun = sampled(temp, folder, measured,  # qualify.temperature
+                                  origin_s=lambda: run_start_s(repetitions[-1]))
+                repetitions[-1], na = workload_with_temperature(repetitions[-1], trun)
+                temp_na.update(na)
+                temp_notes[:] = [trun.note]
         except BaseException as exc:
             if isinstance(exc, FioError):
                 exc.drive = f"{ctx.target.spec.raw} {workload.id}"
@@ -140,12 +156,29 @@ def measure_workload(host: Host, session: QualSession, gate: ResultsGate, ctx: D
         plan = session.options.profile.consistency
         outcome = dataclasses.replace(repetitions[-1], metrics=metrics, verdicts=judge(
             workload, metrics, ctx.limits, strict=session.options.strict,
-            unreached=unmeasured, not_in_profile=consistency_reasons(workload, metrics, plan)))
+            unreached=unmeasured, not_in_profile={
+                **consistency_reasons(workload, metrics, plan), **temp_na}))
     how = describe_aggregation([m for m in judged_metrics(outcome.verdicts) if m not in binned],
                                len(repetitions))
-    details = [f"  {line}" for line in (how, tails_note, power_note(outcome)) if line]
-    return Measured(outcome, rows_from_outcome(ctx, outcome), repetitions, spread,
-                    details=details)
+    details = [f"  {line}" for line in (how, tails_note, power_note(outcome), *temp_notes)
+               if line]
+    return Measured(outcome, repetitions, spread, details=details,
+                    files=[fio_files(o) for o in repetitions])
+
+
+def fio_files(outcome: WorkloadOutcome) -> dict[str, Path | str]:
+    """A fio workload run's files for the results store: the job, fio's JSON output (when
+    it wrote one), its stderr (text), the per-second logs and the drive's temperature samples
+    (``temperature.csv``), by store name."""
+    run = outcome.run
+    files: dict[str, Path | str] = {"job.fio": run.job_path}
+    if run.output_path.exists():
+        files["fio-output.json"] = run.output_path
+    files["fio-stderr.txt"] = run.stderr
+    for log in sorted(run.job_path.parent.glob("log_*.log")):
+        files[log.name] = log
+    files.update({p.name: p for p in run.job_path.parent.glob("temperature.csv")})
+    return files
 
 
 def merged_tails(repetitions: Sequence[WorkloadOutcome], metrics: Mapping[str, float],
@@ -205,10 +238,13 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
     """
     drive = ctx.target.spec.raw
     results: list[MethodologyResult] = []
+    temp = drive_temperature(ctx, session.options.profile.temperature_interval_s)
 
     def once(folder: Path) -> dict[str, float]:
         try:
-            result = run_methodology(workload.id, session, ctx, folder, observer=host)
+            result, trun = sampled(temp, folder, lambda: run_methodology(
+                workload.id, session, ctx, folder, observer=host))
+            result = methodology_with_temperature(result, trun)  # qualify.temperature
         except FioError as exc:
             host.fio_failed(exc)
             raise
@@ -232,9 +268,7 @@ def measure_methodology(host: Host, session: QualSession, gate: ResultsGate, ctx
              "every run, see above):" if len(results) > 1 else None)
     details = ([f"  {how}"] if how else []) + ([f"  {label}"] if label else []) \
         + ["  " + note for note in result.notes]
-    return Measured(outcome, rows_from_verdicts(drive, workload.id, outcome.verdicts,
-                                                result.states),
-                    repetitions=repetitions, spread_pct=spread,
+    return Measured(outcome, repetitions=repetitions, spread_pct=spread,
                     states=result.states,
                     files=[stored_files(f, skip=folders) for f in folders],
                     details=details, report="methodology")

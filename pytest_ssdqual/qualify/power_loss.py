@@ -50,7 +50,6 @@ from pytest_ssdqual.plugs.spec import PLUG_KINDS, PlugSpec
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
 from pytest_ssdqual.qualify.session import DriveContext, QualSession
-from pytest_ssdqual.report.summary import rows_from_verdicts
 from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
 if TYPE_CHECKING:
@@ -97,6 +96,8 @@ def switch_refusals(spec: PlugSpec, ctx: DriveContext, session: QualSession) -> 
         out.append(f"--power-switch names one switch for {len(session.options.specs)} drives: "
                    "a cut on one would cut the others too; put {serial} or {device} in the "
                    "command, or give each drive its switch in the lab inventory (plugs:)")
+    if ctx.target.spec.kind == "remote":  # the cut and the read-back would run from here
+        out.append(f"{ctx.target.spec.raw} is on another host: power-loss tests run there")
     if ctx.target.spec.kind == "block":
         out += whole_drive_refusals(ctx.target.spec.path, serial=ctx.identity.serial,
                                     confirmed=session.options.confirmed_serials,
@@ -215,9 +216,8 @@ def measure_power_loss(host: Host, session: QualSession, ctx: DriveContext, work
     result = MethodologyResult(POWER_LOSS, metrics, states, notes, [],
                                requirements=requirements(cycles, counter_readable=readable))
     outcome = judge_result(result, ctx.limits, strict=session.options.strict)
-    return Measured(outcome, rows_from_verdicts(ctx.target.spec.raw, POWER_LOSS.id,
-                                                outcome.verdicts, states),
-                    states=states, report="verdicts", details=[f"  note: {n}" for n in notes],
+    return Measured(outcome, states=states, report="verdicts",
+                    details=[f"  note: {n}" for n in notes],
                     files=[stored_files(workdir / POWER_LOSS.id)])
 
 

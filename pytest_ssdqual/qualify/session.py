@@ -9,11 +9,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
-from pytest_ssdqual.drive.device_types import DeviceTypes
 from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.spec import DriveSpec
+from pytest_ssdqual.drive.ssh import RemoteAccess
 from pytest_ssdqual.drive.target import DriveTarget
 from pytest_ssdqual.errors import SafetyRefusal
 from pytest_ssdqual.fio.check import check_run
@@ -21,11 +21,18 @@ from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_pre
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
 from pytest_ssdqual.fio.written import WriteTally
+from pytest_ssdqual.methodology.figure_state import (
+    STATE_AS_FOUND,
+    STATE_PREFILLED,
+    workload_states,
+)
+from pytest_ssdqual.methodology.protocol import DriveUnderTest, JobRun
 from pytest_ssdqual.qualify.drive_keys import DriveKeys, base_key
 from pytest_ssdqual.qualify.drive_labels import drive_label
+from pytest_ssdqual.qualify.open_target import open_target, target_lock
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits
-from pytest_ssdqual.thresholds.verdict import Verdict
+from pytest_ssdqual.thresholds.verdict import Limit, Verdict
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class SessionOptions:
     write_budget_bytes: int = SCRATCH_WRITE_BUDGET_BYTES
     smartctl_device_types: tuple[tuple[str, str], ...] = ()
     pts_active_range_pct: tuple[float, float] = (0.0, 100.0)  # --pts-active-range, START:END
+    remote: RemoteAccess | None = None  #: how remote drives' hosts are reached (SSH)
 
     def write_budget_for(self, drive: str) -> int | None:
         """Bytes each fio run may write on ``drive`` (``DriveSpec.raw``); None: no budget."""
@@ -119,9 +127,7 @@ class DriveContext:
 
 @dataclass
 class WorkloadOutcome:
-    """The result of one workload on one drive.
-
-    Attributes:
+    """The result of one workload on one drive (``results.protocol.Judged``). Attributes:
         metrics: canonical metric name -> value (``write.bw_mbps`` in MB/s, ``*_us`` in µs).
         verdicts: one per limit, plus ``not_judged`` entries for metrics with no limit;
             empty until judged (``qualify.measure.measure_workload`` judges once).
@@ -137,9 +143,10 @@ class WorkloadOutcome:
     state: str = ""
     #: bytes the session's prefill wrote before the reads (``None``: no prefill).
     prefilled_bytes: int | None = None
+    requirements: tuple[Limit, ...] = ()  #: implicit limits: none for a fio workload
 
     @property
-    def failed(self) -> list[Verdict]:
+    def failed(self) -> list[Verdict]:  # the verdicts that fail the test
         return [v for v in self.verdicts if v.failed]
 
     @property
@@ -149,23 +156,20 @@ class WorkloadOutcome:
             return f"read after a prefill of {self.prefilled_bytes} bytes"
         return self.state
 
+    @property
+    def states(self) -> dict[str, str]:
+        """Metric -> the drive state of its figure (``figure_state.workload_states``)."""
+        return workload_states(self.metrics, self.note)
 
-#: A reading workload ran after the session's one-time sequential prefill of the span.
-STATE_PREFILLED = "prefilled"
-#: A reading workload ran on a drive whose writes are refused: never-written blocks may read
-#: as zeros without touching the media.
-STATE_AS_FOUND = "as found (writes not allowed: reads of a drive as it was found)"
+    @property
+    def unreached(self) -> dict[str, str]:  # a tail of too few I/Os (``WorkloadResult``)
+        return self.result.unreached
 
-
-@dataclass(frozen=True)
-class JobRun:
-    """One fio job run by :meth:`QualSession.run_job`: its text, folder, run and parsed result."""
-
-    name: str
-    job_text: str
-    workdir: Path
-    run: FioRun
-    result: WorkloadResult
+    @property
+    def run_facts(self) -> dict[str, float | str]:
+        """Duration, fio version, span and runtime of the fio run (``TestRecord.repetitions``)."""
+        return {"duration_s": self.run.duration_s, "fio_version": self.result.fio_version,
+                "span_bytes": self.plan.span_bytes, "runtime_s": self.plan.expected_runtime_s}
 
 
 @dataclass
@@ -197,20 +201,11 @@ class QualSession:
         ctx = self._drives.get(spec.raw)
         if ctx is not None:
             return ctx
-        size = self.options.file_size_bytes or self.options.profile.file_size_bytes
-        if spec.kind == "emu":  # emulate builds on drive: it makes the target (needs root)
-            from pytest_ssdqual.emulate.target import open_emulated_target
-
-            target: DriveTarget = open_emulated_target(spec, file_size_bytes=size)
-        else:
-            target = DriveTarget.open(
-                spec, confirmed_serials=self.options.confirmed_serials, file_size_bytes=size,
-                smartctl_types=DeviceTypes(self.options.smartctl_device_types,
-                                           self.options.inventory))
+        target = open_target(spec, self.options)  # block, file, emu or remote (fio://)
         reported_firmware = target.identity.firmware
         if self.options.firmware:
             target.identity = relabel_firmware(target.identity, self.options.firmware)
-        lock = DriveLock(target.lock_key, label=target.device, session=self.session_tag)
+        lock = target_lock(target, self.session_tag)  # a remote drive's: on its host
         try:
             lock.acquire()
             assignment = resolve_assignment(
@@ -272,15 +267,11 @@ class QualSession:
         run: FioRun | None = None
         try:
             run = self.runner.run(
-                plan.text,
-                workdir=workdir,
-                name=workload.id,
-                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S,
-                readonly=not workload.writes,
-                cgroup=target.cgroup,
-            )
+                plan.text, workdir=workdir, name=workload.id,
+                timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=not workload.writes,
+                cgroup=target.cgroup, server=target.fio_server)
         finally:
-            self._count(ctx, run)
+            self.count_run(ctx, run)
             if on_run is not None:
                 on_run(plan, run)
         result = check_run(run, expected_runtime_s=plan.expected_runtime_s,
@@ -288,7 +279,7 @@ class QualSession:
         return WorkloadOutcome(workload, plan, run, result, result.metrics(), [], state,
                                ctx.prefilled_bytes if state == STATE_PREFILLED else None)
 
-    def prefill(self, ctx: DriveContext, workdir: Path) -> str:
+    def prefill(self, ctx: DriveUnderTest, workdir: Path) -> str:
         """Write the workload span once (128 KiB sequential, QD32, size based) before the first
         read on the drive, so reads measure written media: a scratch file's fallocated extents
         and a purged drive's deallocated LBAs read as zeros without media access (SNIA PTS
@@ -314,16 +305,15 @@ class QualSession:
         run = self.runner.run(
             target.before_fio(plan.text), workdir=workdir, name=plan.name,
             timeout_s=plan.expected_wall_s + TIMEOUT_MARGIN_S, readonly=False,
-            cgroup=target.cgroup,
-        )
-        self._count(ctx, run)
+            cgroup=target.cgroup, server=target.fio_server)
+        self.count_run(ctx, run)
         check_run(run, expected_runtime_s=None)
         ctx.prefilled_bytes = plan.span_bytes
         return STATE_PREFILLED
 
     def run_job(
         self,
-        ctx: DriveContext,
+        ctx: DriveUnderTest,
         name: str,
         job_text: str,
         workdir: Path,
@@ -334,26 +324,23 @@ class QualSession:
         on_run: Callable[[str, FioRun | None], None] | None = None,
         expected_io_bytes: int | None = None,
     ) -> JobRun:
-        """Run an arbitrary fio job (a methodology step) on the drive, with the same safety
-        checks as :meth:`run_workload`: a writing job runs only after
-        ``target.assert_write_allowed()`` and ``target.recheck_identity()``; a reading one gets
-        fio's ``--readonly``. fio joins the drive's cgroup (an emulated drive's throttle).
+        """Run an arbitrary fio job (a methodology step; ``methodology.protocol.JobSession``)
+        with :meth:`run_workload`'s safety checks (a writing job only after
+        ``target.assert_write_allowed()`` and ``recheck_identity()``; a reading one with fio's
+        ``--readonly``), fio in the drive's cgroup (an emulated drive's throttle).
 
         Args:
             name: file stem of the job in ``workdir`` (``<name>.fio``, ``<name>.json``).
             job_text: the job file; its ``filename=`` must be ``ctx.target.fio_filename``.
             expected_runtime_s: seconds fio must measure (time-based jobs; a size-based job's
                 cap), ``None`` for a size-based job without a cap.
-            expected_io_bytes: bytes a capped size-based job moves when it completes before
-                its cap (``check_run``).
+            expected_io_bytes: bytes a capped size-based job moves if done before its cap.
             timeout_s: wall-clock limit, after which fio's process group is killed.
-            on_run: called with the job text and the run (None when fio did not finish) before
-                the output is judged.
+            on_run: called with the job text and the run (None: fio did not finish) first.
 
         Raises:
-            SafetyRefusal: ``writes`` and the drive refuses writes.
-            DeviceError: the drive's serial changed.
-            FioError: fio missing, failed, hung, unreadable, or a job reported an error.
+            SafetyRefusal: ``writes`` and the drive refuses writes. DeviceError: the drive's
+                serial changed. FioError: fio missing, failed, hung, unreadable, or a job failed.
         """
         target = ctx.target
         if writes:
@@ -364,17 +351,16 @@ class QualSession:
         try:
             run = self.runner.run(
                 job_text, workdir=workdir, name=name, timeout_s=timeout_s,
-                readonly=not writes, cgroup=target.cgroup,
-            )
+                readonly=not writes, cgroup=target.cgroup, server=target.fio_server)
         finally:
-            self._count(ctx, run)
+            self.count_run(ctx, run)
             if on_run is not None:
                 on_run(job_text, run)
         result = check_run(run, expected_runtime_s=expected_runtime_s,
                            expected_io_bytes=expected_io_bytes)
         return JobRun(name, job_text, workdir, run, result)
 
-    def _count(self, ctx: DriveContext, run: FioRun | None) -> None:
+    def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
         by a signal or with job processes left is counted as unknown bytes (``add_unfinished``)."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())

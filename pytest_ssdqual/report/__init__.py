@@ -1,2 +1,3 @@
 """Outputs for people: Allure results, the terminal verdict table (``summary``), the one-page
-summary per drive, charts, and the HTML report (``html``)."""
+summary per drive, charts, the HTML report (``html``), and a stored run judged again
+(``rejudge``)."""

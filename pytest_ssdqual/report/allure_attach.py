@@ -20,12 +20,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 
 from pytest_ssdqual.methodology.curves import curves_to_json
-from pytest_ssdqual.methodology.figure_state import (
-    AS_FOUND_NOTE,
-    figure_states,
-    read_as_found,
-)
-from pytest_ssdqual.results.record import LimitVerdict
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, read_as_found
 from pytest_ssdqual.results.stored import (
     ATTACH_REGRESSION_JSON,
     ATTACH_VERDICTS_JSON,
@@ -38,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_ssdqual.fio.runner import FioRun
     from pytest_ssdqual.methodology.base import MethodologyOutcome
     from pytest_ssdqual.qualify.session import WorkloadOutcome
+    from pytest_ssdqual.results.record import TestRecord
 
 __all__ = [
     "attach_failure_output",
@@ -82,12 +78,11 @@ def attach_failure_output(exc: FioError) -> None:
                   attachment_type=allure.attachment_type.TEXT)
 
 
-def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
-    """Attach the verdict table (HTML, with the drive state of each figure; a read limit
-    passed on media as found reads ``PASS (as found)``), the metrics (JSON) and the verdicts
-    (JSON: ``record.LimitVerdict.to_json`` each, read back by ``results.stored``)."""
-    states = figure_states(outcome)
-    records = [LimitVerdict.from_verdict(v, states.get(v.metric, "")) for v in outcome.verdicts]
+def attach_verdicts(record: TestRecord) -> None:
+    """Attach the test record's verdict table (HTML, with the drive state of each figure; a
+    read limit passed on media as found reads ``PASS (as found)``), its metrics (JSON) and its
+    verdicts (JSON: ``record.LimitVerdict.to_json`` each, read back by ``results.stored``)."""
+    records, states = record.verdicts, record.states
     rows = [
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in (
             v.metric, "-" if v.measured is None else f"{v.measured:.6g}", v.limit or "-",
@@ -103,7 +98,7 @@ def attach_verdicts(outcome: WorkloadOutcome | MethodologyOutcome) -> None:
            if any(read_as_found(s) for s in states.values()) else "")
     )
     allure.attach(table, name="verdicts", attachment_type=allure.attachment_type.HTML)
-    allure.attach(json.dumps(outcome.metrics, indent=2, sort_keys=True), name="metrics",
+    allure.attach(json.dumps(dict(record.metrics), indent=2, sort_keys=True), name="metrics",
                   attachment_type=allure.attachment_type.JSON)
     allure.attach(json.dumps([v.to_json() for v in records], indent=1), name=ATTACH_VERDICTS_JSON,
                   attachment_type=allure.attachment_type.JSON)
@@ -124,12 +119,13 @@ def recording() -> bool:
     return any(isinstance(p, AllureListener) for p in allure_commons.plugin_manager.get_plugins())
 
 
-def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
+def attach_workload_charts(outcome: WorkloadOutcome, record: TestRecord, *, title: str,
                            baseline: tuple[str, Mapping[str, float]] | None = None,
                            runs: Sequence[WorkloadOutcome] = ()) -> list[str]:
     """Draw and attach the charts of one fio workload run: bandwidth/IOPS per second with the
     limits (from fio's logs next to the job file) and the regression gate's ``baseline``
-    figures (``BaselineFinder.figures``), latency percentiles with the latency limits, IOPS
+    figures (``BaselineFinder.figures``), latency percentiles with the latency limits (those
+    of the test's ``record``), IOPS
     per phase, and the latency exceedance of the histograms of all ``runs`` summed (default:
     ``outcome``'s run; ``report.exceedance``). Returns the attachment names, in order (none
     without ``--alluredir``)."""
@@ -141,8 +137,14 @@ def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
     logs = {p.name: p.read_text() for p in sorted(outcome.run.job_path.parent.glob("log_*.log"))}
     charts = charts_for_test(
         title=title, logs=logs, metrics=outcome.metrics,
-        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts], baseline=baseline,
+        verdicts=list(record.verdicts), baseline=baseline,
     )
+    from pytest_ssdqual.report.chart_data import CHART_OVER_TIME, throughput_panels
+    from pytest_ssdqual.report.temperature_chart import with_temperature_chart
+
+    with_temperature_chart(charts, CHART_OVER_TIME, throughput_panels(  # the drive's temperature
+        logs, list(record.verdicts), baseline),
+        outcome.run.job_path.parent / "temperature.csv", title=title)
     from pytest_ssdqual.report.chart_data import latency_limits
     from pytest_ssdqual.report.exceedance import (
         CHART_EXCEEDANCE,
@@ -153,8 +155,7 @@ def attach_workload_charts(outcome: WorkloadOutcome, *, title: str,
     histograms = merged_histograms([o.result for o in runs] or [outcome.result])
     if histograms:
         charts[CHART_EXCEEDANCE] = exceedance_chart(
-            histograms, title=title, limits=latency_limits(
-                LimitVerdict.from_verdict(v) for v in outcome.verdicts))
+            histograms, title=title, limits=latency_limits(record.verdicts))
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)
@@ -175,10 +176,11 @@ def phase(name: str) -> Iterator[None]:
         yield
 
 
-def attach_methodology(outcome: MethodologyOutcome) -> None:
+def attach_methodology(outcome: MethodologyOutcome, record: TestRecord) -> None:
     """Attach a methodology test's record: notes (purge method, steady-state verdict, SLC cliff,
     recovery), the per-round table and the per-second log (CSV), the drive state of every
-    metric (JSON), each distinct fio job file, then the verdicts and metrics."""
+    metric (JSON), each distinct fio job file, then the verdicts and metrics (of the test's
+    ``record``)."""
     result = outcome.result
     allure.attach("\n".join(result.notes) + "\n", name="methodology notes",
                   attachment_type=allure.attachment_type.TEXT)
@@ -200,11 +202,11 @@ def attach_methodology(outcome: MethodologyOutcome) -> None:
         seen.add(step.job.name)
         allure.attach(step.job_run.job_text, name=f"fio job {step.job.name}",
                       attachment_type=allure.attachment_type.TEXT, extension="fio")
-    attach_verdicts(outcome)
-    attach_methodology_charts(outcome)
+    attach_verdicts(record)
+    attach_methodology_charts(outcome, record)
 
 
-def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
+def attach_methodology_charts(outcome: MethodologyOutcome, record: TestRecord) -> list[str]:
     """Draw and attach a methodology test's charts from its stored tables (the ``rounds`` and
     ``per-second log`` CSV): bandwidth/IOPS over the test per phase with the limits, the
     steady-state window with its fit line, bandwidth by fill state, IOPS per phase. Returns
@@ -213,16 +215,27 @@ def attach_methodology_charts(outcome: MethodologyOutcome) -> list[str]:
         return []
     # matplotlib: imported here
     from pytest_ssdqual.report.chart_data import curve_charts, methodology_charts
-    from pytest_ssdqual.report.pts_charts import pts_charts
+    from pytest_ssdqual.report.pts_charts import pts_charts as pts_table_charts
 
     result = outcome.result
     charts = methodology_charts(
         title=result.workload.title, rounds_csv=result.rounds_csv(),
         per_second_csv=result.per_second_csv(), metrics=result.metrics,
-        verdicts=[LimitVerdict.from_verdict(v) for v in outcome.verdicts],
+        verdicts=list(record.verdicts),
     )
     charts.update(curve_charts(result.curves, title=result.workload.title))  # swept axes
-    charts.update(pts_charts(result.tables, title=result.workload.title))  # SNIA PTS plots
+    if result.steps:  # the drive's temperature on the bandwidth chart's second y-axis
+        from pytest_ssdqual.report.chart_data import CHART_OVER_TIME, methodology_panels
+        from pytest_ssdqual.report.temperature_chart import with_temperature_chart
+
+        with_temperature_chart(charts, CHART_OVER_TIME, methodology_panels(
+            result.per_second_csv(), list(record.verdicts)),
+            result.steps[0].job_run.workdir.parent / "temperature.csv",
+            title=result.workload.title)
+    from pytest_ssdqual.report.pts_wsat_hir_charts import pts_charts  # WSAT, HIR: over time
+
+    charts.update(pts_charts(result.curves, title=result.workload.title))
+    charts.update(pts_table_charts(result.tables, title=result.workload.title))  # PTS tables
     for name, png in charts.items():
         attach_png(name, png)
     return list(charts)

@@ -14,7 +14,8 @@ Kinds and their fields (``drive`` is the ``--drive`` text, ``test`` the pytest n
 * ``session_start``: ``drives``, ``profile``, ``argv``;
 * ``test_start``: ``test``, ``drive``, ``workload``, ``title``;
 * ``progress``: ``test``, ``drive``, ``phase``, ``round``, ``rounds``, ``eta_s``,
-  ``elapsed_s``, ``figure`` (a methodology test's step: purge, preconditioning round n of N...);
+  ``elapsed_s``, ``figure`` (a methodology test's step: purge, preconditioning round n of N...),
+  ``written_bytes`` (bytes the process's fio runs have written to the drive so far);
 * ``figure``: ``test``, ``drive``, ``workload``, ``metric``, ``value`` (units in the metric
   name: ``write.bw_mbps`` in MB/s, ``*_us`` in microseconds);
 * ``verdict``: ``test``, ``drive``, ``workload``, ``metric``, ``measured``, ``status``

@@ -11,7 +11,8 @@ global state, no display needed, safe in pytest-xdist workers.
 Charts:
 
 * ``over_time_chart`` -- bandwidth / IOPS (or latency) per second, one panel per figure, the
-  limit drawn as a dashed line, the regression gate's baseline figure as a dash-dot line.
+  limit drawn as a dashed line, the regression gate's baseline figure as a dash-dot line; a
+  panel's ``secondary`` line (the drive's temperature) on a second y-axis.
 * ``qd_scaling_chart`` -- a figure against queue depth (log2 axis), one curve per I/O pattern.
 * ``latency_percentile_chart`` -- completion latency against percentile on a "nines" axis
   (p50, p99, p99.9, p99.99 equally spaced), latency on a log axis, limits as markers.
@@ -52,12 +53,27 @@ class Panel:
             ``{"read.bw_mbps >= 400": 400.0}``.
         baselines: label -> value drawn as a horizontal dash-dot line: the regression gate's
             baseline figure, e.g. ``{"baseline write.bw_mbps 2405 (run R, firmware A)": 2405.0}``.
+        secondary: a line on a second y-axis on the same time axis: ``(axis label with unit,
+            (times in s, values), {label: value} reference lines)``, e.g. the drive's
+            temperature (°C) with its WCTEMP.
     """
 
     ylabel: str
     lines: Mapping[str, Line]
     limits: Mapping[str, float] = field(default_factory=dict)
     baselines: Mapping[str, float] = field(default_factory=dict)
+    secondary: tuple[str, Line, Mapping[str, float]] | None = None
+
+
+def _secondary(ax: Axes, secondary: tuple[str, Line, Mapping[str, float]]) -> None:
+    """Draw ``Panel.secondary`` on a second y-axis (right) of ``ax``, in orange."""
+    label, (t_s, values), refs = secondary
+    ax2 = ax.twinx()
+    ax2.plot(list(t_s), list(values), color="darkorange", marker=".", label=label)
+    for name, value in refs.items():
+        ax2.axhline(value, linestyle=":", color="darkorange", linewidth=2, label=name)
+    ax2.set_ylabel(label, color="darkorange")
+    ax2.legend(loc="upper right", fontsize="small")
 
 
 def _figure(rows: int = 1) -> tuple[Figure, list[Axes]]:
@@ -117,6 +133,8 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
         ax.grid(True, alpha=0.3)
         if drawn or panel.limits or panel.baselines:
             ax.legend(loc="lower right", fontsize="small")
+        if panel.secondary is not None and len(panel.secondary[1][0]):
+            _secondary(ax, panel.secondary)
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1].set_xlabel("time (s)")

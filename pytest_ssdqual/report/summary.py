@@ -14,19 +14,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.catalog.parametric import PATTERN_PREFIX
-from pytest_ssdqual.methodology.figure_state import (
-    AS_FOUND_NOTE,
-    PASS_AS_FOUND,
-    figure_states,
-    verdict_word,
-)
+from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, PASS_AS_FOUND, verdict_word
 from pytest_ssdqual.results.record import LimitVerdict, TestRecord, verdict_words
 
 #: The word of a limit the run profile does not measure by design (``not_in_profile``).
 NOT_IN_PROFILE_WORD = verdict_words("not_in_profile")
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.session import DriveContext, WorkloadOutcome
     from pytest_ssdqual.thresholds.verdict import Verdict
 
 #: The note ``thresholds.scaling.scaled_note`` puts in a scaled limit's source.
@@ -91,13 +85,6 @@ class SummaryRow:
 HEALTH_NOT_READ = "NOT READ"
 
 
-def rows_from_outcome(ctx: DriveContext, outcome: WorkloadOutcome) -> list[SummaryRow]:
-    """Verdicts of one workload as rows (``not judged`` metrics included), each with the drive
-    state of its figure (``figure_state.figure_states``)."""
-    return rows_from_verdicts(ctx.target.spec.raw, outcome.workload.id, outcome.verdicts,
-                              figure_states(outcome))
-
-
 def rows_from_verdicts(
     drive: str,
     workload_id: str,
@@ -152,7 +139,7 @@ _NOTE_VERDICTS = frozenset({"SKIPPED", "BROKEN", HEALTH_NOT_READ})
 
 
 def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
-    cells = [(r.metric, _num(r.measured), r.limit,
+    cells = [(r.metric, measured_beside(r.measured, r.limit), r.limit,
               f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
               verdict_word(r.verdict, r.state)) for r in rows]
     header = ("workload @ state / metric", "measured", "limit", "margin", "verdict")
@@ -325,6 +312,26 @@ def _num(value: float | None) -> str:
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+_BOUND_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def measured_beside(value: float | None, bound: str) -> str:
+    """``value`` as the table shows it, with more digits where the short form would read as
+    the limit's own number while it is not (a 10.02 % drop against ``<= 10``: ``10.02``, not
+    ``10``, beside a FAIL); a zero never prints as ``-0``."""
+    if value is None:
+        return "-"
+    value += 0.0  # -0.0 -> 0.0
+    text = _num(value)
+    bounds = {float(m.replace(",", "")) for m in _BOUND_NUMBER.findall(bound)}
+    for digits in (4, 5, 6, 7, 8):
+        shown = float(text.replace(",", ""))
+        if shown not in bounds or shown == value:
+            break
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def final_line(exitstatus: int, *, failed: int, incomplete: Sequence[str]) -> str:

@@ -19,7 +19,7 @@ from pytest_ssdqual.results.run_folder import StoredRun, StoreError
 from pytest_ssdqual.results.store import ResultsStore
 
 if TYPE_CHECKING:
-    from pytest_ssdqual.qualify.session import DriveContext
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest
     from pytest_ssdqual.results.gate_options import GateOptions
 
 __all__ = ["BaselineFinder"]
@@ -52,7 +52,7 @@ class BaselineFinder:
                 raise BaselineError(f"baseline {path}: {exc}") from None
         return self._runs[path]
 
-    def find(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
+    def find(self, ctx: DriveUnderTest) -> tuple[StoredRun, dict[str, Any]] | None:
         """The baseline run and the drive in it this drive is compared with; None without
         ``--baseline``.
 
@@ -125,7 +125,7 @@ class BaselineFinder:
         return run, chosen
 
 
-    def figures(self, ctx: DriveContext, workload_id: str
+    def figures(self, ctx: DriveUnderTest, workload_id: str
                 ) -> tuple[str, dict[str, float]] | None:
         """The baseline's figures of one workload, for its charts: (``run RUN, firmware FW``,
         metric -> figure: the geometric mean of the baseline's runs, as the gate compares, else

@@ -29,16 +29,16 @@ import dataclasses
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual import __version__, installed_version
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
-from pytest_ssdqual.catalog.workloads import CATALOG, Workload
-from pytest_ssdqual.methodology.figure_state import figure_states
+from pytest_ssdqual.catalog.workloads import CATALOG
 from pytest_ssdqual.results.baseline import BaselineFinder
 from pytest_ssdqual.results.comparison import Comparison, rerun_may_change
 from pytest_ssdqual.results.gate_options import GateOptions
 from pytest_ssdqual.results.gate_summary import GateResult
+from pytest_ssdqual.results.protocol import Judged, RunOptions
 from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.regression import (
     BaselineError,
@@ -49,30 +49,12 @@ from pytest_ssdqual.results.regression import (
 from pytest_ssdqual.results.repeats import aggregation_labels
 from pytest_ssdqual.results.run_folder import StoredRun, drive_slug, utc_now
 from pytest_ssdqual.results.shared_store import open_store
-from pytest_ssdqual.thresholds.verdict import Verdict
 
 if TYPE_CHECKING:
     from pytest_ssdqual.drive.health_checks import HealthJudgement
-    from pytest_ssdqual.qualify.session import DriveContext, SessionOptions
+    from pytest_ssdqual.methodology.protocol import DriveUnderTest
 
-__all__ = ["Judged", "ResultsGate"]
-
-
-class Judged(Protocol):
-    """What the gate needs of a judged workload (``session.WorkloadOutcome``, a methodology
-    test's outcome): the workload, its metrics by canonical name, its verdicts."""
-
-    @property
-    def workload(self) -> Workload: ...
-
-    @property
-    def metrics(self) -> dict[str, float]: ...
-
-    @property
-    def verdicts(self) -> list[Verdict]: ...
-
-    @property
-    def failed(self) -> list[Verdict]: ...
+__all__ = ["ResultsGate"]
 
 
 class ResultsGate:
@@ -98,7 +80,7 @@ class ResultsGate:
         """Work folder of repetition ``number`` (1-based) beyond the first: ``base/repN``."""
         return base / f"rep{number}"
 
-    def wants_more_runs(self, ctx: DriveContext, workload_id: str,
+    def wants_more_runs(self, ctx: DriveUnderTest, workload_id: str,
                         repetitions: Sequence[Mapping[str, float]]) -> bool:
         """True when another run of the workload may change its verdict: with ``--baseline``,
         fewer than ``repeat_max`` runs so far, and ``comparison.rerun_may_change`` on the
@@ -118,7 +100,7 @@ class ResultsGate:
         return rerun_may_change(comparisons)
 
     def _compare(
-        self, ctx: DriveContext, workload_id: str, metrics: Mapping[str, float],
+        self, ctx: DriveUnderTest, workload_id: str, metrics: Mapping[str, float],
         samples: Mapping[str, Sequence[float]], run: StoredRun, drive: Mapping[str, Any],
     ) -> tuple[list[Comparison], dict[str, Any]]:
         """The comparisons with the baseline drive's record, and the record's figures (plain
@@ -136,7 +118,7 @@ class ResultsGate:
                              "spread_pct": base.get("spread_pct") or {},
                              "samples": base_samples, "unreached": base.get("unreached") or {}}
 
-    def baseline_for(self, ctx: DriveContext) -> tuple[StoredRun, dict[str, Any]] | None:
+    def baseline_for(self, ctx: DriveUnderTest) -> tuple[StoredRun, dict[str, Any]] | None:
         """``BaselineFinder.find``: the baseline run and the drive in it this drive is compared
         with; None without ``--baseline``.
 
@@ -147,30 +129,30 @@ class ResultsGate:
 
     def check(
         self,
-        ctx: DriveContext,
+        ctx: DriveUnderTest,
+        record: TestRecord,
         outcome: Judged,
         repetitions: Sequence[Judged],
         spread_pct: Mapping[str, float],
         *,
-        strict: bool = False,
-        files: Sequence[Mapping[str, Path | str]] | None = None,
+        files: Sequence[Mapping[str, Path | str]] = (),
         health: Sequence[str] = (),
-        test: str = "",
     ) -> GateResult:
         """Compare one workload with the baseline and store it (also when the baseline is
         refused: the measurement is kept, then ``BaselineError`` is raised).
 
         Args:
-            outcome: the judged workload (a ``WorkloadOutcome``, or any ``Judged`` such as a
-                methodology test's outcome).
+            record: the test's record as the flow built it, once (``qualify.flow.run_test``:
+                its verdicts with their drive states, figures, workload, test id, strictness);
+                stored completed with the drive's facts, the runs and the regression block.
+            outcome: the judged test (``protocol.Judged``).
             repetitions: every run of it (``--repeat``); ``[outcome]`` for a single run.
             spread_pct: run-to-run spread per metric (``aggregate_repeats``), empty for one run.
-            files: per repetition, store name -> file or text; default: the fio job, output,
-                stderr and per-second logs of a ``WorkloadOutcome``'s run.
+            files: per repetition, store name -> file or text (the fio job, output, stderr and
+                per-second logs; a methodology test's files); none: an empty ``repN`` each.
             health: the test's drive-health failure lines (``plugin_health.health_failures``);
                 any makes the stored status ``failed`` and is stored as ``health_failures``,
                 so the record fails as the test did (``ssdqual rejudge``, compare, trend).
-            test: the pytest node id of the test (``TestRecord.test``).
 
         Raises:
             BaselineError: the baseline cannot be used for this drive.
@@ -205,12 +187,11 @@ class ResultsGate:
                 "baseline_unreached": base["unreached"],
                 "comparisons": [c.as_dict() for c in comparisons],
             }
-        record = self._record(ctx, outcome, repetitions, spread_pct, regression, strict, health,
-                              regressed=any(c.failed for c in comparisons), test=test,
+        record = self._record(ctx, record, outcome, repetitions, spread_pct, regression, health,
+                              regressed=any(c.failed for c in comparisons),
                               undecided=sum(c.undecided for c in comparisons))
-        if files is None:
-            files = [self._files(o) for o in repetitions]
-        record_dir = self.store.write_workload(self.options.run_id, record.to_json(), files)
+        record_dir = self.store.write_workload(self.options.run_id, record.to_json(),
+                                               files or [{} for _ in repetitions])
         if refused is not None:
             raise refused
         warned = self.baselines.warned
@@ -220,41 +201,36 @@ class ResultsGate:
 
     def _record(
         self,
-        ctx: DriveContext,
+        ctx: DriveUnderTest,
+        record: TestRecord,
         outcome: Judged,
         repetitions: Sequence[Judged],
         spread_pct: Mapping[str, float],
         regression: dict[str, Any] | None,
-        strict: bool,
         health: Sequence[str],
         *,
         regressed: bool,
-        test: str = "",
         undecided: int = 0,
     ) -> TestRecord:
-        """The workload's ``TestRecord``: failed on a failed verdict, a regression or a health
-        finding (``reason`` says which); skipped on ``undecided`` metrics alone, as the test."""
-        workload = outcome.workload
-        record = TestRecord.judged(
-            ctx.target.spec.raw, workload.id, outcome.verdicts, figure_states(outcome),
+        """The flow's ``record`` completed for the store: failed on a failed verdict, a
+        regression or a health finding (``reason`` says which); skipped on ``undecided``
+        metrics alone, as the test."""
+        record = dataclasses.replace(
+            record,
             health=tuple(line.strip() for line in health),
-            title=workload.title,
-            family=workload.family,
-            strict=strict,
-            test=test,
             **self._drive_fields(ctx),
             repeat=len(repetitions),
             metrics=outcome.metrics,
             spread_pct=dict(spread_pct),
             aggregation=aggregation_labels(list(outcome.metrics), len(repetitions), repetitions),
             repetitions=tuple(
-                {"folder": f"rep{i}", "metrics": o.metrics, **_run_facts(o)}
+                {"folder": f"rep{i}", "metrics": o.metrics, **o.run_facts}
                 for i, o in enumerate(repetitions, start=1)
             ),
             requirements=tuple(_requirements(outcome)),
             # metric -> why the drive never got there (never recovered): a limit on it fails
             # with that reason, in the run and in ``ssdqual rejudge``
-            unreached=dict(getattr(getattr(outcome, "result", None), "unreached", None) or {}),
+            unreached=dict(outcome.unreached),
             regression=regression,
         )
         reasons = [str(v) for v in record.failed] + list(record.health)
@@ -267,7 +243,7 @@ class ResultsGate:
             record = dataclasses.replace(record, status=status, reason="; ".join(reasons))
         return record
 
-    def _drive_fields(self, ctx: DriveContext) -> dict[str, Any]:
+    def _drive_fields(self, ctx: DriveUnderTest) -> dict[str, Any]:
         """The fields every record of the drive carries: the run, the drive and its facts."""
         return {
             "run_id": self.options.run_id,
@@ -282,7 +258,7 @@ class ResultsGate:
             "written_utc": utc_now(),
         }
 
-    def store_health(self, ctx: DriveContext, judgement: HealthJudgement, *, listed: str,
+    def store_health(self, ctx: DriveUnderTest, judgement: HealthJudgement, *, listed: str,
                      test: str = "", strict: bool = False, replace: Path | None = None,
                      unread: str = "") -> Path:
         """Store one drive-health judgement of the drive (``health_checks.HealthJudgement``: one
@@ -315,24 +291,11 @@ class ResultsGate:
             return self.store.rewrite_record(replace, record.to_json())
         return self.store.write_workload(self.options.run_id, record.to_json())
 
-    @staticmethod
-    def _files(outcome: Judged) -> dict[str, Path | str]:
-        run = getattr(outcome, "run", None)
-        if run is None:
-            return {}
-        files: dict[str, Path | str] = {"job.fio": run.job_path}
-        if run.output_path.exists():
-            files["fio-output.json"] = run.output_path
-        files["fio-stderr.txt"] = run.stderr
-        for log in sorted(run.job_path.parent.glob("log_*.log")):
-            files[log.name] = log
-        return files
-
     def finish(
         self,
         *,
         exitstatus: int,
-        session_options: SessionOptions,
+        session_options: RunOptions,
         argv: Sequence[str],
         fio_version: Callable[[], str],
         host: Mapping[str, str],
@@ -395,25 +358,14 @@ class ResultsGate:
         return self.store.finish_run(self.options.run_id, info)
 
 
-def _run_facts(outcome: Judged) -> dict[str, Any]:
-    """Duration, fio version, span and runtime of a ``WorkloadOutcome``'s fio run; ``{}`` for
-    an outcome without one."""
-    run, result, plan = (getattr(outcome, k, None) for k in ("run", "result", "plan"))
-    if run is None or result is None or plan is None:
-        return {}
-    return {"duration_s": run.duration_s, "fio_version": result.fio_version,
-            "span_bytes": plan.span_bytes, "runtime_s": plan.expected_runtime_s}
-
-
 def _requirements(outcome: Judged) -> list[dict[str, Any]]:
     """A methodology outcome's implicit limits (``MethodologyResult.requirements``: purge done,
-    steady state reached) as plain data, for ``ssdqual rejudge``; ``[]`` for other outcomes."""
-    result = getattr(outcome, "result", None)
+    steady state reached) as plain data, for ``ssdqual rejudge``; ``[]`` for a fio workload."""
     return [
         {"workload": lim.workload, "metric": lim.metric, "min": lim.min, "max": lim.max,
          "marginal_pct": lim.marginal_pct, "file": lim.provenance.file,
          "profile": lim.provenance.profile, "source": lim.provenance.source,
          "line": lim.provenance.line}
-        for lim in getattr(result, "requirements", None) or []
+        for lim in outcome.requirements
     ]
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.methodology.figure_state import verdict_word
-from pytest_ssdqual.thresholds.verdict import FAIL, Verdict, format_number
+from pytest_ssdqual.thresholds.verdict import FAIL, Verdict, bound_text, format_number
 
 __all__ = ["LISTED_ALWAYS", "LISTED_IF_FAILED", "LISTED_IF_FLAGGED", "LISTED_NEVER", "SCHEMA",
            "STATUSES", "LimitVerdict", "TestRecord", "listed_in_table", "record_name",
@@ -203,12 +203,13 @@ class LimitVerdict:
 
     @property
     def bound(self) -> str:
-        """The limit without its metric: ``>= 140``, ``<= 400``, ``10 <= x <= 20``; ``-``
-        without a limit."""
+        """The limit without its metric, from its bounds (``verdict.bound_text``): ``>= 140``,
+        ``<= 400``, ``10 <= x <= 20``; ``-`` without a limit."""
         if not self.judged:
             return "-"
-        text = self.limit.replace(self.metric, "x").strip()
-        return text[2:] if text.startswith("x ") else text
+        if self.min is None and self.max is None:  # not written by this package: as stored
+            return self.limit
+        return bound_text(self.metric, self.min, self.max)
 
     @property
     def word(self) -> str:

@@ -10,6 +10,7 @@ matching profile wins per workload and metric; see ``thresholds.loader.Threshold
 from __future__ import annotations
 
 import fnmatch
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,8 @@ MATCH_KEYS: tuple[str, ...] = (
     "capacity_gb",
 )
 _GLOB_KEYS = frozenset({"firmware", "model"})
+#: Columns ``ResolvedLimits.describe`` wraps its lines to (a CI log, a 120-column terminal).
+DESCRIBE_WIDTH = 120
 #: ``match`` keys compared case-sensitively.
 CASE_SENSITIVE_KEYS = frozenset({"serial"})
 
@@ -203,7 +206,8 @@ class ResolvedLimits:
         return None
 
     def describe(self) -> str:
-        """Human lines: which profiles matched, from where, and how many limits each gives."""
+        """Human lines: which profiles matched, from where, and how many limits each gives,
+        wrapped to ``DESCRIBE_WIDTH`` columns (a profile's source text is often a paragraph)."""
         if not self.profiles:
             return (
                 "no threshold profile matches this drive: every figure is 'not judged' "
@@ -219,11 +223,14 @@ class ResolvedLimits:
             extra = ""
             if profile.regression_max_drop_pct is not None:
                 extra = f", regression max drop {format_number(profile.regression_max_drop_pct)} %"
-            lines.append(
-                f'  {profile.location} profile "{profile.name}" match {profile.match_text()} '
-                f"(specificity {profile.specificity}): {count} limit(s) in effect{extra}"
-            )
-            lines.append(f"      source: {profile.source}")
+            lines += textwrap.wrap(
+                f'{profile.location} profile "{profile.name}" match {profile.match_text()} '
+                f"(specificity {profile.specificity}): {count} limit(s) in effect{extra}",
+                DESCRIBE_WIDTH, initial_indent="  ", subsequent_indent="    ",
+                break_long_words=False, break_on_hyphens=False)
+            lines += textwrap.wrap(f"source: {profile.source}", DESCRIBE_WIDTH,
+                                   initial_indent="      ", subsequent_indent="        ",
+                                   break_long_words=False, break_on_hyphens=False)
         if self.figures_scale is not None:
             lines.append(f"  rate limits x{self.figures_scale:g}, latency limits "
                          f"x{1 / self.figures_scale:g}: the drive is an emulated twin at "

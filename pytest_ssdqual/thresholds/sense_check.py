@@ -19,6 +19,7 @@ from pytest_ssdqual.catalog.parametric import (
     parametric_workload,
     threshold_workload,
 )
+from pytest_ssdqual.catalog.temperature import TEMPERATURE_ZERO_OK
 from pytest_ssdqual.catalog.workloads import CATALOG, DIRECTION_METRICS, TOTAL_METRICS, Workload
 from pytest_ssdqual.thresholds.schema_check import FileChecker, KeyPath, did_you_mean
 from pytest_ssdqual.thresholds.verdict import format_number
@@ -164,9 +165,11 @@ class SenseChecker(FileChecker):
     def _check_zero_and_delta(
         self, parts: KeyPath, workload: Workload, canonical: str, limit: dict[Any, Any]
     ) -> None:
-        """``max: 0`` only on the health workload (counts and flags); ``max_delta`` only on a
-        metric that has a ``<metric>_delta`` (health counters)."""
-        if limit.get("max") == 0 and workload.family != "health":
+        """``max: 0`` only on the health workload (counts and flags) and the temperature counts
+        (``catalog.temperature.TEMPERATURE_ZERO_OK``: no second above WCTEMP, no throttling);
+        ``max_delta`` only on a metric that has a ``<metric>_delta`` (health counters)."""
+        if (limit.get("max") == 0 and workload.family != "health"
+                and canonical not in TEMPERATURE_ZERO_OK):
             self.error([*parts, "max"], "0 must be > 0",
                        "limits are positive numbers: a floor goes in `min`, a ceiling in `max`")
         if "max_delta" in limit and f"{canonical}_delta" not in workload.metric_names():

@@ -196,20 +196,46 @@ class Limit:
         """A limit on a yes/no metric (``FLAG_METRICS``) that lets both 0 and 1 pass: a profile
         waiving a requirement (``steady_state_reached: {max: 1}`` on a drive that never gets
         there); it reads as the waiver, not as ``steady_state_reached <= 1``."""
-        return (_is_flag(self.metric) and (self.min is None or self.min <= 0)
-                and (self.max is None or self.max >= 1))
+        return _waives(self.metric, self.min, self.max)
+
+    @property
+    def bound(self) -> str:
+        """The limit without its metric (``bound_text``): ``>= 140``, ``10 <= x <= 20``."""
+        return bound_text(self.metric, self.min, self.max)
 
     def __str__(self) -> str:
-        if self.waives_flag:
-            return f"{self.metric} waived (0 or 1 passes)"
-        if self.min is not None and self.max is not None:
-            if self.min == self.max:
-                return f"{self.metric} == {format_number(self.min)}"
-            return f"{format_number(self.min)} <= {self.metric} <= {format_number(self.max)}"
-        if self.min is not None:
-            return f"{self.metric} >= {format_number(self.min)}"
-        assert self.max is not None
-        return f"{self.metric} <= {format_number(self.max)}"
+        """The limit as text: ``write.bw_mbps >= 140``, ``10 <= read.iops <= 20``."""
+        return bound_text(self.metric, self.min, self.max, subject=self.metric, lead=True)
+
+
+def bound_text(metric: str, min: float | None, max: float | None, *, subject: str = "x",
+               lead: bool = False) -> str:
+    """A limit's bounds as text, without its metric: ``>= 140``, ``<= 400``, ``== 1``, ``10 <=
+    x <= 20`` (``subject`` stands for the figure between two bounds), or ``waived (0 or 1
+    passes)`` for a limit that lets both values of a yes/no metric (``FLAG_METRICS``) pass.
+    With ``lead``, ``subject`` also leads a one-sided bound: ``write.bw_mbps >= 140``.
+
+    Raises:
+        ValueError: neither bound.
+    """
+    lo, hi = (None if b is None else format_number(b) for b in (min, max))
+    if _waives(metric, min, max):
+        text = "waived (0 or 1 passes)"
+    elif lo is not None and hi is not None:
+        if min != max:
+            return f"{lo} <= {subject} <= {hi}"
+        text = f"== {lo}"
+    elif lo is not None:
+        text = f">= {lo}"
+    elif hi is not None:
+        text = f"<= {hi}"
+    else:
+        raise ValueError(f"limit on {metric} has neither min nor max")
+    return f"{subject} {text}" if lead else text
+
+
+def _waives(metric: str, min: float | None, max: float | None) -> bool:
+    return (_is_flag(metric) and (min is None or min <= 0) and (max is None or max >= 1))
 
 
 def _is_flag(metric: str) -> bool:

@@ -290,7 +290,7 @@ def _start_session(tmp_path: Path, emu_dir: Path) -> subprocess.Popen[str]:
         )
 
 
-def _wait_for_fio_in_cgroup(emu_dir: Path, timeout_s: float = 30) -> Footprint:
+def _wait_for_fio_in_cgroup(emu_dir: Path, timeout_s: float = 60) -> Footprint:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for fp in daemons_under(str(emu_dir)):
@@ -303,8 +303,8 @@ def _wait_for_fio_in_cgroup(emu_dir: Path, timeout_s: float = 30) -> Footprint:
     raise AssertionError("no fio ran in an emulated drive's cgroup within the time")
 
 
-# solo: waits 30 s for its session to start fio, and scans every controller process
-@pytest.mark.e2e_solo
+# not e2e_solo: the wait is for a condition (fio in the drive's cgroup), bounded at 60 s for a
+# loaded host, and only this test's own controllers are looked at (those under its emu_dir)
 def test_ctrl_c_in_the_middle_of_a_run_leaves_nothing(emu_dir: Path, tmp_path: Path) -> None:
     session = _start_session(tmp_path, emu_dir)
     try:
@@ -318,8 +318,6 @@ def test_ctrl_c_in_the_middle_of_a_run_leaves_nothing(emu_dir: Path, tmp_path: P
     assert_nothing_left([fp], emu_dir)
 
 
-# solo: waits 30 s for its session to start fio, and scans every controller process
-@pytest.mark.e2e_solo
 def test_a_killed_session_is_tidied_by_its_controller(emu_dir: Path, tmp_path: Path) -> None:
     session = _start_session(tmp_path, emu_dir)
     try:

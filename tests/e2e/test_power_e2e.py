@@ -35,7 +35,7 @@ from pytest_ssdqual.plugs.power_meter import open_power_meter
 from pytest_ssdqual.plugs.spec import PlugSpec
 from pytest_ssdqual.qualify.power import metered
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
-from pytest_ssdqual.results.rejudge import rejudge_run
+from pytest_ssdqual.report.rejudge import rejudge_run
 from pytest_ssdqual.results.store import ResultsStore, StoredRun
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 

@@ -36,10 +36,14 @@ from pytest_ssdqual.methodology.power_loss import IODEPTH
 
 from ..conftest import REPO, emulated_models, need_root
 
-# e2e_solo: an emulated power cut detaches the drive's loop device while its session still holds
-# the drive's lock; an end-to-end test running beside it that gets the freed loop device then
-# broke with "in use by another pytest-ssdqual run" (two clean-clone CI runs of this session)
-pytestmark = [pytest.mark.e2e, pytest.mark.e2e_solo]
+pytestmark = pytest.mark.e2e
+
+#: e2e_solo, the two tests that cut an emulated drive's power: the cut detaches its loop device
+#: (``losetup -d``) until power is back, and an end-to-end test running beside it took the freed
+#: ``/dev/loopN`` (``losetup -f``): it broke with "in use by another pytest-ssdqual run" (two
+#: clean-clone CI runs), and power-on would find the device taken. The other tests here cut
+#: nothing (refused before the switch, or a ``cmd:`` stand-in): they run beside other tests.
+CUTS_A_LOOP_DEVICE = pytest.mark.e2e_solo
 
 SUITE = str(REPO / "suites" / "test_power_loss.py")
 FAKE = f"{sys.executable} {REPO / 'tests' / 'fakepower.py'}"
@@ -57,6 +61,7 @@ def _cycles(basetemp: Path, drive: str) -> list[dict]:
     return [c for c in found if c["drive"] == drive]
 
 
+@CUTS_A_LOOP_DEVICE
 def test_emulated_twin_with_plp_passes_and_without_plp_fails_inside_the_lost_window(
         pytester: pytest.Pytester, tmp_path: Path) -> None:
     emulated_models(tmp_path / "unused", {})
@@ -77,6 +82,10 @@ def test_emulated_twin_with_plp_passes_and_without_plp_fails_inside_the_lost_win
     assert plp["trigger_fired"] and plp["written_bytes"] > 0
     assert plp["verify_failures"] == [] and plp["cut"]["restored"] == []
     assert (plp["unsafe_before"], plp["unsafe_after"]) == (0, 1)
+    # the cycle's write and verify runs are in the drive's written-bytes tally (run.json)
+    (run_json,) = Path(os.environ["SSDQUAL_RESULTS_DIR"]).rglob("run.json")
+    tally = json.loads(run_json.read_text())["written"]["emu:demo-plp"]
+    assert tally["bytes"] >= plp["written_bytes"] > 0 and tally["runs"] >= 2, tally
 
     (lost,) = _cycles(basetemp, "emu:demo-no-plp")
     cut, bad = lost["cut"], lost["verify_failures"]
@@ -97,6 +106,7 @@ def test_emulated_twin_with_plp_passes_and_without_plp_fails_inside_the_lost_win
           f"start, {lost['fio_exit_to_cut_ms']:.0f} ms after fio exited")
 
 
+@CUTS_A_LOOP_DEVICE
 def test_an_emulated_cut_kills_the_running_fio_and_the_device_stops_answering(
         tmp_path: Path) -> None:
     emulated_models(tmp_path / "unused", {})

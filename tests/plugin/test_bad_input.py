@@ -144,7 +144,7 @@ def test_bad_inventory_is_a_usage_error_naming_file_line_and_key(
     [
         ("", "--drive: empty drive value"),
         ("emu:NOSUCHMODEL", "emu:NOSUCHMODEL: no drive model 'NOSUCHMODEL'"),
-        ("fio://host/dev/sdb", "remote drives (fio://HOST/dev/X) are not supported yet"),
+        ("fio://host:99999/dev/sdb", "port '99999' is not a number 1-65535"),
         ("file:", "--drive: file: needs a path"),
         ("file:/dev/sda", "is under /dev: a file target must be a regular file"),
         ("file:/nonexistent-dir/x.img", "parent directory /nonexistent-dir does not exist"),

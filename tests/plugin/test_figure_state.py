@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 from pytest_ssdqual.cli import rejudge as rejudge_command
-from pytest_ssdqual.methodology.figure_state import AS_FOUND_NOTE, STATE_WRITES_AS_FOUND
-from pytest_ssdqual.qualify.session import STATE_AS_FOUND
+from pytest_ssdqual.methodology.figure_state import (
+    AS_FOUND_NOTE,
+    STATE_AS_FOUND,
+    STATE_WRITES_AS_FOUND,
+)
 from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import (

@@ -20,7 +20,7 @@ import matplotlib.pyplot  # noqa: F401  (see below)
 import pytest
 
 from pytest_ssdqual.cli import main as cli
-from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.report import rejudge
 from pytest_ssdqual.results.comparison import Comparison
 from pytest_ssdqual.results.run_folder import RUN_FILE, StoredRun
 from pytest_ssdqual.results.store import ResultsStore

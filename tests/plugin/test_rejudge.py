@@ -14,7 +14,7 @@ import pytest
 from pytest_ssdqual.cli import rejudge as rejudge_command
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.qualify import measure as qualify_measure
-from pytest_ssdqual.results import rejudge
+from pytest_ssdqual.report import rejudge
 from pytest_ssdqual.results.record import TestRecord
 from pytest_ssdqual.results.run_folder import StoredRun
 from pytest_ssdqual.results.store import ResultsStore

@@ -1,4 +1,4 @@
-"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 2, e2e -n 2, e2e-solo
+"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 3, e2e -n 3, e2e-solo
 one at a time), collecting only (``--collect-only``): what each tier would run is what it
 prints."""
 
@@ -31,13 +31,13 @@ def test_an_e2e_path_goes_to_both_e2e_tiers_split_by_the_solo_mark() -> None:
 
 
 def test_a_users_mark_is_combined_with_each_e2e_tiers_own() -> None:
-    proc = _test_sh("tests/e2e/test_emulator_e2e.py", "-m", "not e2e_solo")
+    proc = _test_sh("tests/e2e/test_firmware_e2e.py", "-m", "not e2e_solo")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the parallel tier keeps the file's other tests; the solo tier's own mark and the user's
     # exclude each other, so it selects nothing (not a failure)
     assert "no test selected in the e2e-solo tier" in proc.stderr
-    assert "test_a_killed_session_is_tidied_by_its_controller" not in proc.stdout
-    assert "test_slc_cache_cliff_at_the_cache_size_then_the_post_cache_cap" in proc.stdout
+    assert "test_a_good_build_passes_and_so_does_going_back" not in proc.stdout  # e2e_solo
+    assert "test_a_slot_the_drive_does_not_have_is_refused_before_any_io" in proc.stdout
 
 
 def test_a_unit_path_runs_in_the_unit_tier_only() -> None:

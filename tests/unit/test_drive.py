@@ -495,15 +495,12 @@ def test_character_device_fixes(tmp_path: Path) -> None:
     assert "lsscsi -g" in _char_device_fix("/dev/sg0", sysfs)
 
 
-@pytest.mark.parametrize(
-    ("value", "what"),
-    [
-        ("fio://lab-host:8765/dev/sdb", "remote drives (fio://HOST/dev/X) are not supported yet"),
-        ("FIO://lab-host/dev/sdb", "not supported yet"),
-    ],
-)
-def test_parse_reserved_schemes(value: str, what: str) -> None:
-    assert what in parse_error(value)
+def test_parse_remote_drive() -> None:
+    # fio://HOST[:PORT]/dev/X: the device is on that host, nothing is looked up here
+    assert parse_drive_option("FIO://lab-host:9000/dev/sdb") == DriveSpec(
+        raw="FIO://lab-host:9000/dev/sdb", kind="remote", path="/dev/sdb", host="lab-host",
+        port=9000)
+    assert "is not a number 1-65535" in parse_error("fio://lab-host:0/dev/sdb")
 
 
 def test_parse_emulated_drive() -> None:

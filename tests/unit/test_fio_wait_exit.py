@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +45,38 @@ def test_without_a_pidfd_it_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     proc = subprocess.Popen(["sleep", "0.1"])
     process.wait_exit(proc, 5)
     assert proc.wait(timeout=1) == 0
+
+
+@pytest.mark.parametrize(("argv", "clean"), [
+    (["true"], True), (["false"], False), (["sh", "-c", "kill -KILL $$"], False)])
+def test_it_says_whether_the_process_exited_by_itself_with_status_0(argv: list[str],
+                                                                     clean: bool) -> None:
+    # status 0: fio reaped its jobs, and the runner skips the /proc scan for leftovers
+    proc = subprocess.Popen(argv)
+    assert process.wait_exit(proc, 5) is clean
+    proc.wait(timeout=1)
+
+
+def test_fio_is_started_through_setpriv_with_the_parent_death_signal() -> None:
+    prefix = process.death_signal_prefix()
+    if not prefix:
+        pytest.skip("no setpriv with --pdeathsig here (util-linux < 2.33)")
+    assert prefix[1:] == ("--pdeathsig", "TERM", "--")
+    # the signal is really set: a child whose parent dies gets SIGTERM (prctl(2))
+    script = ("import subprocess,sys,os,time;"
+              f"p=subprocess.Popen({list(prefix)!r}+['sleep','30'],start_new_session=True);"
+              "print(p.pid,flush=True);time.sleep(0.3);os._exit(0)")
+    pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             check=True).stdout)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError("the fio stand-in outlived its parent by 5 s")

@@ -167,8 +167,8 @@ def test_names_and_profiles_fit_the_catalog() -> None:
 
 def test_a_limit_on_a_figure_the_log_was_too_short_for_is_reported_not_judged() -> None:
     from pytest_ssdqual.qualify.consistency import consistency_reasons
+    from pytest_ssdqual.report.rejudge import judge_record
     from pytest_ssdqual.results.record import TestRecord
-    from pytest_ssdqual.results.rejudge import judge_record
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
     from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 

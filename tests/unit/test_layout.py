@@ -5,6 +5,10 @@
 * no module over ``MAX_LINES`` lines;
 * no import circle between modules, counting imports inside functions too (a lazy import that
   closes a circle is still a circle; ``if TYPE_CHECKING:`` blocks do not count);
+* folders import one way (``FLOORS``, lowest first): a module imports its own folder and lower
+  floors only, counting imports inside functions and under ``if TYPE_CHECKING:`` (a type is a
+  dependency too). Where a lower floor needs something of a higher one it declares a
+  ``typing.Protocol`` the higher one satisfies (``methodology.protocol``, ``results.protocol``);
 * the domain is plain Python: only ``plugin/`` imports pytest, only ``plugin/`` and the Allure
   writer (``ALLURE_WRITERS``) import allure, and nothing outside ``plugin/`` and ``cli/``
   imports ``plugin/``.
@@ -38,15 +42,28 @@ def _name(path: Path) -> str:
 
 MODULES = {_name(p): p for p in sorted(PKG.rglob("*.py"))}
 
+#: The folder order, lowest floor first. A module imports its own folder and lower floors only.
+#: The shared leaves (the package's ``__init__`` and the top-level modules) share the bottom
+#: floor and may import each other; ``plugin/`` (pytest's entry point) and ``cli/`` (the
+#: ``ssdqual`` command) share the top floor, side by side: neither imports the other.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("__init__", "bounds", "errors", "shipped", "yamlutil"),
+    ("catalog",), ("fio",), ("thresholds",), ("drive",), ("emulate",), ("plugs",),
+    ("methodology",), ("results",), ("qualify",), ("report",),
+    ("plugin", "cli"),
+)
 
-def _imports(path: Path) -> set[str]:
+
+def _imports(path: Path, *, type_checking: bool = False) -> set[str]:
     """Every ``pytest_ssdqual`` module (and every other top-level package) ``path`` imports,
-    at module level or inside functions, outside ``if TYPE_CHECKING:`` blocks."""
+    at module level or inside functions; inside ``if TYPE_CHECKING:`` blocks too with
+    ``type_checking``."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if (not type_checking and isinstance(child, ast.If)
+                    and "TYPE_CHECKING" in ast.unparse(child.test)):
                 continue
             if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
                 for alias in child.names:
@@ -61,6 +78,40 @@ def _imports(path: Path) -> set[str]:
 
 
 GRAPH = {name: {m for m in _imports(path) if m in MODULES} for name, path in MODULES.items()}
+#: As ``GRAPH``, with the imports under ``if TYPE_CHECKING:`` too.
+TYPED_GRAPH = {name: {m for m in _imports(path, type_checking=True) if m in MODULES}
+               for name, path in MODULES.items()}
+
+
+def _folder(module: str) -> str:
+    """``pytest_ssdqual.qualify.flow`` -> ``qualify``; a top-level module -> its name; the
+    package itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _upward(graph: dict[str, set[str]], floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """One message per import that goes up the folder order or sideways to another folder of
+    the same floor (the bottom floor's leaves excepted): the importing module, the imported
+    one and both floors. A folder on no floor is reported too."""
+    floor = {folder: i for i, names in enumerate(floors) for folder in names}
+
+    def where(module: str) -> str:
+        f = _folder(module)
+        return f"{f}/ (floor {floor[f]}: {' '.join(floors[floor[f]])})"
+
+    found: list[str] = []
+    for src in sorted(graph):
+        for dst in sorted(graph[src]):
+            a, b = _folder(src), _folder(dst)
+            if a not in floor or b not in floor:
+                found.append(f"{src} -> {dst}: folder {a if a not in floor else b}/ is on no "
+                             "floor: add it to FLOORS")
+            elif floor[b] > floor[a] or (floor[b] == floor[a] and a != b and floor[a] > 0):
+                found.append(f"{src} in {where(src)} imports {dst} in {where(dst)}: a module "
+                             "imports its own folder and lower floors only (move what sits on "
+                             "the wrong floor, or declare a typing.Protocol in the lower one)")
+    return found
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -99,6 +150,50 @@ def test_the_cycle_finder_finds_a_circle_through_three_modules() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_floor_check_names_an_upward_and_a_sideways_import() -> None:
+    graph = {
+        "pytest_ssdqual.methodology.base": {"pytest_ssdqual.qualify.session",
+                                            "pytest_ssdqual.fio.runner"},
+        "pytest_ssdqual.qualify.session": {"pytest_ssdqual.methodology.protocol"},
+        "pytest_ssdqual.yamlutil": {"pytest_ssdqual.errors"},
+        "pytest_ssdqual.cli.main": {"pytest_ssdqual.plugin.options"},
+        "pytest_ssdqual.plugin.hooks": {"pytest_ssdqual.report.summary"},
+        "pytest_ssdqual.newfolder.x": {"pytest_ssdqual.errors"},
+    }
+    assert _upward(graph, FLOORS) == [
+        "pytest_ssdqual.cli.main in cli/ (floor 11: plugin cli) imports "
+        "pytest_ssdqual.plugin.options in plugin/ (floor 11: plugin cli): a module imports its "
+        "own folder and lower floors only (move what sits on the wrong floor, or declare a "
+        "typing.Protocol in the lower one)",
+        "pytest_ssdqual.methodology.base in methodology/ (floor 7: methodology) imports "
+        "pytest_ssdqual.qualify.session in qualify/ (floor 9: qualify): a module imports its "
+        "own folder and lower floors only (move what sits on the wrong floor, or declare a "
+        "typing.Protocol in the lower one)",
+        "pytest_ssdqual.newfolder.x -> pytest_ssdqual.errors: folder newfolder/ is on no floor: "
+        "add it to FLOORS",
+    ]
+
+
+def test_the_floor_check_counts_type_checking_imports(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from pytest_ssdqual.qualify.session import X\n"
+                      "def f():\n    from pytest_ssdqual.report.summary import Y\n")
+    assert _imports(source) == {"typing", "pytest_ssdqual.report.summary"}
+    assert _imports(source, type_checking=True) == {
+        "typing", "pytest_ssdqual.qualify.session", "pytest_ssdqual.report.summary"}
+
+
+def test_folders_import_one_way() -> None:
+    assert _upward(TYPED_GRAPH, FLOORS) == []
+
+
+def test_every_folder_is_on_one_floor() -> None:
+    placed = [folder for names in FLOORS for folder in names]
+    assert len(placed) == len(set(placed))
+    assert set(placed) == SUBPACKAGES | TOP_LEVEL
 
 
 def test_every_module_has_a_home_by_concern() -> None:

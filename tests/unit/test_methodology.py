@@ -26,9 +26,9 @@ from pytest_ssdqual.methodology.jobs import (
     random_size_write_job,
     sustained_write_job,
 )
+from pytest_ssdqual.methodology.progress import RecordingObserver
 from pytest_ssdqual.methodology.purge import PurgeRecord
 from pytest_ssdqual.methodology.registry import run_methodology
-from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import DriveContext, QualSession, SessionOptions
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits

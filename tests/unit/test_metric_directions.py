@@ -155,6 +155,13 @@ EXPECTED: dict[str, dict[str, str]] = {
     "pts_latency": {"lat_mean_us": L, "lat_max_us": L, "lat_p99_999_us": L, "lat_tail_ios": N,
                     "steady_state_reached": H, "steady_state_round": L, "rounds": L,
                     "data_excursion_pct": L, "slope_excursion_pct": L},
+    # SNIA PTS WSAT / HIR: speeds, the share of FOB kept, GB written before the cliff and the
+    # recovery higher; how much the test wrote is a fact of the run
+    "pts_wsat": {"iops_fob": H, "iops_steady": H, "steady_fob_ratio": H, "cliff_tgbw_gb": H,
+                 "tgbw_gb": N, "written_multiple": N},
+    "pts_hir": {"baseline_iops": H, "steady_state_reached": H,
+                **{f"w{w}s_{f}": H for w in (5, 10, 15, 25, 50)
+                   for f in ("iops", "recovery_ratio", "rebaseline_iops")}},
     "idle_power": {"active_idle_w": L, "idle_apst_w": L, "apst_saving_pct": H,
                    "ps0_max_power_w": N, "deepest_idle_max_power_w": N},
     "idle_wake_read_4k_qd1": {"lat_mean_us": L, "lat_p50_us": L, "lat_p99_us": L,

@@ -16,12 +16,9 @@ from pytest_ssdqual.catalog.workloads import CATALOG, MIB
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.fio import process as fio_process
 from pytest_ssdqual.fio.job import fio_time, render_job, render_prefill
+from pytest_ssdqual.methodology.figure_state import STATE_AS_FOUND, STATE_PREFILLED
 from pytest_ssdqual.methodology.jobs import precondition_job, rand_write_4k_job
-from pytest_ssdqual.qualify.session import (
-    STATE_AS_FOUND,
-    STATE_PREFILLED,
-    QualSession,
-)
+from pytest_ssdqual.qualify.session import QualSession
 
 from ..conftest import TINY, FakeFio, tiny_session
 

@@ -99,3 +99,23 @@ def test_the_table_row_the_drive_summary_row_and_the_stored_json_agree() -> None
         data["metric"], data["measured"], data["margin_pct"], data["state"])
     assert row.limit == page.limit == ">= 300"
     assert row.verdict == page.verdict == "PASS"
+
+
+def test_a_limit_and_its_record_know_the_bound_text_without_the_metric() -> None:
+    """The bound is made from the limit's bounds (``verdict.bound_text``), never by cutting the
+    metric's name out of the limit's text (a metric named ``x.bw`` or one inside another)."""
+    cases = [(300.0, None, ">= 300"), (None, 400.0, "<= 400"), (10.0, 20.0, "10 <= x <= 20"),
+             (5.0, 5.0, "== 5"), (0.5, 1234.5, "0.5 <= x <= 1234")]
+    for lo, hi, bound in cases:
+        lim = Limit("w", "read.iops", lo, hi, None, PROV)
+        record = LimitVerdict.from_verdict(lim.evaluate(12.0))
+        assert (lim.bound, record.bound) == (bound, bound)
+        assert str(record).startswith(f"read.iops 12 {bound} ")
+    waived = Limit("w", "steady_state_reached", None, 1.0, None, PROV)
+    assert str(waived) == "steady_state_reached waived (0 or 1 passes)"
+    assert LimitVerdict.from_verdict(waived.evaluate(0.0)).bound == "waived (0 or 1 passes)"
+    assert str(Limit("w", "x.bw", 1.0, 3.0, None, PROV)) == "1 <= x.bw <= 3"
+    assert LimitVerdict.from_verdict(Limit("w", "x.bw", 1.0, 3.0, None, PROV).evaluate(2.0)
+                                     ).bound == "1 <= x <= 3"
+    # a stored verdict with a limit text but no bounds (not written by this package): as stored
+    assert LimitVerdict("w", "m", 1.0, "pass", None, limit="m >= 1").bound == "m >= 1"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_ssdqual.results.rejudge import incomplete_reasons
+from pytest_ssdqual.report.rejudge import incomplete_reasons
 from pytest_ssdqual.results.run_folder import StoredRun
 
 

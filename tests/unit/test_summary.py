@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
+from pytest_ssdqual.methodology.firmware_update import _drop_pct
 from pytest_ssdqual.report.summary import (
     SummaryRow,
     count_lines,
     final_line,
     format_drives,
     format_summary,
+    measured_beside,
 )
 
 from ..conftest import unwrapped
@@ -168,3 +172,20 @@ def test_a_long_line_is_wrapped_under_itself_and_keeps_every_word() -> None:
     assert fit_lines("short") == ["short"] and fit_lines("") == [""]
     path = "/a" * 70  # a word longer than the width stays whole (a path must be copyable)
     assert fit_lines(f"summaries in {path}:") == ["summaries in", f"    {path}:"]
+
+
+@pytest.mark.parametrize(("value", "bound", "shown"), [
+    (10.02, "<= 10", "10.02"),      # a failing drop never reads "10 <= 10 FAIL"
+    (10.0, "<= 10", "10"),
+    (2405.3, ">= 2,405", "2405.3"),
+    (140.2, ">= 140 (scaled x0.1)", "140.2"),
+    (-0.0, "<= 5", "0"),            # never "-0"
+    (3.14159, "<= 5", "3.14"),
+])
+def test_a_measured_figure_never_reads_as_its_limit_when_it_is_not(value, bound, shown):
+    assert measured_beside(value, bound) == shown
+
+
+def test_an_unchanged_figure_is_a_drop_of_plus_zero():
+    assert str(_drop_pct("bw_mbps", 500.0, 500.0)) == "0.0"
+    assert _drop_pct("bw_mbps", 500.0, 449.9) == pytest.approx(10.02)

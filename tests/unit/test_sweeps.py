@@ -21,10 +21,10 @@ from pytest_ssdqual.methodology.base import judge_result
 from pytest_ssdqual.methodology.curves import curves_from_json
 from pytest_ssdqual.methodology.mixed import copy_job, copy_timing
 from pytest_ssdqual.methodology.params import FioParams
+from pytest_ssdqual.methodology.progress import RecordingObserver
 from pytest_ssdqual.methodology.registry import run_methodology
 from pytest_ssdqual.methodology.sweep import saturation_x
 from pytest_ssdqual.methodology.transfer_size import sizes_for
-from pytest_ssdqual.qualify.progress import RecordingObserver
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
 from pytest_ssdqual.results.gated_metrics import has_direction, is_higher_better
 from pytest_ssdqual.thresholds.loader import ThresholdSet
@@ -196,9 +196,14 @@ def _sections(fake_fio: FakeFio) -> list[str]:
             if line.startswith("[") and line != "[global]"]
 
 
-def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None):
+def _run(session: QualSession, tmp_path: Path, workload_id: str, observer=None,
+         sleep=lambda seconds: None):
+    """Run ``workload_id`` on the file target ``drive.img`` with the fio stand-in; its idle
+    periods are passed to ``sleep`` (by default not waited: the stand-in's figures do not
+    depend on time)."""
     ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
-    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer)
+    return run_methodology(workload_id, session, ctx, tmp_path / "work", observer=observer,
+                           sleep=sleep)
 
 
 def test_qd_scaling_runs_every_pattern_at_every_qd_and_derives_the_curve_figures(
@@ -289,7 +294,9 @@ def test_client_presets_run_both_test_sizes_and_give_size_ratios(
     # the fio stand-in's bandwidth: prefill, then 8 runs at 16 MiB at 400 MB/s, then 8 runs at
     # 100 MiB at 100 MB/s (e.g. past an SLC cache)
     monkeypatch.setenv("FAKEFIO_BW_MBPS", ",".join(["100"] + ["400"] * 8 + ["100"] * 8))
-    result = _run(session, tmp_path, "client_presets")
+    slept: list[float] = []
+    result = _run(session, tmp_path, "client_presets", sleep=slept.append)
+    assert slept == [1.0] * 8  # smoke: 1 s idle before each write test (2 sizes x 4 presets)
     sections = _sections(fake_fio)
     presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
     assert sections == ["prefill"] + [f"{p}_{s}mib_{d}" for s in (16, 100)
@@ -318,7 +325,9 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
     # figure named seq1m_q8t1_100mib measured on 64 MiB would mislead; a 64mib one has no
     # catalog name, so no threshold could judge it)
     _sized_drive(session, 64 * MIB)
-    result = _run(session, tmp_path, "client_presets")
+    slept: list[float] = []
+    result = _run(session, tmp_path, "client_presets", sleep=slept.append)
+    assert slept == [1.0] * 4  # the idle before each write test of the one size run
     presets = ("seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t16", "rnd4k_q1t1")
     assert _sections(fake_fio) == ["prefill"] + [f"{p}_16mib_{d}" for d in ("read", "write")
                                                  for p in presets]
@@ -348,8 +357,8 @@ def test_client_presets_skip_a_test_size_the_drive_cannot_hold(
 
 def test_preset_figures_of_another_profile_are_not_in_this_profile_and_rejudged_so() -> None:
     from pytest_ssdqual.catalog.sweeps import not_in_profile
+    from pytest_ssdqual.report.rejudge import judge_record
     from pytest_ssdqual.results.record import TestRecord
-    from pytest_ssdqual.results.rejudge import judge_record
     from pytest_ssdqual.thresholds.profile import ResolvedLimits
     from pytest_ssdqual.thresholds.verdict import Limit, Provenance
 
@@ -491,9 +500,11 @@ def _curve_axes_written(package: Path) -> dict[str, str]:
 
 def test_every_curve_axis_a_methodology_writes_has_a_chart_axis() -> None:
     from pytest_ssdqual.report.chart_data import _CURVE_AXES
+    from pytest_ssdqual.report.pts_wsat_hir_charts import PTS_AXES  # WSAT / HIR: their own
 
     from ..conftest import REPO
 
     written = _curve_axes_written(REPO / "pytest_ssdqual" / "methodology")
     assert len(written) >= 5, written  # qd, write_pct, bs_bytes, test_size_bytes, fill_pct ...
-    assert {axis: where for axis, where in written.items() if axis not in _CURVE_AXES} == {}
+    assert {axis: where for axis, where in written.items()
+            if axis not in _CURVE_AXES and axis not in PTS_AXES} == {}

@@ -481,8 +481,10 @@ def empty_resolution() -> ResolvedLimits:
 
 def test_describe_names_profiles_files_and_counts(tmp_path: Path) -> None:
     path = write(tmp_path, LAYERED)
-    text = ThresholdSet.load([path]).resolve(L85C_128).describe()
-    assert text.splitlines()[0] == "3 threshold profile(s) match, most specific first:"
+    lines = ThresholdSet.load([path]).resolve(L85C_128).describe().splitlines()
+    assert lines[0] == "3 threshold profile(s) match, most specific first:"
+    assert max(len(line) for line in lines) <= 120  # wrapped: a long temp path, a long source
+    text = " ".join(" ".join(lines).split())
     assert f'{path}:17 profile "firmware"' in text
     assert "(specificity 4): 1 limit(s) in effect" in text
     assert f'{path}:3 profile "generic" match {{}} (specificity 0): 1 limit(s) in effect' in text

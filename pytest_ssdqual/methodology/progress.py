@@ -29,6 +29,8 @@ class ProgressEvent:
         eta_s: estimated seconds until the whole test ends, ``None`` when unknown.
         figure: the step's figure for humans (``"write 12,345 IOPS"``), may be empty.
         elapsed_s: seconds since the test started.
+        written_bytes: bytes this process's fio runs have written to the drive so far
+            (``QualSession.written``: runs that finished), ``None`` when not known.
     """
 
     test: str
@@ -38,9 +40,11 @@ class ProgressEvent:
     eta_s: float | None = None
     figure: str = ""
     elapsed_s: float = 0.0
+    written_bytes: int | None = None
 
     def line(self) -> str:
-        """``recovery_after_idle: recovery round 2/3: write 12,345 IOPS (elapsed 21 s, ETA 9 s)``"""
+        """``recovery_after_idle: recovery round 2/3: write 12,345 IOPS (elapsed 21 s, ETA 9 s)``
+        (``, written 1.42 GB`` after the ETA with ``written_bytes``)."""
         step = self.phase
         if self.round is not None:
             step += f" round {self.round}" + (f"/{self.rounds}" if self.rounds else "")
@@ -50,6 +54,8 @@ class ProgressEvent:
         timing = f"elapsed {format_duration(self.elapsed_s)}"
         if self.eta_s is not None:
             timing += f", ETA {format_duration(self.eta_s)}"
+        if self.written_bytes is not None:
+            timing += f", written {format_written(self.written_bytes)}"
         return f"{text} ({timing})"
 
 
@@ -135,3 +141,12 @@ def format_duration(seconds: float) -> str:
         return f"{minutes} min {secs:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def format_written(count: int) -> str:
+    """``1.42 GB``, ``305.2 MB``, ``4,096 bytes`` (decimal units: 10^9, 10^6)."""
+    if count >= 10**9:
+        return f"{count / 1e9:,.2f} GB"
+    if count >= 10**6:
+        return f"{count / 1e6:,.1f} MB"
+    return f"{count:,} bytes"

@@ -48,6 +48,7 @@ from pytest_ssdqual.catalog.consistency import ConsistencyPlan, not_measured
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
 from pytest_ssdqual.catalog.parametric import find_workload
 from pytest_ssdqual.catalog.sweeps import not_in_profile
+from pytest_ssdqual.catalog.temperature import not_sampled
 from pytest_ssdqual.catalog.workloads import PROFILES, Workload
 from pytest_ssdqual.drive.health_checks import health_limits, judge_health
 from pytest_ssdqual.methodology.base import MethodologyResult, judge_result
@@ -169,12 +170,14 @@ def judge_record(workload: Workload, record: TestRecord, limits: ResolvedLimits
         result = MethodologyResult(workload, metrics, {}, [], [],
                                    requirements=stored_requirements(record),
                                    unreached=unreached,
-                                   not_in_profile=not_in_profile(workload.id, record.profile))
+                                   not_in_profile={**not_in_profile(workload.id, record.profile),
+                                                   **not_sampled(metrics)})
         return judge_result(result, limits, strict=record.strict).verdicts
     return judge(workload, metrics, limits, strict=record.strict, unreached=unreached,
-                 not_in_profile=not_measured(metrics, workload.directions
-                                             if workload.per_direction else (),
-                                             _consistency_plan(record.profile)))
+                 not_in_profile={**not_measured(metrics, workload.directions
+                                                if workload.per_direction else (),
+                                                _consistency_plan(record.profile)),
+                                 **not_sampled(metrics)})
 
 
 def _consistency_plan(profile: str) -> ConsistencyPlan:

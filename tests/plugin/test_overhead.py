@@ -1,0 +1,68 @@
+"""The harness's own time per test stays small next to fio's (issue 19: 518 ms of non-fio time
+per test was measured, against a goal of <= 50 ms).
+
+Six one-workload tests run on a scratch file with the fio stand-in (``tests/fakefio.py``: a
+Python process that writes fio's JSON at once), clocked by ``benchmarks.fio_clock`` (every fio
+process from ``Popen`` to its exit). A test's overhead is its wall time (setup + call +
+teardown) minus its fio time. It is judged as a ratio to the stand-in's own run time, which a
+loaded host slows alike (both are Python work on the same CPUs), taken as the median of every
+one-run test of three runs: measured 0.12 here (11-18 ms against 100-120 ms); the guard fails
+above 0.6 (about 60 ms here: a regression to the hundreds of ms of issue 19), and above 150 ms
+whatever the ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from ..conftest import REPO, FakeFio, limits_yaml, qual_args, write_suite
+
+SIX_TESTS = """
+import pytest
+
+@pytest.mark.parametrize("workload", ["seq_read_128k_qd32", "rand_read_4k_qd1",
+                                      "rand_read_4k_qd32"])
+def test_read(qualify, workload):
+    qualify(workload)
+
+@pytest.mark.destructive
+@pytest.mark.parametrize("workload", ["seq_write_128k_qd32", "rand_write_4k_qd1",
+                                      "rand_write_4k_qd32"])
+def test_write(qualify, workload):
+    qualify(workload)
+"""
+
+#: The most the median overhead may be, as a share of the stand-in's own run time.
+MAX_RATIO = 0.6
+#: ... and in seconds, whatever the ratio.
+MAX_OVERHEAD_S = 0.150
+
+
+def test_per_test_overhead_stays_small_next_to_fio(pytester: pytest.Pytester,
+                                                    fake_fio: FakeFio,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    th = write_suite(pytester.path, SIX_TESTS, limits_yaml(
+        {"seq_read_128k_qd32": {"read.bw_mbps": {"min": 1}}}))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # benchmarks.fio_clock
+    ratios, overheads = [], []
+    for run in range(3):
+        out = pytester.path / f"clock{run}"
+        monkeypatch.setenv("SSDQUAL_BENCH_OUT", str(out))
+        result = pytester.runpytest_subprocess(
+            *qual_args(pytester.path, th, fake_fio.path, "-p", "benchmarks.fio_clock"))
+        result.assert_outcomes(passed=6)
+        (clock,) = [json.loads(p.read_text()) for p in out.glob("clock-*.json")]
+        for test in clock["tests"].values():
+            if test["fio_runs"] != 1:  # the first read test prefills the span: 2 runs
+                continue
+            over = test["wall_s"] - test["fio_s"] - test["idle_s"]
+            overheads.append(over)
+            ratios.append(over / test["fio_s"])
+    assert len(ratios) >= 12
+    ratio, over = statistics.median(ratios), statistics.median(overheads)
+    assert ratio <= MAX_RATIO, (f"the harness's own time per test is {ratio:.2f} x the fio "
+                                f"stand-in's run ({over * 1000:.0f} ms): profile it")
+    assert over <= MAX_OVERHEAD_S, f"{over * 1000:.0f} ms of non-fio time per test"
