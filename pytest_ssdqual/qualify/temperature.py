@@ -70,7 +70,8 @@ class DriveTemperature:
 
 @dataclass(frozen=True)
 class TemperatureRun:
-    """One test's samples and figures. ``note``: one line for the test's details."""
+    """One test's samples and figures. ``note``: one line for the test's details (``""``
+    without a temperature source)."""
 
     samples: tuple[TemperatureSample, ...]
     result: TemperatureFigures
@@ -156,7 +157,9 @@ def sampled(temp: DriveTemperature, folder: Path, run: Callable[[], T], *,
     """
     if temp.source is None:
         why = {m: temp.reason for m in TEMPERATURE_METRICS}
-        return run(), TemperatureRun((), TemperatureFigures({}, why), f"temperature: {temp.reason}")
+        # no note: a loop device, zram or a file never has a sensor, and a line saying so on
+        # every test is noise (the metrics' reasons keep it, in the record and the report)
+        return run(), TemperatureRun((), TemperatureFigures({}, why), "")
     src = temp.source
     with TemperatureSampler(src.read, temp.interval_s) as sampler:
         result = run()
@@ -206,7 +209,7 @@ def methodology_with_temperature(result: MethodologyResult, trun: TemperatureRun
     return dataclasses.replace(
         result, metrics={**result.metrics, **trun.result.figures},
         not_in_profile={**result.not_in_profile, **na}, unreached={**result.unreached, **failing},
-        notes=[*result.notes, trun.note])
+        notes=[*result.notes, trun.note] if trun.note else list(result.notes))
 
 
 def run_start_s(outcome: WorkloadOutcome) -> float | None:
