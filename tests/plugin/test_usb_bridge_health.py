@@ -38,22 +38,26 @@ exit 1
 
 
 @pytest.fixture
-def b38(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The fake sysfs tree, the stand-in node ``<tmp>/dev/sdx`` and the smartctl stand-in on
-    PATH; returns the node's path. ``$WORKS`` unset: smartctl never reads the drive."""
+def b38(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
+    """The fake sysfs tree, the stand-in node ``<tmp>/dev/sdN`` and the smartctl stand-in on
+    PATH; returns the node's path. ``$WORKS`` unset: smartctl never reads the drive. Each
+    test's node has a name of its own (``sdx``, ``sdy``): the drive lock is keyed by the node's
+    name (``/run/lock/pytest-ssdqual-sdx.lock``), so two of these tests on two xdist workers at
+    once broke each other's run ("in use by another pytest-ssdqual run")."""
     need_root()
     if not (B38 / "ssdq_fakesys.py").is_file():
         pytest.skip(f"found case {B38} not found: set SSDQUAL_CASES_DIR")
     root = tmp_path / "fakesys"
     fake = FakeSysfs(root / "sys")
-    fake.disk("sdx", USB_PATH, sectors=976773168, rotational=1,
+    name = "sdx" if "bridge_type_that_works" in request.node.name else "sdy"
+    fake.disk(name, USB_PATH, sectors=976773168, rotational=1,
               device={"model": "HDS721050DLE630\n", "vendor": "ATA     \n"},
               extra={"dev": "240:0\n", "ro": "0\n"})
     (root / "mountinfo").write_text("")
     (root / "swaps").write_text("Filename\tType\tSize\tUsed\tPriority\n")
     dev = tmp_path / "dev"
     dev.mkdir()
-    os.mknod(dev / "sdx", 0o600 | stat.S_IFBLK, os.makedev(240, 0))
+    os.mknod(dev / name, 0o600 | stat.S_IFBLK, os.makedev(240, 0))
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "smartctl").write_text(BRIDGE_STANDIN)
@@ -64,7 +68,7 @@ def b38(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TOOL_LOG", str(tmp_path / "tool_calls.log"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(B38), str(REPO)]))
     monkeypatch.setenv("FAKEFIO_LOG", str(tmp_path / "fakefio.log"))
-    return dev / "sdx"
+    return dev / name
 
 
 def _run(pytester: pytest.Pytester, node: Path, results: Path) -> pytest.RunResult:
