@@ -11,7 +11,6 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import allure
 import pytest
 
 from pytest_ssdqual.catalog.workloads import Workload
@@ -121,7 +120,7 @@ class PytestHost:
                 self.reporter.write_line(part)
 
     def attach_text(self, name: str, text: str) -> None:
-        allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)
+        allure_attach.attach_text(text, name)
 
     def fio_run(self, plan: JobPlan, run: FioRun | None) -> None:
         self._runs.append((plan, run))
