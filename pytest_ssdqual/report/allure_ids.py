@@ -14,8 +14,10 @@ range (``docs/development.md``).
 Source read: allure-python, ``allure-pytest/src/utils.py`` (``ParsedPytestNodeId``,
 ``allure_full_name``, ``get_history_id``) and ``allure-pytest/src/listener.py``
 (``pytest_runtest_setup``, ``pytest_runtest_teardown``, ``add_parameter``),
-``allure-python-commons/src/allure_commons/utils.py`` (``md5``, ``represent``), at 2.13.2 and
-2.16.x (the scheme is the same from 2.13.2 on; 2.13.1 and older hashed the node id).
+``allure-python-commons/src/allure_commons/utils.py`` (``md5``, ``represent``), at tags 2.13.2,
+2.14.0, 2.15.0 and 2.16.0 and the repository's head (after 2.16.2). The scheme holds from 2.15.0
+on; 2.13.2 to 2.14.x named only the innermost class of a nested one in the full name, and 2.13.1
+and older hashed the node id as the history id.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ class AllureIds:
         parent_package: the folders of the test file, dot-joined (Allure's default parent
             suite label); ``module``: the file's name without ``.py`` (default suite label);
             ``class_names``: the classes (default sub-suite label, `` > ``-joined).
-        parameters: the parameters in allure-pytest's order: the ones the test set during
-            set-up (``allure.dynamic.parameter``), then pytest's own.
+        parameters: the parameters in allure-pytest's order when the test sets its own during
+            set-up (as the drive's are: ``allure.dynamic.parameter``): those, then pytest's.
     """
 
     name: str
@@ -89,7 +91,7 @@ class AllureIds:
 
 def allure_ids(nodeid: str, pytest_params: Mapping[str, Any] | None = None,
              dynamic_params: Sequence[AllureParam] = ()) -> AllureIds:
-    """The ids allure-pytest (2.13.2 to 2.16.x) gives the test ``nodeid``.
+    """The ids allure-pytest (2.15.0 to 2.16.x) gives the test ``nodeid``.
 
     allure-pytest's scheme, from the node id split at ``::``: the path's folders dot-joined
     plus the file name without its extension is the *package* (``suites/test_seq.py`` ->
