@@ -154,3 +154,57 @@ def test_installed_allure_pytest_is_in_the_tested_range() -> None:
     assert match, "docs/development.md names the tested allure-pytest range"
     assert SpecifierSet(match.group(1)) == req.specifier
     assert req.specifier.contains(match.group(2)) and req.specifier.contains(match.group(3))
+
+
+DRIVE_CASES = """
+import allure
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def drive():  # as the plugin's drive fixture does, during set-up
+    allure.dynamic.parameter("drive identity", "SN-7")
+    allure.dynamic.parameter("ssd_drive", "/dev/loop0", excluded=True)
+
+
+def test_read():
+    pass
+
+
+class TestWrite:
+    def test_write(self):
+        pass
+"""
+
+
+def test_a_crash_result_without_a_snapshot_keeps_the_tests_ids(pytester: pytest.Pytester) -> None:
+    """A worker that died before its journal had the test's Allure snapshot: the controller's
+    result (allure_commons' model objects and file logger) still carries the name, full name,
+    history id and suites allure-pytest gives the test on that drive."""
+    from pytest_ssdqual.report.allure_results import write_crashed_result
+
+    pytester.makepyfile(test_drive=DRIVE_CASES)
+    alluredir = pytester.path / "allure"
+    pytester.runpytest("-p", "no:cacheprovider", f"--alluredir={alluredir}").assert_outcomes(
+        passed=2)
+    own = {r["name"]: r for r in _results(alluredir).values()}
+    crashdir = pytester.path / "crash"
+    facts = {"identity": "SN-7", "drive": "/dev/loop0", "model": "Disk", "firmware": "F1",
+             "serial": "SN-7"}
+    for nodeid in ("test_drive.py::test_read@loop0", "test_drive.py::TestWrite::test_write"):
+        write_crashed_result(crashdir, nodeid, "worker 'gw0' crashed while running it",
+                             drive_facts=facts)
+    crashed = {r["name"]: r for r in _results(crashdir).values()}
+    assert set(crashed) == set(own) == {"test_read", "test_write"}
+    for name, result in crashed.items():
+        assert result["status"] == "broken"
+        assert result["statusDetails"]["message"] == "worker 'gw0' crashed while running it"
+        for key in ("fullName", "testCaseId", "historyId"):
+            assert result[key] == own[name][key], (name, key)
+        assert sorted(map(str, result["parameters"])) == sorted(
+            map(str, own[name]["parameters"]))
+        for label in ("suite", "subSuite", "framework"):
+            assert [x for x in result["labels"] if x["name"] == label] == [
+                x for x in own[name]["labels"] if x["name"] == label], (name, label)
+        (drive,) = [a for a in result["attachments"] if a["name"] == "drive"]
+        assert json.loads((crashdir / drive["source"]).read_text())["identity"] == "SN-7"
