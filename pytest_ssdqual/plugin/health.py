@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import allure
 import pytest
 
 from pytest_ssdqual.catalog.health import HEALTH_WORKLOAD_ID
@@ -197,8 +196,7 @@ def record(node: pytest.Item, tracker_: HealthTracker, judgement: HealthJudgemen
     text = "\n".join([*describe(health), f"judged: {judgement.label}",
                       *("  " + v.line() for v in judgement.verdicts if v.limit is not None),
                       *(f"  not reported: {m}" for m in judgement.not_reported)])
-    allure.attach(text, name=f"drive health ({judgement.label})",
-                  attachment_type=allure.attachment_type.TEXT)
+    allure_attach.attach_text(text, f"drive health ({judgement.label})")
     return folder
 
 

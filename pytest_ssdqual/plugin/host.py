@@ -12,7 +12,6 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import allure
 import pytest
 
 from pytest_ssdqual.catalog.workloads import Workload
@@ -125,7 +124,7 @@ class PytestHost:
                 self.reporter.write_line(part)
 
     def attach_text(self, name: str, text: str) -> None:
-        allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)
+        allure_attach.attach_text(text, name)
 
     def fio_run(self, plan: JobPlan, run: FioRun | None) -> None:
         self._runs.append((plan, run))

@@ -61,7 +61,9 @@ def register(config: pytest.Config) -> None:
 
         journal = WorkerJournal(Path(workerinput[JOURNAL_INPUT]), str(workerinput["workerid"]))
     config.stash[JOURNAL_KEY] = journal
-    config.pluginmanager.register(TestHooks(journal), "ssdqual-test-outcomes")
+    recording = bool(getattr(config.option, "allure_report_dir", None))
+    config.pluginmanager.register(TestHooks(journal, recording=recording),
+                                  "ssdqual-test-outcomes")
     if config.pluginmanager.hasplugin("xdist") and workerinput is None:
         config.pluginmanager.register(ControllerHooks(config), "ssdqual-worker-crashes")
 
@@ -82,8 +84,8 @@ def start_drive_test(request: pytest.FixtureRequest, ctx: Any) -> None:
         journal.created_file(ctx.target.spec.path)
     journal.start(request.node.nodeid, drive=ctx.target.spec.raw, facts=ctx.describe(),
                   tmp_path=str(request.getfixturevalue("tmp_path")),
-                  snapshot=allure_results.snapshot_current_test(_params(request.node),
-                                                                item=request.node))
+                  snapshot=allure_results.snapshot_current_test(request.node.nodeid,
+                                                                _params(request.node)))
 
 
 def note_labels(request: pytest.FixtureRequest) -> None:
@@ -92,7 +94,8 @@ def note_labels(request: pytest.FixtureRequest) -> None:
     if journal is not None:
         from pytest_ssdqual.report import allure_results
 
-        journal.update(allure_results.snapshot_current_test(_params(request.node)))
+        journal.update(allure_results.snapshot_current_test(request.node.nodeid,
+                                                            _params(request.node)))
 
 
 def _params(item: Any) -> dict[str, Any]:
@@ -119,11 +122,33 @@ class TestHooks:
     """Every process that runs tests: interrupted tests are broken, crashed ones not rerun,
     the journal follows the running test."""
 
-    def __init__(self, journal: WorkerJournal | None) -> None:
+    def __init__(self, journal: WorkerJournal | None, *, recording: bool = False) -> None:
         self.journal = journal
+        self.recording = recording
+        if recording:  # --alluredir: follow each test's Allure calls (report.allure_recorder)
+            from pytest_ssdqual.report import allure_results
+
+            allure_results.start_recording(self._written if journal is not None else None)
+
+    def _written(self, result_uuid: str) -> None:
+        """allure-pytest is about to write the running test's result under ``result_uuid``:
+        the journal keeps it, so the controller sees that result and writes none."""
+        test = self.journal.entry.test if self.journal is not None else None
+        if test is not None and test.get("snapshot"):
+            self.journal.update({**test["snapshot"], "uuid": result_uuid})  # type: ignore[union-attr]
+
+    def pytest_unconfigure(self) -> None:
+        if self.recording:
+            from pytest_ssdqual.report import allure_results
+
+            allure_results.stop_recording()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.recording:
+            from pytest_ssdqual.report import allure_results
+
+            allure_results.begin_test(item.name)
         if self.journal is None:
             return
         from pytest_ssdqual.results.journal import NOT_RERUN_PREFIX, clean_node_id, crashed_tests
@@ -137,7 +162,7 @@ class TestHooks:
         if self.journal is not None and self.journal.entry.test is not None:
             from pytest_ssdqual.report import allure_results
 
-            self.journal.update(allure_results.snapshot_current_test(_params(item)))
+            self.journal.update(allure_results.snapshot_current_test(item.nodeid, _params(item)))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any
@@ -148,7 +173,7 @@ class TestHooks:
             from pytest_ssdqual.report import allure_results
 
             allure_results.mark_current_broken(
-                interrupted_message(exc, worker=self.journal is not None))
+                item.nodeid, interrupted_message(exc, worker=self.journal is not None))
             raise
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -156,6 +181,10 @@ class TestHooks:
         yield  # allure-pytest writes the test's result inside
         if self.journal is not None:
             self.journal.finish()
+        if self.recording:
+            from pytest_ssdqual.report import allure_results
+
+            allure_results.end_test()
 
 
 class ControllerHooks:

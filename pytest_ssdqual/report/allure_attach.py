@@ -1,5 +1,5 @@
-"""Allure steps and attachments of a running test (only report/'s Allure writers
-and plugin/ import allure: tests/unit/test_layout.py).
+"""Allure steps and attachments of a running test (only report/'s Allure writers import
+allure: tests/unit/test_layout.py).
 
 Steps: ``phase(name)`` around each phase (purge, precondition, rounds, idle, measure, judge).
 Attachments: the verdict table (HTML and JSON), the metrics, PNG charts (``plots`` via
@@ -42,6 +42,7 @@ __all__ = [
     "attach_png",
     "attach_regression",
     "attach_run",
+    "attach_text",
     "attach_verdicts",
     "attach_workload_charts",
     "phase",
@@ -66,6 +67,11 @@ def attach_run(plan: JobPlan, run: FioRun | None) -> None:
             name=f"per-second log {log.name}",
             attachment_type=allure.attachment_type.CSV,
         )
+
+
+def attach_text(text: str, name: str) -> None:
+    """Attach plain text under ``name`` (a host note, the drive health reading)."""
+    allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)
 
 
 def attach_failure_output(exc: FioError) -> None:
@@ -112,11 +118,12 @@ def attach_png(name: str, png: bytes) -> None:
 
 def recording() -> bool:
     """True when Allure results are being written (``--alluredir``: allure-pytest registered
-    its listener). Charts are drawn only then."""
+    allure-python-commons' file logger). Charts are drawn only then."""
     import allure_commons
-    from allure_pytest.listener import AllureListener
+    from allure_commons.logger import AllureFileLogger
 
-    return any(isinstance(p, AllureListener) for p in allure_commons.plugin_manager.get_plugins())
+    return any(isinstance(p, AllureFileLogger)
+               for p in allure_commons.plugin_manager.get_plugins())
 
 
 def attach_workload_charts(outcome: WorkloadOutcome, record: TestRecord, *, title: str,

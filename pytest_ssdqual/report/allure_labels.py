@@ -1,5 +1,5 @@
-"""Allure labels and history ids of a workload test (only report/'s Allure writers
-and plugin/ import allure: tests/unit/test_layout.py).
+"""Allure labels and history ids of a workload test (only report/'s Allure writers import
+allure: tests/unit/test_layout.py).
 
 Labels: parent suite = drive, feature = methodology family, story = workload, severity from the
 family (integrity and health are critical); controller, NAND and firmware as tags. Parameters:

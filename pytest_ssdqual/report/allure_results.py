@@ -1,101 +1,129 @@
-"""Allure results written outside allure-pytest's own flow (only report/'s Allure
-writers and plugin/ import allure: tests/unit/test_layout.py).
+"""Allure results written outside allure-pytest's flow, through allure-python-commons' public
+API only: its model objects (``allure_commons.model2``), its file logger
+(``allure_commons.logger.AllureFileLogger``) and its hooks (``allure_recorder``). Only
+report/'s Allure writers import allure or allure_commons: tests/unit/test_layout.py.
 
 A test whose pytest-xdist worker died, or that SIGINT/SIGTERM stopped, is *broken*, never passed
 (``write_crashed_result``, ``mark_current_broken``): the worker keeps a snapshot of the running
-test's result in its journal (``snapshot_current_test``) and the controller writes the result
-the dead process never wrote. Without ``--alluredir`` these do nothing.
+test's result in its journal (``snapshot_current_test``: what the test told Allure so far, as
+the ``Recorder`` followed it, with the ids allure-pytest gives it, ``allure_ids``) and the
+controller writes the result the dead process never wrote. Without ``--alluredir`` these do
+nothing.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import allure_commons
+import attr
+from allure_commons.logger import AllureFileLogger
+from allure_commons.model2 import (
+    Attachment,
+    Label,
+    Link,
+    Parameter,
+    Status,
+    StatusDetails,
+    TestResult,
+    TestStepResult,
+)
+
+from pytest_ssdqual.report.allure_ids import AllureParam, allure_ids, represent
 from pytest_ssdqual.report.allure_labels import DRIVE_IDENTITY_PARAM, drive_identity, parent_suite
+from pytest_ssdqual.report.allure_recorder import Recorder, now_ms
 from pytest_ssdqual.results.stored import ATTACH_DRIVE
 from pytest_ssdqual.results.stored_json import read_stored_json
 
 __all__ = [
+    "begin_test",
+    "end_test",
     "mark_current_broken",
     "result_uuids",
     "snapshot_current_test",
+    "start_recording",
+    "stop_recording",
     "write_crashed_result",
 ]
 
-
-def _running_result() -> Any | None:
-    """allure-pytest's ``TestResult`` of the test running in this process (None without
-    ``--alluredir`` or between tests)."""
-    import allure_commons
-    from allure_pytest.listener import AllureListener
-
-    for plugin in allure_commons.plugin_manager.get_plugins():
-        if isinstance(plugin, AllureListener):
-            try:
-                return plugin.allure_logger.get_test(None)
-            except (KeyError, IndexError, AttributeError):
-                return None
-    return None
+#: The recorder of this process (``start_recording``), registered with allure_commons.
+_RECORDER: list[Recorder] = []
 
 
-def snapshot_current_test(original_values: Mapping[str, Any], item: Any = None
+def start_recording(on_report: Callable[[str], None] | None = None) -> None:
+    """Follow the Allure calls of the tests this process runs (``--alluredir`` given): register
+    a ``Recorder`` with ``allure_commons.plugin_manager``. ``on_report`` gets the uuid of each
+    result allure-pytest is about to write. Undone by ``stop_recording``."""
+    stop_recording()
+    recorder = Recorder(on_report)
+    allure_commons.plugin_manager.register(recorder)
+    _RECORDER.append(recorder)
+
+
+def stop_recording() -> None:
+    """Unregister the recorder (at ``pytest_unconfigure``)."""
+    while _RECORDER:
+        allure_commons.plugin_manager.unregister(_RECORDER.pop())
+
+
+def begin_test(name: str) -> None:
+    """A test starts its set-up (``name``: pytest's ``item.name``)."""
+    if _RECORDER:
+        _RECORDER[0].begin(name)
+
+
+def end_test() -> None:
+    """The test ended (its own result was written)."""
+    if _RECORDER:
+        _RECORDER[0].end()
+
+
+def _json(item: Any) -> dict[str, Any]:
+    """A model object as the JSON Allure writes (``AllureFileLogger``: empty fields left out)."""
+    return dict(attr.asdict(item, filter=lambda _, v: v or v is False))
+
+
+def snapshot_current_test(nodeid: str, original_values: Mapping[str, Any]
                           ) -> dict[str, Any] | None:
-    """The running test's Allure result as it stands, as the JSON Allure would write (uuid,
-    name, fullName, labels, parameters, attachments and steps so far), with the ``historyId``
-    allure-pytest will give it (``md5(fullName, non-excluded parameter values)``, computed at
-    teardown, which a dying process never reaches). Kept by the worker's journal so the
-    controller can write the test's result if the worker dies.
+    """The running test's Allure result as it stands, as the JSON Allure would write (name,
+    labels, links, parameters, steps and attachments the test gave Allure so far), with the
+    ``fullName``, ``testCaseId`` and ``historyId`` allure-pytest gives it (``allure_ids``;
+    allure-pytest sets them at the end of set-up and at teardown, which a dying process never
+    reaches). Kept by the worker's journal so the controller can write the test's result if
+    the worker dies.
 
     Args:
-        original_values: the test's pytest parameters (``item.callspec.params``): allure-pytest
-            hashes their original values, not their ``repr``.
-        item: the test, during its set-up (allure-pytest sets ``fullName`` and adds the pytest
-            parameters only once set-up is over): both are filled in as it will, so a worker
-            that dies in set-up still leaves the test's own history id and drive parameters.
+        nodeid: the test's node id.
+        original_values: the test's pytest parameters (``item.callspec.params``):
+            allure-pytest hashes their original values, not their ``repr``.
 
     Returns:
         The result as a dict, or None without ``--alluredir`` (or outside a test).
     """
-    from allure_commons.model2 import Parameter
-    from allure_commons.utils import represent
-    from allure_pytest.utils import allure_full_name, get_history_id
-    from attr import asdict
-
-    result = _running_result()
+    result = _RECORDER[0].result if _RECORDER else None
     if result is None:
         return None
-    full_name = getattr(result, "fullName", None)
-    parameters = list(result.parameters)
-    if not full_name and item is not None:  # in set-up: as allure-pytest's set-up will
-        full_name = allure_full_name(item)
-        names = {p.name for p in parameters}
-        parameters += [Parameter(name=name, value=represent(value))
-                       for name, value in original_values.items() if name not in names]
-    if not full_name:
-        return None
-    data = asdict(result, filter=lambda _, v: v or v is False)
-    data["fullName"] = full_name
-    data["parameters"] = [asdict(p, filter=lambda _, v: v or v is False) for p in parameters]
-    data["historyId"] = get_history_id(full_name, parameters,
-                                       original_values=dict(original_values))
+    ids = allure_ids(nodeid, original_values, [
+        AllureParam(p.name, p.value, bool(p.excluded)) for p in result.parameters])
+    data = _json(result)
+    data.update(fullName=ids.full_name, testCaseId=ids.test_case_id, historyId=ids.history_id)
+    names = {p.name for p in result.parameters}
+    data["parameters"] = [_json(p) for p in result.parameters] + [
+        {"name": p.name, "value": p.value} for p in ids.parameters if p.name not in names]
     return data
 
 
-def mark_current_broken(message: str) -> None:
+def mark_current_broken(nodeid: str, message: str) -> None:
     """Make the running test *broken* with ``message`` (a test stopped by SIGINT/SIGTERM:
-    allure-pytest would otherwise write it with its set-up status, ``passed``). Does nothing
-    without ``--alluredir``."""
-    from allure_commons.model2 import Status, StatusDetails
-
-    result = _running_result()
-    if result is not None:
-        result.status = Status.BROKEN
-        result.statusDetails = StatusDetails(message=message)
+    allure-pytest would otherwise write it with its set-up status, ``passed``): the recorder
+    sets the status on its result as allure-pytest writes it. Does nothing without
+    ``--alluredir``."""
+    if _RECORDER:
+        _RECORDER[0].mark_broken(allure_ids(nodeid).full_name, message)
 
 
 def result_uuids(alluredir: Path) -> set[str]:
@@ -119,19 +147,22 @@ def write_crashed_result(
     snapshot: Mapping[str, Any] | None = None,
     drive_facts: Mapping[str, str] | None = None,
     fio_job: tuple[str, str] | None = None,
-) -> Path:
+) -> str:
     """Write a *broken* Allure result for a test whose process never wrote one: its
-    pytest-xdist worker crashed, or the run was stopped (SIGTERM) while it ran.
+    pytest-xdist worker crashed, or the run was stopped (SIGTERM) while it ran. Written with
+    allure-python-commons' model objects and file logger (``AllureFileLogger.report_result``,
+    ``report_attached_data``), as allure-pytest writes its own.
 
     Called on the controller. With the worker's ``snapshot`` (``snapshot_current_test``, kept
     in its journal from the test's set-up on) the result is the test's own -- same uuid, title,
     parent suite (the drive; from ``drive_facts`` when it died before its labels were set),
-    parameters, history id and the attachments written so far (the ``drive`` facts) -- so it
-    lands on the right drive and in the test's history; the steps still open are closed as
-    broken. Without one (it died before its drive was opened), name, full name, suite and
-    history id follow allure-pytest's scheme for the node id (the ``@group`` suffix
-    pytest-xdist's loadgroup adds is dropped: ``md5(node id)``) and ``drive_facts``, when
-    known, give the parent suite and the ``drive`` attachment.
+    parameters, history id and the attachments written so far -- so it lands on the right
+    drive and in the test's history; the steps still open are closed as broken. Without one
+    (it died before its drive was opened), name, full name, suites and history id follow
+    allure-pytest's scheme for the node id (``allure_ids``; the ``@group`` suffix
+    pytest-xdist's loadgroup adds is dropped) with the drive's parameters when
+    ``drive_facts`` are known. Allure's default suite labels (suite = module, sub-suite =
+    class) and ``framework`` are added as allure-pytest adds them at teardown.
 
     Args:
         alluredir: the ``--alluredir`` folder.
@@ -139,91 +170,93 @@ def write_crashed_result(
         message: why the result is broken (``worker 'gw0' crashed while running ...``).
         trace: longer text (the crash report), if any.
         snapshot: the test's Allure result as it stood, or None.
-        drive_facts: the drive's facts (``DriveContext.describe()``), or None.
+        drive_facts: the drive's facts (``DriveContext.describe()``), or None; their ``drive``
+            attachment is added when the snapshot has none.
         fio_job: (path, text) of the last fio job the test started, attached as
             ``fio job (running when the test stopped)``.
 
     Returns:
-        The written ``*-result.json`` file.
+        The uuid of the written result (``<uuid>-result.json`` is its file's name pattern).
     """
-    from allure_commons.model2 import Label, Status, StatusDetails, TestResult
-    from allure_commons.utils import md5, now, uuid4
-    from allure_pytest.utils import ParsedPytestNodeId
-    from attr import asdict
-
-    alluredir.mkdir(parents=True, exist_ok=True)
-    stamp = now()
+    logger = AllureFileLogger(alluredir)  # creates the folder, never cleans it
+    stamp = now_ms()
     if snapshot:
-        data: dict[str, Any] = json.loads(json.dumps(snapshot, default=str))
-        data["status"] = Status.BROKEN
-        data["statusDetails"] = {"message": message, **({"trace": trace} if trace else {})}
-        data["stop"] = stamp
-        _close_steps(data.get("steps") or [], stamp)
-        labels = data.setdefault("labels", [])
-        names = {lab.get("name") for lab in labels}
-        if "parentSuite" not in names and drive_facts:  # died before its labels were set
-            labels.append({"name": "parentSuite", "value": parent_suite(drive_facts)})
-        if "suite" not in names:
-            labels.append({"name": "suite",
-                           "value": ParsedPytestNodeId(nodeid.split("@", 1)[0]).module})
-        if "framework" not in names:
-            labels.append({"name": "framework", "value": "pytest"})
+        result = _result_from_json(json.loads(json.dumps(snapshot, default=str)))
     else:
-        clean = nodeid.split("@", 1)[0]
-        parsed = ParsedPytestNodeId(clean)
-        class_part = ("." + ".".join(parsed.class_names)) if parsed.class_names else ""
-        full_name = f"{parsed.package}{class_part}#{parsed.test_function}"
+        dynamic = [] if not drive_facts else [
+            AllureParam(DRIVE_IDENTITY_PARAM, represent(drive_identity(drive_facts))),
+            AllureParam("ssd_drive", represent(str(drive_facts.get("drive", ""))),
+                        excluded=True)]
+        ids = allure_ids(nodeid, {}, dynamic)
         result = TestResult(
-            uuid=uuid4(),
-            name=clean.rsplit("::", 1)[-1],
-            fullName=full_name,
-            historyId=md5(clean),
-            testCaseId=md5(full_name),
-            status=Status.BROKEN,
-            statusDetails=StatusDetails(message=message, trace=trace or None),
-            start=stamp,
-            stop=stamp,
-            labels=[
-                Label(name="suite", value=parsed.module),
-                Label(name="framework", value="pytest"),
-            ],
-        )
-        data = asdict(result, filter=lambda _, v: v or v is False)  # as AllureFileLogger does
-        if drive_facts:
-            data["labels"].append({"name": "parentSuite", "value": parent_suite(drive_facts)})
-            data["parameters"] = [
-                {"name": DRIVE_IDENTITY_PARAM, "value": drive_identity(drive_facts)},
-                {"name": "ssd_drive", "value": str(drive_facts.get("drive", "")),
-                 "excluded": True},
-            ]
-    attachments = data.setdefault("attachments", [])
-    if drive_facts and not any(a.get("name") == ATTACH_DRIVE for a in attachments):
-        attachments.append(_write_attachment(
-            alluredir, ATTACH_DRIVE, json.dumps(dict(drive_facts), indent=2, sort_keys=True),
+            uuid=str(uuid.uuid4()), name=ids.name, fullName=ids.full_name,
+            historyId=ids.history_id, testCaseId=ids.test_case_id, start=stamp,
+            parameters=[Parameter(name=p.name, value=p.value, excluded=p.excluded or None)
+                        for p in ids.parameters])
+    result.status = Status.BROKEN
+    result.statusDetails = StatusDetails(message=message, trace=trace or None)
+    result.stop = stamp
+    _close_steps(result.steps, stamp)
+    ids = allure_ids(nodeid)
+    names = {label.name for label in result.labels}
+    if "parentSuite" not in names and drive_facts:  # died before its labels were set
+        result.labels.append(Label(name="parentSuite", value=parent_suite(drive_facts)))
+    for name, value in (("suite", ids.module), ("subSuite", " > ".join(ids.class_names)),
+                        ("framework", "pytest")):
+        if value and name not in names:
+            result.labels.append(Label(name=name, value=value))
+    if drive_facts and not any(a.name == ATTACH_DRIVE for a in result.attachments):
+        result.attachments.append(_attach(
+            logger, ATTACH_DRIVE, json.dumps(dict(drive_facts), indent=2, sort_keys=True),
             "application/json", "json"))
     if fio_job is not None:
         job_path, job_text = fio_job
-        attachments.append(_write_attachment(
-            alluredir, "fio job (running when the test stopped)",
-            f"# {job_path}\n{job_text}", "text/plain", "fio"))
-    path = alluredir / f"{uuid.uuid4()}-result.json"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+        result.attachments.append(_attach(
+            logger, "fio job (running when the test stopped)", f"# {job_path}\n{job_text}",
+            "text/plain", "fio"))
+    logger.report_result(result)
+    return str(result.uuid)
 
 
-def _close_steps(steps: list[dict[str, Any]], stamp: int) -> None:
+def _result_from_json(data: Mapping[str, Any]) -> TestResult:
+    """A ``snapshot_current_test`` dict back as a ``TestResult`` (the fields it writes)."""
+    result = TestResult(
+        uuid=data.get("uuid") or str(uuid.uuid4()), name=data.get("name"),
+        fullName=data.get("fullName"), historyId=data.get("historyId"),
+        testCaseId=data.get("testCaseId"), description=data.get("description"),
+        start=data.get("start"),
+        labels=[Label(name=x.get("name"), value=x.get("value")) for x in data.get("labels", [])],
+        links=[Link(type=x.get("type"), url=x.get("url"), name=x.get("name"))
+               for x in data.get("links", [])])
+    _fill(result, data)
+    return result
+
+
+def _fill(item: TestResult | TestStepResult, data: Mapping[str, Any]) -> None:
+    """Parameters, attachments and (nested) steps of ``data`` into ``item``."""
+    item.parameters = [Parameter(name=x.get("name"), value=x.get("value"),
+                                 excluded=x.get("excluded"), mode=x.get("mode"))
+                       for x in data.get("parameters", [])]
+    item.attachments = [Attachment(name=x.get("name"), source=x.get("source"),
+                                   type=x.get("type")) for x in data.get("attachments", [])]
+    for raw in data.get("steps", []):
+        step = TestStepResult(name=raw.get("name"), status=raw.get("status"),
+                              start=raw.get("start"), stop=raw.get("stop"))
+        _fill(step, raw)
+        item.steps.append(step)
+
+
+def _close_steps(steps: list[TestStepResult], stamp: int) -> None:
     """Steps a dead process left open (no ``stop``) become broken, stopped at ``stamp``."""
     for step in steps:
-        if not step.get("stop"):
-            step["stop"] = stamp
-            step["status"] = "broken"
-        _close_steps(step.get("steps") or [], stamp)
+        if not step.stop:
+            step.stop = stamp
+            step.status = Status.BROKEN
+        _close_steps(step.steps, stamp)
 
 
-def _write_attachment(alluredir: Path, name: str, text: str, mime: str, ext: str
-                      ) -> dict[str, str]:
+def _attach(logger: AllureFileLogger, name: str, text: str, mime: str, ext: str) -> Attachment:
+    """Write ``text`` as an attachment file (``<uuid>-attachment.<ext>``, Allure's pattern)."""
     source = f"{uuid.uuid4()}-attachment.{ext}"
-    (alluredir / source).write_text(text, encoding="utf-8")
-    return {"name": name, "source": source, "type": mime}
+    logger.report_attached_data(body=text, file_name=source)
+    return Attachment(name=name, source=source, type=mime)
