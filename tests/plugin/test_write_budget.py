@@ -92,7 +92,7 @@ def test_default_dry_run_writes_size_based_jobs_within_the_stated_bytes(
             assert "--readonly" not in call["argv"]
             assert opts.get("time_based") != "1", f"{name} is time based:\n{call['job']}"
             planned += int(opts.get("io_size") or opts["size"]) * int(opts.get("numjobs", 1))
-    assert 1_500_000_000 < planned <= DRY_RUN_MAX_BYTES  # 2.64 GB when written (2.20 GB before the SNIA PTS suites)
+    assert 1_500_000_000 < planned <= DRY_RUN_MAX_BYTES  # 2.64 GB when written (2.20 before PTS)
     # reads are not budgeted (the client presets' reads are one pass over their test size)
     assert time_based_reads >= 20
     # the sweep's note says what a write point wrote (it said the 32 MiB of a drive's point)
