@@ -22,7 +22,7 @@ command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 { command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
   || need_apt+=(postgresql)
 # OpenSSH server and client: the remote-drive tests (tests/e2e/test_remote_e2e.py) start their
-# own sshd on a loopback port (where systemd runs, the package also starts one on port 22)
+# own sshd on a loopback port (where systemd runs, the one the package starts is disabled below)
 [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-server openssh-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing OS packages: ${need_apt[*]}" >&2
@@ -31,6 +31,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null \
     || { $SUDO apt-get update -q >/dev/null && \
          $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null; }
+  # installed here only for the tests' own sshd: the system one the package starts where
+  # systemd runs (port 22, for every user) is stopped and disabled again
+  if [[ " ${need_apt[*]} " == *" openssh-server "* ]] && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
+  fi
 fi
 
 # Reports (`ssdqual report`): Node.js and the Allure 3 command-line tool in tools/ (pinned by

@@ -88,7 +88,7 @@ class RemoteIdentity:
             self.made_at = str(doc.get("made_at") or "")
             engine = doc.get("ioengine")
             self.ioengine = str(engine) if engine else None
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a hand-edited file
             raise DeviceError(f"{where}: not an ssdqual identity document ({exc})") from None
 
 

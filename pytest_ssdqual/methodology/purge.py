@@ -67,6 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_ssdqual.errors import SafetyRefusal
 from pytest_ssdqual.methodology.purge_ata import (
     ATA_LEFT_LOCKED,
     ATA_LOCKED,
@@ -154,10 +155,16 @@ def purge(
         which: finds a tool on ``PATH`` (``shutil.which``).
 
     Raises:
-        SafetyRefusal: the drive refuses writes (nothing is run).
+        SafetyRefusal: the drive refuses writes, or is a ``fio://`` drive (nothing is run).
         DeviceError: the drive changed identity, or a file target cannot be opened.
     """
     target.assert_write_allowed()
+    if target.spec.kind == "remote":  # nvme-cli, hdparm, blkdiscard would run HERE, on a
+        # local device that has the remote drive's name (/dev/nvme0n1: often the system disk)
+        raise SafetyRefusal(target.spec.raw, [
+            "a purge of a fio:// drive is not supported: its tools (nvme format, ATA secure "
+            "erase, blkdiscard) run on this machine, not on the drive's host; run the test "
+            "on the host itself"])
     target.recheck_identity()
     start = time.monotonic()
     attempts: list[str] = []

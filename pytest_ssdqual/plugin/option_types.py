@@ -59,7 +59,8 @@ def temperature_interval(profile: RunProfile, ini: str) -> RunProfile:
     interval (seconds; 0 turns sampling off); ``""``: the profile's own.
 
     Raises:
-        ConfigError: not a number of seconds >= 0 (key ``ssdqual_temperature_interval_s``).
+        ConfigError: not 0 nor a number of seconds >= 0.2 (key
+            ``ssdqual_temperature_interval_s``).
     """
     if not str(ini).strip():
         return profile
@@ -67,10 +68,11 @@ def temperature_interval(profile: RunProfile, ini: str) -> RunProfile:
         seconds = float(ini)
     except ValueError:
         seconds = math.nan
-    if not (math.isfinite(seconds) and seconds >= 0):
+    if not (math.isfinite(seconds) and (seconds == 0 or seconds >= 0.2)):
+        # below 0.2 s the sampler would run nvme-cli / smartctl back to back for the whole test
         from pytest_ssdqual.errors import ConfigError
 
         raise ConfigError(f"ssdqual_temperature_interval_s = {ini!r} is not a number of "
-                          "seconds", key="ssdqual_temperature_interval_s",
-                          fix="give seconds between two samples, e.g. 5 (0: off)")
+                          "seconds of 0.2 or more", key="ssdqual_temperature_interval_s",
+                          fix="give seconds between two samples, e.g. 5 (at least 0.2; 0: off)")
     return dataclasses.replace(profile, temperature_interval_s=seconds)

@@ -125,6 +125,8 @@ def apst_control(ctx: DriveContext) -> ApstControl | None:
         from pytest_ssdqual.emulate.power_model import apst_off_flag
 
         return _FlagApst(apst_off_flag(drive.workdir / "power.csv"))
+    if ctx.target.spec.kind == "remote":  # /sys/block/NAME here is a local namesake
+        return None
     name = os.path.basename(os.path.realpath(ctx.target.device))
     knob = Path(os.path.realpath(f"/sys/block/{name}/device")) / "power" / \
         "pm_qos_latency_tolerance_us"

@@ -70,6 +70,9 @@ def read_power_states(ctx: DriveContext) -> tuple[PowerStateTable, bool | None]:
     drive = ctx.target.spec.raw
     if ident.kind == "emu":
         return _emulated_power_states(ctx)
+    if ctx.target.spec.kind == "remote":  # nvme-cli here would ask a local namesake
+        raise NoPowerStates(f"{drive} is a fio:// drive: its power states are read with "
+                            "nvme-cli on its host, which this test does not do; run it there")
     if ident.kind != "block" or ident.transport != "NVMe":
         raise NoPowerStates(
             f"{drive} is a {ident.kind} target ({ident.transport}): NVMe power states and APST "

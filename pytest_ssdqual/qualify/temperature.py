@@ -86,6 +86,9 @@ def drive_temperature(ctx: DriveContext, interval_s: float) -> DriveTemperature:
     if interval_s <= 0:
         return DriveTemperature(None, "not sampled (ssdqual_temperature_interval_s = 0)", 0.0)
     target, ident = ctx.target, ctx.identity
+    if target.spec.kind == "remote":  # the local sysfs / nvme / smartctl would read a namesake
+        return DriveTemperature(None, "not applicable: a fio:// drive's temperature is not "
+                                "read (its sensor is on its host, not this machine)", interval_s)
     own = getattr(target, "temperature_source", None)
     found = own() if callable(own) else block_temperature_source(
         target.fio_filename, kind=ident.kind, transport=ident.transport,

@@ -8,6 +8,9 @@ rule               metrics (bare name)                         figure over the r
 =================  ==========================================  ==================================
 ``max``            a maximum: ``lat_max_us``, ``max_*``,        the largest run's
                    ``power_peak_w``
+``max``            the drive's thermal counts:                  the largest run's (one run
+                   ``above_wctemp_s``, ``throttle_events``,     that throttled is never
+                   ``throttled_s``                              outvoted by cool ones)
 ``min``            a minimum: ``lat_min_us``, ``min_*``         the smallest run's
 ``worst``          a latency percentile: ``lat_p99_us``,         the worst run's (the highest:
                    ``lat_p99_9_us``, ``fresh_lat_p99_us`` ...    lower is better)
@@ -90,6 +93,8 @@ class AggregationRule:
 AGGREGATION_RULES: tuple[AggregationRule, ...] = (
     AggregationRule(r"(^|_)lat_p\d+(_\d+)?_us$", WORST, "latency percentile"),
     AggregationRule(r"(^|_)(max|peak)(_|$)", MAX, "maximum"),
+    AggregationRule(r"^(above_wctemp_s|throttle_events|throttled_s)$", MAX,
+                    "thermal count (one run that throttled is not outvoted)"),
     AggregationRule(r"(^|_)min(_|$)", MIN, "minimum"),
     AggregationRule(r"_delta$", SUM, "a counter's increase during the run"),
     AggregationRule(r"(^|_)(iops|bw_mbps|lat_mean_us)$", MEDIAN, "throughput or mean"),

@@ -49,7 +49,7 @@ class FakeTarget:
 
     @property
     def spec(self) -> SimpleNamespace:
-        return SimpleNamespace(kind=self.kind)
+        return SimpleNamespace(kind=self.kind, raw=self.path)
 
     @property
     def fio_filename(self) -> str:
@@ -105,6 +105,16 @@ def sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "block" / "nvme0n1" / "device").mkdir(parents=True)
     monkeypatch.setattr(purge_nvme, "SYSFS_ROOT", str(root))
     return root
+
+
+def test_a_remote_drive_is_never_purged_with_this_machines_tools(sysfs: Path) -> None:
+    """A fio:// drive's device path names a drive on its host: nvme format / hdparm /
+    blkdiscard here would erase this machine's namesake (often its system disk)."""
+    target = FakeTarget("/dev/nvme0n1", kind="remote", transport="NVMe")
+    run = Commands({})
+    with pytest.raises(SafetyRefusal, match="purge of a fio:// drive is not supported"):
+        purge(target, run=run, which=which_all)  # type: ignore[arg-type]
+    assert run.calls == [] and target.checks == ["write"]
 
 
 def test_nvme_namespace_is_formatted_with_user_data_erase(sysfs: Path) -> None:

@@ -94,7 +94,8 @@ def test_interval_from_profile_and_ini_and_metric_names() -> None:
     assert temperature_interval(smoke, "") is smoke
     assert temperature_interval(smoke, "2.5").temperature_interval_s == 2.5
     assert temperature_interval(smoke, "0").temperature_interval_s == 0
-    for bad in ("-1", "hot", "nan"):
+    assert temperature_interval(smoke, "0.2").temperature_interval_s == 0.2
+    for bad in ("-1", "hot", "nan", "0.001"):  # 0.001 s: tool runs back to back
         with pytest.raises(ConfigError, match="ssdqual_temperature_interval_s"):
             temperature_interval(smoke, bad)
     assert CATALOG["sustained_write"].canonical_metric("temperature.max_c") == "temperature.max_c"
@@ -132,3 +133,14 @@ def test_the_temperature_is_drawn_on_the_bandwidth_panels_second_axis(tmp_path: 
                    "3.0,2.5,70.5,60\n4.0,3.5,68,60\n")
     assert with_temperature_chart(charts, "over time", panels, csv, title="t")
     assert _orange_pixels(plain) == 0 and _orange_pixels(charts["over time"]) > 300
+
+
+def test_one_throttling_run_of_three_is_not_outvoted_under_repeat():
+    from pytest_ssdqual.results.repeats import aggregate_repeats
+
+    runs = [{"temperature.throttle_events": v, "temperature.above_wctemp_s": s,
+             "temperature.throttled_s": t, "temperature.max_c": c}
+            for v, s, t, c in ((0, 0, 0, 55), (2, 4.5, 3, 68.6), (0, 0, 0, 56))]
+    metrics, _spread = aggregate_repeats(runs)
+    assert metrics == {"temperature.throttle_events": 2, "temperature.above_wctemp_s": 4.5,
+                       "temperature.throttled_s": 3, "temperature.max_c": 68.6}
