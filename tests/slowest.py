@@ -1,7 +1,7 @@
-"""The project's own slowest tests, started first: longest-first order for ``./test.sh``'s two
-workers, so that no long test starts last while the other worker has run out of work.
+"""The project's own slowest tests, started first: longest-first order for ``./test.sh``'s three
+workers, so that no long test starts last while the others have run out of work.
 
-``./test.sh`` runs its two parallel tiers with ``-n 2 --maxschedchunk=1``: pytest-xdist then
+``./test.sh`` runs its two parallel tiers with ``-n 3 --maxschedchunk=1``: pytest-xdist then
 hands each worker one test at a time from the front of the collection order (keeping two queued
 per worker), and ``tests/conftest.py`` puts the tests listed in ``tests/slowest.txt`` at that
 front, slowest first (the longest-processing-time-first rule: the tier then ends at most about
