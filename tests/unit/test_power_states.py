@@ -143,9 +143,9 @@ def test_a_hung_nvme_get_feature_is_a_clear_skip_reason(
         raise subprocess.TimeoutExpired(argv, 30)
 
     monkeypatch.setattr(idle_wake_module, "default_run", run)
+    spec = SimpleNamespace(raw="/dev/nvme0n1", kind="block")
     ctx = SimpleNamespace(identity=SimpleNamespace(kind="block", transport="NVMe"),
-                          target=SimpleNamespace(spec=SimpleNamespace(raw="/dev/nvme0n1"),
-                                                 device="/dev/nvme0n1"))
+                          target=SimpleNamespace(spec=spec, device="/dev/nvme0n1"))
     with pytest.raises(idle_wake_module.NoPowerStates) as caught:
         idle_wake_module.read_power_states(ctx)  # type: ignore[arg-type]
     assert str(caught.value) == (
