@@ -13,13 +13,16 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 from pytest_ssdqual.drive.path_stat import stat_or_none
+from pytest_ssdqual.drive.safety import confirmation_reasons, loops_backed_by
 from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse
 
-__all__ = ["ensure_file", "existing_file_id", "file_problem", "identify_file", "remove_file"]
+__all__ = ["ensure_file", "existing_file_id", "file_problem", "file_refusals", "identify_file",
+           "remove_file"]
 
 
 def ensure_file(path: str, size_bytes: int) -> tuple[bool, tuple[int, int]]:
@@ -125,3 +128,25 @@ def identify_file(identity_fn: Callable[..., Any], path: str, sysfs: Any, *,
             "(another pytest-xdist worker of this session, or another run) has finished with it",
             sibling=not created) from None
 
+
+
+def file_refusals(path: str, sysfs: Path, *, created: bool, serial: str,
+                  confirmed: Collection[str]) -> list[str]:
+    """Why writing to the file target ``path`` is refused, in full sentences (empty: allowed):
+    it is a loop device's backing file (never written, whatever the options:
+    ``safety.loops_backed_by`` over ``sysfs``), or it existed before and is not confirmed by
+    its absolute path (``serial``, among the ``--confirm-destroy`` values ``confirmed``)."""
+    reasons: list[str] = []
+    for loop in loops_backed_by(path, sysfs):
+        reasons.append(
+            f"{path} is the backing file of {loop}: writing to it would corrupt that loop "
+            f"device and whatever uses it; writes are refused whatever the options (detach "
+            f"it first with losetup -d {loop} if it is really meant for destruction)"
+        )
+    if not created:
+        reasons.extend(confirmation_reasons(
+            path, serial, confirmed,
+            hint="the file's absolute path: it exists already and everything in it will "
+                 "be overwritten",
+        ))
+    return reasons

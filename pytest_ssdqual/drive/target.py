@@ -24,13 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ssdqual.drive.ata_security import AtaSecurity, refuse_if_locked
 from pytest_ssdqual.drive.blockdev import BlockDeviceState, disk_size_bytes, inspect_block_device
+from pytest_ssdqual.drive.change_watch import ChangeWatch
 from pytest_ssdqual.drive.device_types import smartctl_keywords
-from pytest_ssdqual.drive.file_target import ensure_file, file_problem, identify_file, remove_file
+from pytest_ssdqual.drive.file_target import (
+    ensure_file,
+    file_problem,
+    file_refusals,
+    identify_file,
+    remove_file,
+)
 from pytest_ssdqual.drive.safety import (
     absolute_refusals,
     busy_reason,
-    confirmation_reasons,
-    loops_backed_by,
     signature_reasons,
     write_refusal_reasons,
 )
@@ -92,6 +97,8 @@ class DriveTarget:
     """
 
     cgroup: Path | None = None
+    #: A block device's last full write check and its change detector (``change_watch``).
+    watch: ChangeWatch | None = None
     fio_server: FioServer | None = None  #: a remote drive's ``fio --server`` (``remote_target``)
     #: Inventory entries the target brings (an emulated drive's model: controller, NAND).
     assignment_entries: tuple[Entry, ...] = ()
@@ -229,6 +236,8 @@ class DriveTarget:
                 state=state,
                 **common,
             )
+            target.watch = ChangeWatch(spec.path, state.name, sysfs=Path(sysfs),
+                                       mountinfo=Path(mountinfo), swaps=Path(swaps))
             target.write_refusals = target._block_refusals(state)
             return target
         if spec.kind == "file":
@@ -299,15 +308,19 @@ class DriveTarget:
             # sysfs looks blank: so must the media (a table written without a rescan, an
             # unmounted file system): read the device's own signatures (wipefs / blkid)
             if not state.partitions:
-                reasons.extend(signature_reasons(state.device,
-                                                 probe_signatures(self.fio_filename)))
+                probe = (self.watch.probe if self.watch else probe_signatures)(self.fio_filename)
+                reasons.extend(signature_reasons(state.device, probe))
         return tuple(dict.fromkeys([*self._sticky, *reasons]))
 
     def refresh(self) -> tuple[str, ...]:
         """Re-read the kernel's view of a block device and recompute ``write_refusals``.
 
         Does not re-identify (see :meth:`recheck_identity`). A file target re-checks its
-        confirmation and whether it became a loop device's backing file.
+        confirmation and whether it became a loop device's backing file. Between the runs of
+        one test a block device's sysfs view, mounts and ``wipefs`` probe are those of the
+        test's first check unless the kernel shows a change (``change_watch.ChangeWatch``:
+        layout, mount table, writes since this session's last fio run); the exclusive-open
+        busy check runs every time.
 
         Raises:
             DeviceError: the device is gone or its sysfs entry cannot be read.
@@ -318,13 +331,12 @@ class DriveTarget:
         if self.spec.kind != "block":
             self.write_refusals = self._sticky
             return self.write_refusals
-        state = inspect_block_device(
-            self.spec.path,
-            sysfs=self._sysfs,
-            mountinfo=self._mountinfo,
-            swaps=self._swaps,
-            root_dev=self._root_dev,
-        )
+        def inspect() -> BlockDeviceState:
+            return inspect_block_device(self.spec.path, sysfs=self._sysfs,
+                                        mountinfo=self._mountinfo, swaps=self._swaps,
+                                        root_dev=self._root_dev)
+
+        state = self.watch.state(inspect) if self.watch is not None else inspect()
         if state.name != self._name:
             self._refuse(
                 f"{self.spec.path} is now {state.name}, was {self._name} at start: the device "
@@ -346,20 +358,8 @@ class DriveTarget:
             raise SafetyRefusal(self.device, list(self.write_refusals))
 
     def _file_refusals(self) -> tuple[str, ...]:
-        path = self.spec.path
-        reasons: list[str] = []
-        for loop in loops_backed_by(path, self._sysfs):
-            reasons.append(
-                f"{path} is the backing file of {loop}: writing to it would corrupt that loop "
-                f"device and whatever uses it; writes are refused whatever the options (detach "
-                f"it first with losetup -d {loop} if it is really meant for destruction)"
-            )
-        if not self.created_file:
-            reasons.extend(confirmation_reasons(
-                path, _serial_of(self.identity), self._confirmed,
-                hint="the file's absolute path: it exists already and everything in it will "
-                     "be overwritten",
-            ))
+        reasons = file_refusals(self.spec.path, self._sysfs, created=self.created_file,
+                                serial=_serial_of(self.identity), confirmed=self._confirmed)
         return tuple(dict.fromkeys([*self._sticky, *reasons]))
 
     def _recheck_file(self) -> None:

@@ -163,6 +163,8 @@ def run_test(
         BaselineError, StoreError: from ``ResultsGate.check`` (the test is broken).
     """
     host.started(ctx, workload)
+    if ctx.target.watch is not None:  # the test's first write check is a full one
+        ctx.target.watch.new_test()
     unit = ctx.identity.logical_sector_bytes
     if not workload.is_methodology and unit > 0 and workload.bs_bytes % unit:
         raise Skipped(

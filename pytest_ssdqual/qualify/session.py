@@ -362,12 +362,16 @@ class QualSession:
 
     def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
-        by a signal or with job processes left is counted as unknown bytes (``add_unfinished``)."""
+        by a signal or with job processes left is counted as unknown bytes (``add_unfinished``).
+        A run that ended cleanly settles the drive's change detector (its writes are ours:
+        ``ChangeWatch.settle``); after any other the next write check is a full one."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
         if run is None or run.returncode < 0 or run.orphans_killed:
             tally.add_unfinished()
         else:
             tally.add_run(run.raw_output, source=str(run.output_path))
+            if ctx.target.watch is not None:
+                ctx.target.watch.settle()
 
     def ioengine(self) -> str:
         """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""

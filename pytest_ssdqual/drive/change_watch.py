@@ -1,0 +1,195 @@
+"""Between two write checks of one block device: did anything change that the full check would
+see? If not, the full check's findings stand and its costly parts are not repeated.
+
+The full check before a write (``DriveTarget.refresh``) indexes every block device in sysfs,
+reads the mounts and swaps, and runs ``wipefs --no-act`` on the device (a fork and exec of a
+tool that reads the device's first and last sectors): 8 ms on this project's development host,
+before every fio run that writes. A methodology test runs 15 to 31 fio runs of a second each in
+the ``smoke`` profile. :class:`ChangeWatch` keeps the full check's result and a cheap
+:class:`DeviceStamp` of everything it depends on, read in well under a millisecond:
+
+* the device node's ``st_rdev`` (a ``/dev/disk/by-id`` link moved to another disk), and the
+  disk's ``diskseq`` (Linux >= 5.15: a new number for every medium attached, a loop device
+  attached again included);
+* the names in ``/sys/block/<disk>`` (a partition the kernel registers is a sub-folder there),
+  its ``holders/`` and ``slaves/`` and each partition's ``holders/`` (LVM, md, dm), ``ro`` and,
+  for a loop device, ``loop/backing_file``;
+* ``/proc/self/mountinfo`` and ``/proc/swaps``, byte for byte;
+* the disk's write and discard counters (``/sys/block/<disk>/stat`` fields 5, 7, 12 and 14:
+  write I/Os, sectors written, discard I/Os, sectors discarded) and its writes in flight
+  (``inflight``), re-read after each of this session's own fio runs (:meth:`ChangeWatch.settle`):
+  a write by anything else between two runs -- a partition table written without a rescan, a
+  file system made and not mounted -- moves them.
+
+The full check runs again when any of those differs, at the first write check of every test
+(:meth:`ChangeWatch.new_test`), after a fio run that did not end cleanly (no ``settle``), and
+when the last full check is older than :data:`MAX_AGE_S` (so runs of minutes, the ``quick`` and
+``full`` profiles, are checked in full before every write as before). The busy check (an
+exclusive open, ``safety.busy_reason``) is not cached: it runs before every write.
+
+What this does not see until the next full check: a write by another program *during* one of
+this session's fio runs that leaves no trace in sysfs or the mount table (its sectors are counted
+with fio's own). A mount or swap-on during a run changes the mount table; a partition table the
+kernel registers changes sysfs; both refuse the next write.
+
+Sources: Linux ``Documentation/ABI/stable/sysfs-block`` (``diskseq``, ``stat``, ``inflight``,
+``holders``, ``slaves``, ``ro``), ``Documentation/block/stat.rst`` (the ``stat`` fields), proc(5)
+(``mountinfo``, ``swaps``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_ssdqual.drive.blockdev import BlockDeviceState
+from pytest_ssdqual.drive.signatures import SignatureProbe, probe_signatures
+
+__all__ = ["MAX_AGE_S", "ChangeWatch", "DeviceStamp", "read_stamp", "write_counters"]
+
+#: Seconds a full check's findings are reused at most (between runs of one test).
+MAX_AGE_S = 30.0
+
+#: ``/sys/block/<disk>/stat`` fields (0-based) that only writes and discards move:
+#: write I/Os, sectors written, discard I/Os, sectors discarded (``Documentation/block/stat.rst``).
+_WRITE_FIELDS = (4, 6, 11, 13)
+
+
+@dataclass(frozen=True)
+class DeviceStamp:
+    """What the kernel shows of one whole disk at one moment, cheaply (module docstring).
+
+    Attributes:
+        layout: device number, ``diskseq``, the disk's sysfs entries, holders, slaves, ``ro``,
+            backing file, mount table and swaps: what the full check reads, as found.
+        writes: :func:`write_counters` at the same moment.
+    """
+
+    layout: tuple[object, ...]
+    writes: tuple[int, ...] | None
+
+
+def write_counters(sysfs_disk: Path) -> tuple[int, ...] | None:
+    """Write I/Os, sectors written (512 bytes each), discard I/Os and sectors discarded of the
+    disk at ``sysfs_disk`` (``/sys/block/sdb``), plus its writes in flight; None when ``stat``
+    cannot be read (then nothing is reused: every check is a full one).
+
+    Fields missing on an old kernel (discards before Linux 4.18) are left out."""
+    try:
+        fields = (sysfs_disk / "stat").read_text().split()
+    except OSError:
+        return None
+    counts = [int(fields[i]) for i in _WRITE_FIELDS if i < len(fields) and fields[i].isdigit()]
+    try:
+        inflight = (sysfs_disk / "inflight").read_text().split()
+        counts.append(int(inflight[1]))
+    except (OSError, IndexError, ValueError):
+        pass
+    return tuple(counts) if counts else None
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="surrogateescape")
+    except OSError:
+        return None
+
+
+def _names(path: Path) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(os.listdir(path)))
+    except OSError:
+        return ()
+
+
+def read_stamp(path: str, name: str, *, sysfs: Path, mountinfo: Path,
+               swaps: Path) -> DeviceStamp:
+    """The :class:`DeviceStamp` of disk ``name`` (kernel name) opened as ``path``, from
+    ``sysfs``, ``mountinfo`` and ``swaps`` (injectable, as ``blockdev.inspect_block_device``'s).
+    Never raises: what cannot be read is stamped as missing, which differs from what was read."""
+    disk = Path(sysfs) / "block" / name
+    try:
+        rdev: int | None = os.stat(path).st_rdev
+    except OSError:
+        rdev = None
+    entries = _names(disk)
+    partitions = tuple(_names(disk / e / "holders") for e in entries
+                       if (disk / e / "partition").exists())
+    layout = (rdev, _text(disk / "diskseq"), entries, _names(disk / "holders"),
+              _names(disk / "slaves"), partitions, _text(disk / "ro"),
+              _text(disk / "loop" / "backing_file"), _text(Path(mountinfo)), _text(Path(swaps)))
+    return DeviceStamp(layout, write_counters(disk))
+
+
+class ChangeWatch:
+    """The last full write check of one block device and whether it still holds.
+
+    Args:
+        path: the device node (``--drive``). name: its kernel name (``sdb``).
+        sysfs, mountinfo, swaps: where to read (as ``DriveTarget.open``'s).
+        max_age_s: a full check older than this is not reused.
+        clock: seconds, monotonic (tests pass their own).
+        prober: ``device -> SignatureProbe | None``; ``signatures.probe_signatures`` by default.
+    """
+
+    def __init__(self, path: str, name: str, *, sysfs: Path, mountinfo: Path, swaps: Path,
+                 max_age_s: float = MAX_AGE_S, clock: Callable[[], float] = time.monotonic,
+                 prober: Callable[[str], SignatureProbe | None] = probe_signatures) -> None:
+        self._read = lambda: read_stamp(path, name, sysfs=sysfs, mountinfo=mountinfo,
+                                        swaps=swaps)
+        self._disk = Path(sysfs) / "block" / name
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._prober = prober
+        self._stamp: DeviceStamp | None = None
+        self._state: BlockDeviceState | None = None
+        self._probe: tuple[str, SignatureProbe | None] | None = None
+        self._at = 0.0
+        self._reusing = False
+        self.full_checks = 0  #: full checks made (for tests and benchmarks)
+
+    def state(self, inspect: Callable[[], BlockDeviceState]) -> BlockDeviceState:
+        """The device's state: the last full check's when nothing changed since (same test,
+        younger than ``max_age_s``, an equal stamp), else ``inspect()`` -- the stamp is read
+        first, so a change while it runs shows at the next check.
+
+        Raises:
+            whatever ``inspect`` raises (``DeviceError``: the device is gone).
+        """
+        stamp = self._read()
+        if (self._state is not None and stamp == self._stamp and stamp.writes is not None
+                and self._clock() - self._at <= self._max_age_s):
+            self._reusing = True
+            return self._state
+        self._reusing = False
+        self._stamp, self._state, self._probe = stamp, None, None
+        self._at = self._clock()
+        state = inspect()
+        self._state = state
+        self.full_checks += 1
+        return state
+
+    def probe(self, device: str) -> SignatureProbe | None:
+        """``device``'s signatures (``signatures.probe_signatures``): the full check's probe
+        while :meth:`state` reuses that check, else a new probe."""
+        if self._reusing and self._probe is not None and self._probe[0] == device:
+            return self._probe[1]
+        found = self._prober(device)
+        self._probe = (device, found)
+        return found
+
+    def settle(self) -> None:
+        """After one of this session's fio runs on the device ended (its I/O complete): take
+        the write counters as they are now, so that only other writers move them before the
+        next check. Only the counters: the rest of the stamp stays the full check's."""
+        if self._stamp is not None:
+            self._stamp = DeviceStamp(self._stamp.layout, write_counters(self._disk))
+
+    def new_test(self) -> None:
+        """A new test begins: its first write check is a full one."""
+        self._state = None
+        self._probe = None
+        self._reusing = False
