@@ -116,8 +116,9 @@ def read_stamp(path: str, name: str, *, sysfs: Path, mountinfo: Path,
     except OSError:
         rdev = None
     entries = _names(disk)
+    # the kernel names a partition after its disk (sdb1, nvme0n1p1): only those are looked in
     partitions = tuple(_names(disk / e / "holders") for e in entries
-                       if (disk / e / "partition").exists())
+                       if e.startswith(name) and (disk / e / "partition").exists())
     layout = (rdev, _text(disk / "diskseq"), entries, _names(disk / "holders"),
               _names(disk / "slaves"), partitions, _text(disk / "ro"),
               _text(disk / "loop" / "backing_file"), _text(Path(mountinfo)), _text(Path(swaps)))
