@@ -38,9 +38,12 @@ Plain Python, no I/O.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache, cached_property
+from itertools import accumulate
 
 __all__ = [
     "FIO_IO_U_PLAT_BITS",
@@ -91,6 +94,13 @@ def plat_idx_to_val(index: int) -> int:
     return base + ((2 * k + 1) << error_bits) // 2
 
 
+@cache
+def bucket_values() -> frozenset[int]:
+    """Every value (ns) fio can give a bucket: ``plat_idx_to_val`` of each index (1,856),
+    computed once; a json+ key is checked against it in one look-up."""
+    return frozenset(plat_idx_to_val(i) for i in range(FIO_IO_U_PLAT_NR))
+
+
 def agrees_within_one_bucket(a_ns: float, b_ns: float) -> bool:
     """True when two latencies (ns) fall in the same or adjacent fio buckets."""
     return abs(plat_val_to_idx(int(a_ns)) - plat_val_to_idx(int(b_ns))) <= 1
@@ -135,12 +145,13 @@ class LatencyHistogram:
                 non-negative integer (the message names them).
         """
         counts: dict[int, int] = {}
+        valid = bucket_values()
         for key, count in bins.items():
             try:
                 value = int(key)
             except ValueError:
                 raise ValueError(f"bin {key!r} is not a latency in ns") from None
-            if value < 0 or plat_idx_to_val(plat_val_to_idx(value)) != value:
+            if value not in valid:
                 raise ValueError(f"bin {key!r} is not one of fio's bucket values")
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise ValueError(f"bin {key!r} holds {count!r}, not a count of I/Os")
@@ -157,10 +168,25 @@ class LatencyHistogram:
                 counts[value] = counts.get(value, 0) + count
         return cls(dict(sorted(counts.items())))
 
+    @cached_property
+    def _running(self) -> tuple[tuple[int, ...], list[int]]:
+        """(bucket values rising, running counts): computed once per histogram."""
+        return tuple(self.counts), list(accumulate(self.counts.values()))
+
     @property
     def total(self) -> int:
         """I/Os in the histogram."""
-        return sum(self.counts.values())
+        running = self._running[1]
+        return running[-1] if running else 0
+
+    def position(self, value_ns: int) -> int | None:
+        """Where bucket ``value_ns`` is among the non-empty buckets (0 = lowest), None when it is
+        not one of them."""
+        return self._positions.get(value_ns)
+
+    @cached_property
+    def _positions(self) -> dict[int, int]:
+        return {value: i for i, value in enumerate(self.counts)}
 
     @property
     def max_ns(self) -> int | None:
@@ -173,13 +199,9 @@ class LatencyHistogram:
         p = float(percent)
         if not 0 <= p <= 100:
             raise ValueError(f"percentile {percent} is not in [0, 100]")
-        total = self.total
-        if total == 0:
+        values, running = self._running
+        if not running or running[-1] == 0:
             return None
-        threshold = p / 100.0 * total  # fio's floating-point rule (module docstring)
-        running = 0
-        for value, count in self.counts.items():
-            running += count
-            if running >= threshold:
-                return value
-        return self.max_ns  # unreachable: the last bucket reaches 100 %
+        threshold = p / 100.0 * running[-1]  # fio's floating-point rule (module docstring)
+        # the first bucket whose running count reaches the threshold (running counts rise)
+        return values[min(bisect_left(running, threshold), len(values) - 1)]

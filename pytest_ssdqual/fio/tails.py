@@ -44,10 +44,10 @@ def _agrees(hist: LatencyHistogram, ours_ns: int, theirs_ns: int) -> bool:
     before or after ours (fio's ``long double`` at an exact boundary: ``histogram``)."""
     if agrees_within_one_bucket(ours_ns, theirs_ns):
         return True
-    filled = list(hist.counts)
-    if ours_ns not in filled or theirs_ns not in filled:
+    ours, theirs = hist.position(ours_ns), hist.position(theirs_ns)
+    if ours is None or theirs is None:
         return False
-    return abs(filled.index(ours_ns) - filled.index(theirs_ns)) <= 1
+    return abs(ours - theirs) <= 1
 
 
 def bins_figures(
