@@ -87,7 +87,7 @@ def parse_fio_output(text: str, *, source: str = "fio output") -> WorkloadResult
             and quotes what fio printed before the document.
     """
     label = output_label(source)
-    before, doc, after = extract_json_document(text, source=source)
+    before, doc, after = _document(text, source)
     try:
         return _build_result(doc, before, after, label, text)
     except _Malformed as exc:
@@ -125,7 +125,7 @@ def written_bytes(text: str, *, source: str = "fio output") -> int:
             entries of the wrong shape; the message names ``source``.
     """
     label = output_label(source)
-    _before, doc, _after = extract_json_document(text, source=source)
+    _before, doc, _after = _document(text, source)
     jobs = doc.get("jobs", doc.get("client_stats"))
     try:
         if not isinstance(jobs, list):
@@ -141,6 +141,21 @@ def written_bytes(text: str, *, source: str = "fio output") -> int:
         return total
     except _Malformed as exc:
         raise FioOutputError(f"{label}: {exc}", raw_output=text) from None
+
+
+#: The last document read (``_document``): a run's output is read by ``written_bytes`` (the
+#: session's write tally) and then by ``parse_fio_output`` (its check): decoded once.
+_last: list[tuple[str, str, tuple[str, dict, str]]] = []
+
+
+def _document(text: str, source: str) -> tuple[str, dict, str]:
+    """``extract_json_document(text, source=source)``, kept for the next call with the same
+    text and source (one entry; neither reader here changes the document)."""
+    if _last and _last[0][1] == source and _last[0][0] == text:
+        return _last[0][2]
+    found = extract_json_document(text, source=source)
+    _last[:] = [(text, source, found)]
+    return found
 
 
 def _build_result(doc: dict, before: str, after: str, label: str, text: str) -> WorkloadResult:
