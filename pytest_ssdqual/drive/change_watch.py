@@ -48,7 +48,8 @@ from pathlib import Path
 from pytest_ssdqual.drive.blockdev import BlockDeviceState
 from pytest_ssdqual.drive.signatures import SignatureProbe, probe_signatures
 
-__all__ = ["MAX_AGE_S", "ChangeWatch", "DeviceStamp", "read_stamp", "write_counters"]
+__all__ = ["MAX_AGE_S", "ChangeWatch", "DeviceStamp", "identify_between_runs", "read_stamp",
+           "write_counters"]
 
 #: Seconds a full check's findings are reused at most (between runs of one test).
 MAX_AGE_S = 30.0
@@ -142,6 +143,8 @@ class ChangeWatch:
         self._read = lambda: read_stamp(path, name, sysfs=sysfs, mountinfo=mountinfo,
                                         swaps=swaps)
         self._disk = Path(sysfs) / "block" / name
+        self._path = path
+        self._identified: tuple[tuple[int, str], float] | None = None
         self._max_age_s = max_age_s
         self._clock = clock
         self._prober = prober
@@ -190,7 +193,49 @@ class ChangeWatch:
             self._stamp = DeviceStamp(self._stamp.layout, write_counters(self._disk))
 
     def new_test(self) -> None:
-        """A new test begins: its first write check is a full one."""
+        """A new test begins: its first write check and identity check are full ones."""
         self._state = None
         self._probe = None
         self._reusing = False
+        self._identified = None
+
+    def medium(self) -> tuple[int, str] | None:
+        """The device node's ``st_rdev`` and the disk's ``diskseq`` (a new number for every
+        medium the kernel attaches: a drive swapped behind the same ``/dev`` name has another);
+        None when either cannot be read (no ``diskseq`` before Linux 5.15)."""
+        try:
+            rdev = os.stat(self._path).st_rdev
+        except OSError:
+            return None
+        seq = _text(self._disk / "diskseq")
+        return (rdev, seq.strip()) if seq and seq.strip() else None
+
+    def same_medium(self, medium: tuple[int, str] | None) -> bool:
+        """True when ``medium`` (:meth:`medium`, read now) is the one of this test's last
+        :meth:`identified`, at most ``max_age_s`` ago: the drive need not be identified again
+        (its serial cannot have changed)."""
+        return (medium is not None and self._identified is not None
+                and self._identified[0] == medium
+                and self._clock() - self._identified[1] <= self._max_age_s)
+
+    def identified(self, medium: tuple[int, str] | None) -> None:
+        """The drive was identified and found the same; ``medium`` was read just before."""
+        self._identified = (medium, self._clock()) if medium is not None else None
+
+
+def identify_between_runs(watch: ChangeWatch | None, recheck: Callable[[], None]) -> None:
+    """Before a fio run: ``recheck()`` (``DriveTarget.recheck_identity``: identify the drive
+    again, refuse for good if its serial changed), skipped while the device node still names
+    the medium identified last in this test (:meth:`ChangeWatch.same_medium`: device number
+    and ``diskseq``, read before the identity). A real drive's identity is a smartctl or
+    nvme-cli call -- 55 ms on this project's virtio disk -- and was read before every run.
+
+    Raises:
+        whatever ``recheck`` raises (``DeviceError``: the drive is gone or another one).
+    """
+    medium = watch.medium() if watch is not None else None
+    if watch is not None and watch.same_medium(medium):
+        return
+    recheck()
+    if watch is not None:
+        watch.identified(medium)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_ssdqual.catalog.workloads import SCRATCH_WRITE_BUDGET_BYTES, RunProfile, Workload
+from pytest_ssdqual.drive.change_watch import identify_between_runs
 from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
@@ -251,7 +252,8 @@ class QualSession:
         target = ctx.target
         if workload.writes:
             target.assert_write_allowed()
-        target.recheck_identity()  # every workload: the drive is still there, and the same one
+        # every workload: the drive is still there, and the same one
+        identify_between_runs(target.watch, target.recheck_identity)
         state = ""
         if "read" in workload.directions:
             state = self.prefill(ctx, workdir / PREFILL_NAME)
@@ -299,7 +301,7 @@ class QualSession:
         if target.write_refusals:
             return STATE_AS_FOUND
         target.assert_write_allowed()
-        target.recheck_identity()
+        identify_between_runs(target.watch, target.recheck_identity)
         plan = render_prefill(self.options.profile, target.fio_filename, target.size_bytes,
                               self.ioengine())
         run = self.runner.run(
@@ -345,7 +347,8 @@ class QualSession:
         target = ctx.target
         if writes:
             target.assert_write_allowed()
-        target.recheck_identity()  # every job: the drive is still there, and the same one
+        # every job: the drive is still there, and the same one
+        identify_between_runs(target.watch, target.recheck_identity)
         job_text = target.before_fio(job_text)
         run: FioRun | None = None
         try:

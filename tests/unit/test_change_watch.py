@@ -5,7 +5,9 @@ Two levels: ``ChangeWatch`` on a fake sysfs tree (each part of the stamp, change
 the next check a full one), and ``DriveTarget`` / ``QualSession`` on real loop devices (root):
 a partition table written between two runs (no rescan: sysfs stays blank), a partition table
 the kernel registers and a mount between two runs are each refused before the next write, with
-the real ``wipefs`` and fio.
+the real ``wipefs`` and fio. The identity check between runs is skipped only while the device
+number and ``diskseq`` stay those of this test's last one: a loop device attached again to
+another image between two runs is identified again and refused.
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ from pathlib import Path
 import pytest
 
 from pytest_ssdqual.drive.blockdev import BlockDeviceState
-from pytest_ssdqual.drive.change_watch import ChangeWatch, read_stamp, write_counters
+from pytest_ssdqual.drive.change_watch import (
+    ChangeWatch,
+    identify_between_runs,
+    read_stamp,
+    write_counters,
+)
 from pytest_ssdqual.drive.signatures import SignatureProbe
 from pytest_ssdqual.drive.spec import parse_drive_option
-from pytest_ssdqual.errors import SafetyRefusal
+from pytest_ssdqual.errors import DeviceError, SafetyRefusal
 from pytest_ssdqual.qualify.session import QualSession, SessionOptions
 from pytest_ssdqual.thresholds.loader import ThresholdSet
 
@@ -314,3 +321,70 @@ def test_session_runs_reuse_the_check_and_refuse_after_a_foreign_write(
         assert session.written[device].writing_runs == wrote
     finally:
         session.close()
+
+
+# --------------------------------------------------------------------------- identity checks
+
+def test_identity_is_read_again_only_for_another_medium_a_new_test_or_age(fake: Fake) -> None:
+    node = fake.disk.parent.parent.parent / "sdb-node"  # st_rdev of a regular file: 0
+    node.write_text("")
+    fake.watch = ChangeWatch(str(node), "sdb", sysfs=fake.disk.parent.parent,
+                             mountinfo=fake.mountinfo, swaps=fake.swaps, clock=lambda: fake.now)
+    reads: list[int] = []
+
+    def between() -> None:
+        identify_between_runs(fake.watch, lambda: reads.append(1))
+
+    between()
+    between()
+    between()
+    assert len(reads) == 1
+    (fake.disk / "diskseq").write_text("8\n")  # another medium behind the same node
+    between()
+    between()
+    assert len(reads) == 2
+    fake.watch.new_test()
+    between()
+    assert len(reads) == 3
+    fake.now += 31
+    between()
+    assert len(reads) == 4
+    (fake.disk / "diskseq").unlink()  # a kernel before 5.15: read before every run
+    between()
+    between()
+    assert len(reads) == 6
+    identify_between_runs(None, lambda: reads.append(1))  # no watch (a file target)
+    assert len(reads) == 7
+
+
+def test_a_failed_identity_check_is_not_remembered(fake: Fake, tmp_path: Path) -> None:
+    node = tmp_path / "node"
+    node.write_text("")
+    watch = ChangeWatch(str(node), "sdb", sysfs=tmp_path / "sys", mountinfo=fake.mountinfo,
+                        swaps=fake.swaps)
+
+    def fails() -> None:
+        raise DeviceError("/dev/sdb now has serial B, was A at start: refusing to continue")
+
+    for _ in range(2):
+        with pytest.raises(DeviceError, match="now has serial B"):
+            identify_between_runs(watch, fails)
+
+
+def test_a_loop_device_attached_again_between_two_runs_is_identified_again(
+        tmp_path: Path) -> None:
+    need()
+    image, other = (make_image(tmp_path / n, 16 * MIB) for n in ("disk.img", "other.img"))
+    with attached_loop(image) as device:
+        target = open_target(device, str(image))
+        assert target.watch is not None
+        identify_between_runs(target.watch, target.recheck_identity)
+        medium = target.watch.medium()
+        assert medium is not None and target.watch.same_medium(medium)
+        subprocess.run(["losetup", "-d", device], check=True)
+        subprocess.run(["losetup", "--direct-io=on", device, str(other)], check=True)
+        assert not target.watch.same_medium(target.watch.medium())  # diskseq moved on
+        with pytest.raises(DeviceError, match=f"now has serial {other}, was {image} at start"):
+            identify_between_runs(target.watch, target.recheck_identity)
+        with pytest.raises(SafetyRefusal, match=f"now has serial {other}"):
+            target.assert_write_allowed()
