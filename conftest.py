@@ -17,10 +17,10 @@ import pytest
 MARKERS = {
     "e2e": "end-to-end test on a real block device or file with the real fio (needs root for "
            "devices)",
-    "e2e_twins_all": "the whole-profile run of a twin that ./test.sh runs only with "
-                     "SSDQUAL_ALL_TWINS=1 (4-5 min each; ./test.sh and CI run one of the L85C "
-                     "128 GB, the JMF612 and the E12 per commit, or those SSDQUAL_TWIN names; "
-                     "every twin is in an ablation)",
+    "e2e_twins_all": "a half of a twin's whole-profile run that ./test.sh runs only with "
+                     "SSDQUAL_ALL_TWINS=1 (2-2.5 min each; ./test.sh and CI run one half of "
+                     "one of the L85C 128 GB, the JMF612 and the E12 per commit, or both halves "
+                     "of the SSDQUAL_TWIN names; every twin is in an ablation)",
     "e2e_solo": "end-to-end test that needs the host to itself (timings, time-outs or the process "
                 "table): ./test.sh runs these one at a time, after the other end-to-end tests ran "
                 "two at a time",

@@ -3,8 +3,8 @@
 # (pytest-xdist, -n 3, slowest tests first); the end-to-end tests on 2 CPUs too (three at a time:
 # each paces its own devices with blkio caps or judges them on loose floors); then those marked
 # e2e_solo one at a time (their timings, time-outs or process-table checks need the host to
-# themselves; one seed twin's whole-profile run, picked by the commit or by SSDQUAL_TWIN=NAME;
-# the other twins' runs, marked e2e_twins_all, only with SSDQUAL_ALL_TWINS=1). End-to-end
+# themselves; one half of a seed twin's whole-profile run, picked by the commit, or both halves
+# of SSDQUAL_TWIN=NAME; the others, marked e2e_twins_all, only with SSDQUAL_ALL_TWINS=1). End-to-end
 # tests need root (they skip otherwise). Options (-k, -m, -ra, --durations=N, ...) are passed
 # to every pytest run (a -m is combined with each end-to-end tier's own); test paths select:
 # ./test.sh tests/unit/test_summary.py runs that file only (in the unit+plugin tier), a path
