@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
 from pytest_ssdqual.fio.client import FioServer, client_argv, settle_client_run
+from pytest_ssdqual.fio.engine_cache import cached_engine, host_key, store_engine
 from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
@@ -93,13 +95,19 @@ class FioRunner:
         fio_bin: fio executable (name on PATH or path): ``--fio-bin`` option.
         cgroup: a cgroup-v1 blkio directory fio is placed in before it starts (its pid is written
             to ``cgroup.procs`` in the child before ``exec``), e.g. for throttled test drives.
+        engine_cache: a file remembering the I/O engine ``ioengine`` found
+            (``fio.engine_cache``), or None to probe in every process.
     """
 
-    def __init__(self, fio_bin: str = "fio", *, cgroup: Path | None = None) -> None:
+    def __init__(self, fio_bin: str = "fio", *, cgroup: Path | None = None,
+                 engine_cache: Path | None = None) -> None:
         self.fio_bin = fio_bin
         self.cgroup = cgroup
+        self.engine_cache = engine_cache
         self._version: str | None = None
         self._engine: str | None = None
+        self._prefetch: threading.Thread | None = None
+        self._prefetch_error: BaseException | None = None
 
     def executable(self) -> str:
         """Absolute path of fio. Raises ``FioNotFound`` with the fix when it is missing."""
@@ -143,9 +151,17 @@ class FioRunner:
         has it. The drive itself is never probed; its jobs run with ``direct=1``, and a drive
         without O_DIRECT fails its own job with fio's message.
 
+        With ``engine_cache``, the engine found for this fio on this host before is taken from
+        it without running fio, and a newly found one is kept (``fio.engine_cache``: any
+        change of fio or kernel, or a corrupt file, means a new probe). After
+        ``prefetch_engine``, the background probe's answer is waited for and given.
+
         Raises:
             FioNotFound, FioError: fio missing or too old (``version``); no engine works.
         """
+        self._join_prefetch()
+        if self._engine is None and self.engine_cache is not None:
+            self._engine = cached_engine(self.engine_cache, host_key(self.executable()))
         if self._engine is None:
             self.version()
             if not probe_file.exists():
@@ -169,7 +185,39 @@ class FioRunner:
                 break
             else:
                 raise FioError("no fio I/O engine works here: " + "; ".join(failures))
+            if self.engine_cache is not None:
+                store_engine(self.engine_cache, host_key(self.executable()), engine)
         return self._engine
+
+    def prefetch_engine(self, probe_file: Path | None = None) -> None:
+        """Start ``ioengine`` in a background thread, so the engine probe runs while pytest
+        collects; the next ``ioengine`` call waits for it and returns its engine, or raises its
+        error. ``probe_file`` None: the probe reads a file in a temporary folder of its own,
+        removed when it is done."""
+        if self._engine is None and self._prefetch is None:
+            self._prefetch = threading.Thread(target=self._prefetch_run, args=(probe_file,),
+                                              name="ssdqual-engine-probe")
+            self._prefetch.start()
+
+    def _prefetch_run(self, probe_file: Path | None) -> None:
+        try:
+            if probe_file is not None:
+                self.ioengine(probe_file)
+                return
+            with tempfile.TemporaryDirectory(prefix="ssdqual-engine-probe-") as folder:
+                self.ioengine(Path(folder) / "engine-probe.bin")
+        except BaseException as exc:  # raised again by ioengine, in the caller's thread
+            self._prefetch_error = exc
+
+    def _join_prefetch(self) -> None:
+        thread = self._prefetch
+        if thread is None or thread is threading.current_thread():
+            return
+        thread.join()
+        self._prefetch = None
+        error, self._prefetch_error = self._prefetch_error, None
+        if error is not None:
+            raise error
 
     def run(
         self,
