@@ -65,7 +65,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[IN_PLAY_KEY] = in_play(config)
     run_id = session_run_id(config)  # chosen now: the controller hands it to xdist workers
     if config.stash[IN_PLAY_KEY]:
-        plugin_options(config)  # bad input: a usage error before any I/O
+        from pytest_ssdqual.plugin.engine import start_runner
+
+        start_runner(config, plugin_options(config))  # bad input: a usage error before any I/O
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
     config.pluginmanager.register(SsdQualReporter(config), "ssdqual-reporter")
