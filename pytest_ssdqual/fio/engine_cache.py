@@ -1,45 +1,59 @@
-"""Remember which fio I/O engine works on this host, so a pytest run does not probe for it.
+"""Remember which fio I/O engine works on this host (and fio's version), so a pytest run does
+not probe for them.
 
 ``FioRunner.ioengine`` finds the engine by running fio (``io_uring``, else ``libaio``, else
 ``psync``): about 0.28 s for fio 3.33 on Linux 6.18, most of it fio's own start-up (it waits
 100 ms for its job processes, then reaps them in 10 ms steps: ``strace -f -tt``), paid by every
 pytest process (each xdist worker too) before its first workload. The answer depends only on
-the fio binary and on what the kernel lets this process do, so it is kept in a small JSON file
-in the user's cache folder (XDG Base Directory Specification: ``$XDG_CACHE_HOME``, else
+the fio binary and on what the kernel lets this process do, so it is kept, with the version
+``fio --version`` printed (another 25 ms before the first workload), in a small JSON file in
+the user's cache folder (XDG Base Directory Specification: ``$XDG_CACHE_HOME``, else
 ``~/.cache``)::
 
     ~/.cache/pytest-ssdqual/fio-engine.json
     {"version": 1, "entries": {"/usr/bin/fio": {"key": {...}, "engine": "io_uring",
+                                                "fio_version": "fio-3.33",
                                                 "probed_at": 1796515200.0}}}
 
 An entry is used only when its whole ``key`` (``host_key``: the fio binary's real path,
 mtime, size and inode; the kernel release and build; ``kernel.io_uring_disabled``; this
 process's seccomp mode and filter count; its locked-memory limit, which io_uring needed before
-Linux 5.12) equals the one read now, its engine is one of the three and it is less than
-``MAX_AGE_S`` old. Anything else -- a missing, unreadable, corrupt or foreign file, another fio,
-another kernel, an old entry -- is a miss and fio is probed again: the cache never answers
-for a host it was not written on. Only a working engine is stored; a probe that finds none
-raises its error every time, in the same words. A cache folder that cannot be written costs
-only the probe.
+Linux 5.12) equals the one read now, its engine is one of the three, its version reads as
+fio's and it is less than ``MAX_AGE_S`` old. Anything else -- a missing, unreadable, corrupt
+or foreign file, another fio, another kernel, an old entry -- is a miss and fio is probed
+again: the cache never answers for a host it was not written on. Only a working engine is
+stored; a probe that finds none raises its error every time, in the same words. A cache
+folder that cannot be written costs only the probe.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["ENGINES", "MAX_AGE_S", "cached_engine", "default_cache_file", "host_key",
-           "store_engine"]
+__all__ = ["ENGINES", "MAX_AGE_S", "ProbeAnswer", "cached_probe", "default_cache_file",
+           "host_key", "store_probe"]
 
 #: The engines ``FioRunner.ioengine`` chooses between, best first.
 ENGINES = ("io_uring", "libaio", "psync")
 #: An entry older than this (seconds) is probed again: a week.
 MAX_AGE_S = 7 * 86400.0
 _VERSION = 1
+_FIO_VERSION = re.compile(r"fio-\d+\.\d+\S*")
+
+
+class ProbeAnswer(NamedTuple):
+    """What the probe found: ``engine`` (one of ``ENGINES``) and ``fio_version``, the text
+    ``fio --version`` printed (``'fio-3.33'``), checked against ``MIN_FIO_VERSION``."""
+
+    engine: str
+    fio_version: str
 
 
 def default_cache_file() -> Path:
@@ -95,22 +109,25 @@ def _entries(cache_file: Path) -> dict[str, object]:
     return entries if isinstance(entries, dict) else {}
 
 
-def cached_engine(cache_file: Path, key: dict[str, object], *,
-                  now: float | None = None) -> str | None:
-    """The engine stored for ``key`` (``host_key``), or None: no such entry, another key, an
-    entry older than ``MAX_AGE_S`` or from the future, an unknown engine, a corrupt file."""
+def cached_probe(cache_file: Path, key: dict[str, object], *,
+                 now: float | None = None) -> ProbeAnswer | None:
+    """The answer stored for ``key`` (``host_key``), or None: no such entry, another key, an
+    entry older than ``MAX_AGE_S`` or from the future, an unknown engine, a version that is not
+    fio's, a corrupt file."""
     entry = _entries(cache_file).get(str(key.get("fio")))
     if not isinstance(entry, dict) or entry.get("key") != key:
         return None
-    engine, probed_at = entry.get("engine"), entry.get("probed_at")
-    if engine not in ENGINES or not isinstance(probed_at, (int, float)):
+    engine, version = entry.get("engine"), entry.get("fio_version")
+    probed_at = entry.get("probed_at")
+    if (engine not in ENGINES or not isinstance(version, str)
+            or not _FIO_VERSION.fullmatch(version) or not isinstance(probed_at, (int, float))):
         return None
     age = (time.time() if now is None else now) - probed_at
-    return str(engine) if 0 <= age < MAX_AGE_S else None
+    return ProbeAnswer(str(engine), version) if 0 <= age < MAX_AGE_S else None
 
 
-def store_engine(cache_file: Path, key: dict[str, object], engine: str) -> bool:
-    """Keep ``engine`` for ``key`` in ``cache_file`` (other fio binaries' entries kept),
+def store_probe(cache_file: Path, key: dict[str, object], answer: ProbeAnswer) -> bool:
+    """Keep ``answer`` for ``key`` in ``cache_file`` (other fio binaries' entries kept),
     written to a temporary file and renamed over it, so a reader never sees half a file.
 
     Returns:
@@ -118,12 +135,14 @@ def store_engine(cache_file: Path, key: dict[str, object], engine: str) -> bool:
         the next run probes again).
 
     Raises:
-        ValueError: ``engine`` is not one of ``ENGINES``.
+        ValueError: the engine is not one of ``ENGINES``, or the version not fio's.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"unknown fio I/O engine {engine!r}: one of {', '.join(ENGINES)}")
+    if answer.engine not in ENGINES or not _FIO_VERSION.fullmatch(answer.fio_version):
+        raise ValueError(f"not a probe's answer: {answer!r} (engine one of {', '.join(ENGINES)}, "
+                         "version as 'fio-3.33')")
     entries = _entries(cache_file)
-    entries[str(key["fio"])] = {"key": key, "engine": engine, "probed_at": time.time()}
+    entries[str(key["fio"])] = {"key": key, "engine": answer.engine,
+                                "fio_version": answer.fio_version, "probed_at": time.time()}
     text = json.dumps({"version": _VERSION, "entries": entries}, indent=1, sort_keys=True)
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
 from pytest_ssdqual.fio.client import FioServer, client_argv, settle_client_run
-from pytest_ssdqual.fio.engine_cache import cached_engine, host_key, store_engine
+from pytest_ssdqual.fio.engine_cache import ProbeAnswer, cached_probe, host_key, store_probe
 from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
@@ -95,7 +95,7 @@ class FioRunner:
         fio_bin: fio executable (name on PATH or path): ``--fio-bin`` option.
         cgroup: a cgroup-v1 blkio directory fio is placed in before it starts (its pid is written
             to ``cgroup.procs`` in the child before ``exec``), e.g. for throttled test drives.
-        engine_cache: a file remembering the I/O engine ``ioengine`` found
+        engine_cache: a file remembering the I/O engine ``ioengine`` found and fio's version
             (``fio.engine_cache``), or None to probe in every process.
     """
 
@@ -108,6 +108,7 @@ class FioRunner:
         self._engine: str | None = None
         self._prefetch: threading.Thread | None = None
         self._prefetch_error: BaseException | None = None
+        self._cache_read = False
 
     def executable(self) -> str:
         """Absolute path of fio. Raises ``FioNotFound`` with the fix when it is missing."""
@@ -122,9 +123,13 @@ class FioRunner:
     def version(self) -> str:
         """``fio --version`` (e.g. ``'fio-3.33'``), checked once against ``MIN_FIO_VERSION``.
 
+        Taken from ``engine_cache`` when it holds this fio's; waits for a background probe.
+
         Raises:
             FioNotFound: fio missing. FioError: unreadable or too old a version.
         """
+        self._join_prefetch(raise_error=False)  # its error is raised by ioengine
+        self._read_cache()
         if self._version is None:
             proc = subprocess.run(
                 [self.executable(), "--version"],
@@ -160,8 +165,7 @@ class FioRunner:
             FioNotFound, FioError: fio missing or too old (``version``); no engine works.
         """
         self._join_prefetch()
-        if self._engine is None and self.engine_cache is not None:
-            self._engine = cached_engine(self.engine_cache, host_key(self.executable()))
+        self._read_cache()
         if self._engine is None:
             self.version()
             if not probe_file.exists():
@@ -186,8 +190,17 @@ class FioRunner:
             else:
                 raise FioError("no fio I/O engine works here: " + "; ".join(failures))
             if self.engine_cache is not None:
-                store_engine(self.engine_cache, host_key(self.executable()), engine)
+                store_probe(self.engine_cache, host_key(self.executable()),
+                            ProbeAnswer(engine, self.version()))
         return self._engine
+
+    def _read_cache(self) -> None:
+        """Engine and version from ``engine_cache``, read once, when it holds this fio's."""
+        if self.engine_cache is not None and not self._cache_read:
+            self._cache_read = True
+            answer = cached_probe(self.engine_cache, host_key(self.executable()))
+            if answer is not None:
+                self._engine, self._version = answer
 
     def prefetch_engine(self, probe_file: Path | None = None) -> None:
         """Start ``ioengine`` in a background thread, so the engine probe runs while pytest
@@ -209,14 +222,13 @@ class FioRunner:
         except BaseException as exc:  # raised again by ioengine, in the caller's thread
             self._prefetch_error = exc
 
-    def _join_prefetch(self) -> None:
+    def _join_prefetch(self, *, raise_error: bool = True) -> None:
         thread = self._prefetch
-        if thread is None or thread is threading.current_thread():
-            return
-        thread.join()
-        self._prefetch = None
-        error, self._prefetch_error = self._prefetch_error, None
-        if error is not None:
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            self._prefetch = None
+        if raise_error and self._prefetch is None and self._prefetch_error is not None:
+            error, self._prefetch_error = self._prefetch_error, None
             raise error
 
     def run(

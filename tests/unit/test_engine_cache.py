@@ -20,10 +20,11 @@ from pytest_ssdqual.errors import FioError, FioNotFound
 from pytest_ssdqual.fio import engine_cache
 from pytest_ssdqual.fio.engine_cache import (
     MAX_AGE_S,
-    cached_engine,
+    ProbeAnswer,
+    cached_probe,
     default_cache_file,
     host_key,
-    store_engine,
+    store_probe,
 )
 from pytest_ssdqual.fio.runner import FioRunner
 
@@ -61,20 +62,22 @@ def test_a_stored_engine_is_read_back_for_the_same_key_only(tmp_path: Path,
     key = host_key(str(fio_copy))
     assert key["fio"] == str(fio_copy) and key["size"] == fio_copy.stat().st_size
     assert key["kernel"].startswith(os.uname().release)  # type: ignore[union-attr]
-    assert cached_engine(cache, key) is None  # no file yet
-    assert store_engine(cache, key, "libaio") is True
-    assert cached_engine(cache, key) == "libaio"
+    assert cached_probe(cache, key) is None  # no file yet
+    assert store_probe(cache, key, ProbeAnswer("libaio", "fio-3.33")) is True
+    assert cached_probe(cache, key) == ("libaio", "fio-3.33")
     for field, other in [("mtime_ns", 1), ("size", 2), ("inode", 3), ("kernel", "5.4.0 #1"),
                          ("io_uring_disabled", "2"), ("seccomp", ["Seccomp:\t2"]),
                          ("memlock", [65536, 65536])]:
-        assert cached_engine(cache, {**key, field: other}) is None, field
-    assert cached_engine(cache, key, now=time.time() + MAX_AGE_S + 1) is None  # too old
-    assert cached_engine(cache, key, now=time.time() - 3600) is None  # from the future
+        assert cached_probe(cache, {**key, field: other}) is None, field
+    assert cached_probe(cache, key, now=time.time() + MAX_AGE_S + 1) is None  # too old
+    assert cached_probe(cache, key, now=time.time() - 3600) is None  # from the future
     other_fio = {**key, "fio": "/opt/fio/bin/fio"}
-    store_engine(cache, other_fio, "psync")  # a second fio's entry beside the first
-    assert (cached_engine(cache, key), cached_engine(cache, other_fio)) == ("libaio", "psync")
-    with pytest.raises(ValueError, match="unknown fio I/O engine 'sync'"):
-        store_engine(cache, key, "sync")
+    store_probe(cache, other_fio, ProbeAnswer("psync", "fio-3.14-6-g97134"))  # beside the first
+    assert cached_probe(cache, key) == ("libaio", "fio-3.33")
+    assert cached_probe(cache, other_fio) == ("psync", "fio-3.14-6-g97134")
+    for bad in [ProbeAnswer("sync", "fio-3.33"), ProbeAnswer("psync", "3.33")]:
+        with pytest.raises(ValueError, match="not a probe's answer"):
+            store_probe(cache, key, bad)
 
 
 @pytest.mark.parametrize("text", [
@@ -85,13 +88,15 @@ def test_a_corrupt_or_foreign_cache_file_is_a_miss(tmp_path: Path, fio_copy: Pat
                                                    text: str) -> None:
     cache = tmp_path / "fio-engine.json"
     cache.write_text(text, encoding="latin-1")
-    assert cached_engine(cache, host_key(str(fio_copy))) is None
+    assert cached_probe(cache, host_key(str(fio_copy))) is None
 
 
 @pytest.mark.parametrize("entry", [
-    {"engine": "rm -rf /", "probed_at": None},  # an engine that is none of the three
-    {"engine": "io_uring", "probed_at": "yesterday"},
-    {"engine": None, "probed_at": None},
+    {"engine": "rm -rf /", "fio_version": "fio-3.33", "probed_at": None},  # none of the three
+    {"engine": "io_uring", "fio_version": "fio-3.33", "probed_at": "yesterday"},
+    {"engine": "io_uring", "fio_version": "3.33\nrm -rf /", "probed_at": None},
+    {"engine": "io_uring", "probed_at": None},
+    {"engine": None, "fio_version": "fio-3.33", "probed_at": None},
     "io_uring",
 ])
 def test_a_tampered_entry_is_a_miss(tmp_path: Path, fio_copy: Path, entry: object) -> None:
@@ -100,7 +105,7 @@ def test_a_tampered_entry_is_a_miss(tmp_path: Path, fio_copy: Path, entry: objec
     if isinstance(entry, dict):
         entry = {"key": key, **entry, "probed_at": entry["probed_at"] or time.time()}
     cache.write_text(json.dumps({"version": 1, "entries": {key["fio"]: entry}}))
-    assert cached_engine(cache, key) is None
+    assert cached_probe(cache, key) is None
 
 
 def test_the_runner_probes_once_per_fio_and_again_when_fio_changes(
@@ -110,9 +115,11 @@ def test_the_runner_probes_once_per_fio_and_again_when_fio_changes(
     assert len(_probes(fake_fio)) == 1
     doc = json.loads(cache.read_text())
     assert doc["entries"][str(fio_copy)]["engine"] == "io_uring"
+    assert doc["entries"][str(fio_copy)]["fio_version"] == "fio-3.33"
     # a second process (a new runner) with the same fio: no fio run at all, not even --version
     calls = len(fake_fio.calls())
-    assert FioRunner(str(fio_copy), engine_cache=cache).ioengine(tmp_path / "p.bin") == "io_uring"
+    second = FioRunner(str(fio_copy), engine_cache=cache)
+    assert (second.version(), second.ioengine(tmp_path / "p.bin")) == ("fio-3.33", "io_uring")
     assert len(fake_fio.calls()) == calls
     # fio upgraded in place (new mtime): probed again
     os.utime(fio_copy, ns=(time.time_ns(), fio_copy.stat().st_mtime_ns + 10**9))
@@ -152,7 +159,7 @@ def test_an_unwritable_cache_folder_costs_only_the_probe(tmp_path: Path, fio_cop
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder would be")
     cache = blocker / "pytest-ssdqual" / "fio-engine.json"
-    assert store_engine(cache, host_key(str(fio_copy)), "psync") is False
+    assert store_probe(cache, host_key(str(fio_copy)), ProbeAnswer("psync", "fio-3.33")) is False
     assert FioRunner(str(fio_copy), engine_cache=cache).ioengine(tmp_path / "p.bin") == "io_uring"
     assert len(_probes(fake_fio)) == 1
 
@@ -185,6 +192,20 @@ def test_the_background_probes_error_is_raised_where_the_engine_is_asked_for(
     assert "install it (apt-get install fio) or point --fio-bin at it" in str(direct.value)
 
 
+def test_the_version_waits_for_the_background_probe_and_leaves_its_error_to_ioengine(
+        tmp_path: Path, fake_fio: FakeFio) -> None:
+    wrapper = tmp_path / "fio"
+    wrapper.write_text(NO_ENGINE_FIO.format(python=sys.executable, fake=fake_fio.path))
+    wrapper.chmod(0o755)
+    runner = FioRunner(str(wrapper), engine_cache=tmp_path / "fio-engine.json")
+    runner.prefetch_engine()
+    assert runner.version() == "fio-3.33"  # the run's first step: not the probe's error
+    with pytest.raises(FioError, match="no fio I/O engine works here: io_uring: fio: engine"):
+        runner.ioengine(tmp_path / "p.bin")
+    versions = [c for c in fake_fio.calls() if c["argv"] == ["--version"]]
+    assert len(versions) == 1  # run once, by the background probe
+
+
 def test_real_fio_engine_is_cached_as_probed(tmp_path: Path) -> None:
     """With the real fio (when installed): the cached engine is the one a fresh probe finds."""
     if shutil.which("fio") is None:
@@ -192,8 +213,10 @@ def test_real_fio_engine_is_cached_as_probed(tmp_path: Path) -> None:
     cache = tmp_path / "fio-engine.json"
     probed = FioRunner("fio", engine_cache=cache).ioengine(tmp_path / "p.bin")
     assert probed in ("io_uring", "libaio", "psync")
-    assert cached_engine(cache, host_key(shutil.which("fio") or "")) == probed
-    assert FioRunner("fio").ioengine(tmp_path / "q.bin") == probed
+    fresh = FioRunner("fio")
+    assert cached_probe(cache, host_key(shutil.which("fio") or "")) == (
+        probed, fresh.version())
+    assert fresh.ioengine(tmp_path / "q.bin") == probed
 
 
 @pytest.mark.parametrize(("xdg", "expected"), [
