@@ -6,10 +6,9 @@ Importing this package turns pytest's assertion rewriting off for the whole pack
 for rewriting (``Config._mark_plugins_for_rewrite``), so each module was read, parsed, rewritten
 and compiled by pytest's import hook at every start instead of loaded from its ``.pyc``
 wherever pytest cannot keep its own rewritten copies (``PYTHONDONTWRITEBYTECODE``, a read-only
-site-packages): 0.3 s of the start-up to the first fio, and most of what loading the plugin
-cost a run that does not use it (issue 19). No module here has a test assertion to rewrite
-(its asserts are invariants); the suites (``test_*.py``) and conftest files are rewritten by
-pytest's own rules all the same.
+site-packages): about 0.3 s of the start-up to the first workload fio (issue 19). No module
+of the package has a test assertion to rewrite (its asserts are invariants); the suites
+(``test_*.py``) and conftest files are rewritten by pytest's own rules all the same.
 """
 
 from __future__ import annotations

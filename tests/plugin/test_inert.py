@@ -137,9 +137,8 @@ def test_a_drive_test_beside_a_bad_thresholds_folder_is_a_usage_error(
 #: The domain (drives, fio, thresholds, methodology, qualify, the results store, report
 #: writers) is imported once a test uses the plugin. Measured on this machine (2 cores): a
 #: one-test pytest run took 0.75 s with the plugin against 0.74 s without (-p no:ssdqual);
-#: before the domain was imported lazily it took 1.05-1.24 s against 0.74-0.79 s. Without
-#: ``.pyc`` files (``PYTHONDONTWRITEBYTECODE``) the plugin still added 68 ms, most of it pytest
-#: rewriting the asserts of these modules; not rewritten (``plugin.unmark_for_rewrite``): 26 ms.
+#: before the domain was imported lazily it took 1.05-1.24 s against 0.74-0.79 s. Issue 19,
+#: behind the heavy lock (medians of 5): 24 ms added without ``.pyc`` files, 9 ms with.
 LOADED_WHEN_UNUSED = {
     "pytest_ssdqual", "pytest_ssdqual.catalog", "pytest_ssdqual.catalog.sizes",
     "pytest_ssdqual.errors", "pytest_ssdqual.plugin", "pytest_ssdqual.plugin.common",
@@ -192,10 +191,10 @@ def test_a_run_that_never_uses_the_plugin_imports_none_of_its_domain(
 
 
 #: The most a trivial run may take with the plugin loaded, as a multiple of the same run with
-#: ``-p no:ssdqual`` (issue 19: <= 50 ms added to a ~0.33 s run, 1.15). Measured here, best of
-#: five alternated pairs, without ``.pyc`` files: 1.08-1.15 (about 26 ms); 1.15-1.21 while
-#: pytest rewrote the package's asserts; importing the domain at load (0.3-0.5 s) was ~2. The
-#: guard sits above the noise of a shared host: it catches the domain imported at load, and
+#: ``-p no:ssdqual`` (issue 19: <= 50 ms added to a ~0.33 s run, 1.15). Measured through
+#: pytester on the shared host (load ~2), best of five alternated pairs: 1.08-1.15; importing
+#: the domain at load (0.3-0.5 s) made it ~2. The guard sits above the noise of a shared host:
+#: it catches the domain imported at load, and
 #: ``test_a_run_that_never_uses_the_plugin_imports_none_of_its_domain`` the finer steps.
 MAX_UNUSED_RATIO = 1.3
 
