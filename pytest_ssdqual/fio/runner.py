@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
 from pytest_ssdqual.fio.client import FioServer, client_argv, settle_client_run
+from pytest_ssdqual.fio.engine_cache import ProbeAnswer, cached_probe, host_key, store_probe
 from pytest_ssdqual.fio.parse import parse_fio_output
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
@@ -93,13 +95,20 @@ class FioRunner:
         fio_bin: fio executable (name on PATH or path): ``--fio-bin`` option.
         cgroup: a cgroup-v1 blkio directory fio is placed in before it starts (its pid is written
             to ``cgroup.procs`` in the child before ``exec``), e.g. for throttled test drives.
+        engine_cache: a file remembering the I/O engine ``ioengine`` found and fio's version
+            (``fio.engine_cache``), or None to probe in every process.
     """
 
-    def __init__(self, fio_bin: str = "fio", *, cgroup: Path | None = None) -> None:
+    def __init__(self, fio_bin: str = "fio", *, cgroup: Path | None = None,
+                 engine_cache: Path | None = None) -> None:
         self.fio_bin = fio_bin
         self.cgroup = cgroup
+        self.engine_cache = engine_cache
         self._version: str | None = None
         self._engine: str | None = None
+        self._prefetch: threading.Thread | None = None
+        self._prefetch_error: BaseException | None = None
+        self._cache_read = False
 
     def executable(self) -> str:
         """Absolute path of fio. Raises ``FioNotFound`` with the fix when it is missing."""
@@ -114,9 +123,13 @@ class FioRunner:
     def version(self) -> str:
         """``fio --version`` (e.g. ``'fio-3.33'``), checked once against ``MIN_FIO_VERSION``.
 
+        Taken from ``engine_cache`` when it holds this fio's; waits for a background probe.
+
         Raises:
             FioNotFound: fio missing. FioError: unreadable or too old a version.
         """
+        self._join_prefetch(raise_error=False)  # its error is raised by ioengine
+        self._read_cache()
         if self._version is None:
             proc = subprocess.run(
                 [self.executable(), "--version"],
@@ -143,9 +156,16 @@ class FioRunner:
         has it. The drive itself is never probed; its jobs run with ``direct=1``, and a drive
         without O_DIRECT fails its own job with fio's message.
 
+        With ``engine_cache``, the engine found for this fio on this host before is taken from
+        it without running fio, and a newly found one is kept (``fio.engine_cache``: any
+        change of fio or kernel, or a corrupt file, means a new probe). After
+        ``prefetch_engine``, the background probe's answer is waited for and given.
+
         Raises:
             FioNotFound, FioError: fio missing or too old (``version``); no engine works.
         """
+        self._join_prefetch()
+        self._read_cache()
         if self._engine is None:
             self.version()
             if not probe_file.exists():
@@ -169,7 +189,47 @@ class FioRunner:
                 break
             else:
                 raise FioError("no fio I/O engine works here: " + "; ".join(failures))
+            if self.engine_cache is not None:
+                store_probe(self.engine_cache, host_key(self.executable()),
+                            ProbeAnswer(engine, self.version()))
         return self._engine
+
+    def _read_cache(self) -> None:
+        """Engine and version from ``engine_cache``, read once, when it holds this fio's."""
+        if self.engine_cache is not None and not self._cache_read:
+            self._cache_read = True
+            answer = cached_probe(self.engine_cache, host_key(self.executable()))
+            if answer is not None:
+                self._engine, self._version = answer
+
+    def prefetch_engine(self, probe_file: Path | None = None) -> None:
+        """Start ``ioengine`` in a background thread, so the engine probe runs while pytest
+        collects; the next ``ioengine`` call waits for it and returns its engine, or raises its
+        error. ``probe_file`` None: the probe reads a file in a temporary folder of its own,
+        removed when it is done."""
+        if self._engine is None and self._prefetch is None:
+            self._prefetch = threading.Thread(target=self._prefetch_run, args=(probe_file,),
+                                              name="ssdqual-engine-probe")
+            self._prefetch.start()
+
+    def _prefetch_run(self, probe_file: Path | None) -> None:
+        try:
+            if probe_file is not None:
+                self.ioengine(probe_file)
+                return
+            with tempfile.TemporaryDirectory(prefix="ssdqual-engine-probe-") as folder:
+                self.ioengine(Path(folder) / "engine-probe.bin")
+        except BaseException as exc:  # raised again by ioengine, in the caller's thread
+            self._prefetch_error = exc
+
+    def _join_prefetch(self, *, raise_error: bool = True) -> None:
+        thread = self._prefetch
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            self._prefetch = None
+        if raise_error and self._prefetch is None and self._prefetch_error is not None:
+            error, self._prefetch_error = self._prefetch_error, None
+            raise error
 
     def run(
         self,

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 def ssd_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[QualSession]:
     """The process's ``QualSession`` (drives, limits, fio runner)."""
+    from pytest_ssdqual.plugin.engine import session_runner
     from pytest_ssdqual.qualify.session import QualSession
 
     options = plugin_options(request.config)  # built now when the run was not in play
     if not request.config.stash.get(IN_PLAY_KEY, False):  # inert until now: SIGTERM as Ctrl-C
         request.config.add_cleanup(install_sigterm_handler())
     session = QualSession.create(options, tmp_path_factory.mktemp("ssdqual"),
-                                 session_tag=session_run_id(request.config))
+                                 session_tag=session_run_id(request.config),
+                                 runner=session_runner(request.config, options))
     request.config.stash[SESSION_KEY] = session
     yield session
     session.close()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import pytest
 
+from pytest_ssdqual.plugin import unmark_for_rewrite
 from pytest_ssdqual.plugin import workers as plugin_workers
 from pytest_ssdqual.plugin.common import IN_PLAY_KEY, SCRATCH_KEY
 from pytest_ssdqual.plugin.events import EventHooks
@@ -57,6 +58,13 @@ from pytest_ssdqual.plugin.workers import pytest_cmdline_main  # noqa: F401  (wo
 # (tests/plugin/test_inert.py lists what may be imported at load).
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as the plugin is registered: no assertion rewriting of this package by this
+    config's import hook either (``plugin.unmark_for_rewrite``; a pytest run in-process by
+    another, whose package import came first)."""
+    unmark_for_rewrite([getattr(pluginmanager, "rewrite_hook", None)])
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "destructive: the test writes to the drive (runs only on a confirmed drive)"
@@ -65,6 +73,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[IN_PLAY_KEY] = in_play(config)
     run_id = session_run_id(config)  # chosen now: the controller hands it to xdist workers
     if config.stash[IN_PLAY_KEY]:
+        from pytest_ssdqual.plugin.engine import start_runner
+
+        start_runner(config)  # fio's engine probe, in the background
         plugin_options(config)  # bad input: a usage error before any I/O
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
@@ -136,13 +147,13 @@ def header_lines(config: pytest.Config) -> list[str]:
     """Active profile, fio version, thresholds, drives and results store (``fio --version``
     runs here), wrapped at 120 columns (``report.summary.fit_lines``)."""
     from pytest_ssdqual.errors import FioError
-    from pytest_ssdqual.fio.runner import FioRunner
+    from pytest_ssdqual.plugin.engine import session_runner
     from pytest_ssdqual.report.summary import fit_lines
     from pytest_ssdqual.results.db_location import redact
 
     options = plugin_options(config)
     try:
-        fio = FioRunner(options.fio_bin).version()
+        fio = session_runner(config, options).version()  # the cached one, if there is one
     except FioError as exc:
         fio = f"unavailable ({exc})"
     lines = [

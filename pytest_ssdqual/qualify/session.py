@@ -187,10 +187,12 @@ class QualSession:
     session_tag: str = ""  #: the run id all xdist workers share
 
     @classmethod
-    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = ""
-               ) -> QualSession:
-        return cls(options, FioRunner(options.fio_bin, cgroup=options.cgroup), scratch_dir,
-                   session_tag=session_tag)
+    def create(cls, options: SessionOptions, scratch_dir: Path, session_tag: str = "",
+               runner: FioRunner | None = None) -> QualSession:
+        """A session on ``options``; ``runner``: one made earlier (its engine probe started
+        early, ``FioRunner.prefetch_engine``), else a new ``FioRunner``."""
+        runner = runner or FioRunner(options.fio_bin, cgroup=options.cgroup)
+        return cls(options, runner, scratch_dir, session_tag=session_tag)
 
     def drive(self, spec: DriveSpec) -> DriveContext:
         """Open ``spec`` on first use: create/size a file target, identify, lock, resolve limits.

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
+from pytest_ssdqual import yamlutil
 from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.yamlutil import json_path, line_of, load_yaml_with_lines, parse_yaml_with_lines
+
+from ..conftest import REPO
 
 INVENTORY_TEXT = """\
 # lab inventory
@@ -183,3 +187,52 @@ def test_syntax_error_names_the_key_it_happened_under(tmp_path: Path) -> None:
     message = str(info.value)
     assert "inventory.yaml:5: drives[0].nand[0]: YAML syntax error" in message
     assert "started at line 4: 'nand: [L85C'" in message
+
+
+SHIPPED_YAML = sorted([*(REPO / "thresholds").glob("*.yaml"), *(REPO / "emulated").glob("*.yaml"),
+                       *REPO.glob("*.example.yaml")])
+#: Texts the libyaml parse hands to the pure-Python one: syntax errors, a duplicate key, a
+#: number beyond 2**64, nesting deeper than MAX_DEPTH, a recursive alias, a control character,
+#: a tab, two documents.
+AWKWARD_YAML = [
+    "a: [1, 2\n", "a: 1\na: 2\n", "a: 1e999\n", "a: " + "[" * 70 + "]" * 70 + "\n",
+    "- &a [*a]\n", "a: b\x07\n", "a:\n\tb: 1\n", "a: 1\n---\nb: 2\n", "key: {a: 1, b: [x, y]}\n",
+    "base: &b {x: 1}\nuse:\n  <<: *b\n  y: 2\n", "? [a, b]\n: c\n",
+]
+
+
+def _pure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parse with PyYAML's pure-Python loader only, as without libyaml."""
+    monkeypatch.setattr(yamlutil, "_libyaml_loader", lambda: None)
+
+
+def _outcome(text: str) -> tuple[object, ...]:
+    try:
+        data, lines = parse_yaml_with_lines(text, file="f.yaml")
+    except ConfigError as exc:
+        return ("error", str(exc), exc.line, exc.key)
+    return ("ok", repr(data), lines)
+
+
+def test_libyaml_is_used_when_pyyaml_has_it() -> None:
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML built without libyaml: the pure-Python loader is the only one")
+    assert yamlutil._libyaml_loader() is yaml.CSafeLoader
+
+
+@pytest.mark.parametrize("path", SHIPPED_YAML, ids=lambda p: p.name)
+def test_libyaml_and_pure_python_give_the_same_data_and_lines(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = path.read_text(encoding="utf-8")
+    fast = _outcome(text)
+    assert fast[0] == "ok" and len(fast[2]) > 10  # type: ignore[arg-type]
+    _pure(monkeypatch)
+    assert _outcome(text) == fast
+
+
+@pytest.mark.parametrize("text", AWKWARD_YAML)
+def test_awkward_texts_read_or_fail_the_same_with_and_without_libyaml(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _outcome(text)
+    _pure(monkeypatch)
+    assert _outcome(text) == fast
