@@ -44,6 +44,8 @@ __all__ = ["RemoteTarget", "open_remote_target"]
 _FRESH_S = 2.0
 _ENGINE = re.compile(r"^(\s*ioengine\s*=\s*)(\S+)[ \t]*$", re.MULTILINE)
 _PROBED = ("io_uring", "libaio", "psync")  # FioRunner.ioengine's choices
+#: Put before every job run on the host (:meth:`RemoteTarget.before_fio`).
+_NO_FILE_CREATE = "[global]\nallow_file_create=0\n\n"
 
 #: Shell run on the host: SIGTERM, then SIGKILL, every fio process with the device open, and
 #: wait up to 10 s for them to be gone (a SIGKILLed process with direct I/O in flight lives on
@@ -159,11 +161,16 @@ class RemoteTarget(DriveTarget):
         """The job with the host's own best fio engine (probed there at open) in place of the
         one probed here (``io_uring``, ``libaio``, ``psync``: ``FioRunner.ioengine``): the job
         runs on the host's kernel and fio. An engine a job names for itself (``sync``,
-        ``sg``, ...) is kept."""
-        if not self._engine:
-            return job_text
-        return _ENGINE.sub(lambda m: m.group(1) + str(self._engine)
-                           if m.group(2) in _PROBED else m.group(0), job_text)
+        ``sg``, ...) is kept. A ``[global]`` section with ``allow_file_create=0`` comes first
+        (fio HOWTO: fio then "will error out if the files it needs to use don't already
+        exist"; several ``[global]`` sections each apply to the jobs after them): a drive
+        gone from the host, its by-id link with it, makes fio fail instead of creating a
+        regular file of that name in the host's ``/dev`` (a RAM file system) and measuring
+        that -- measured with fio 3.33: a missing ``filename`` was created and written."""
+        text = job_text if not self._engine else _ENGINE.sub(
+            lambda m: m.group(1) + str(self._engine) if m.group(2) in _PROBED else m.group(0),
+            job_text)
+        return _NO_FILE_CREATE + text
 
     def stop_leftover_fio(self) -> str:
         """Stop every fio process on the host that still has the drive open (SIGTERM, then
