@@ -8,7 +8,10 @@ passing, remote figures within noise of the local drive's and the records and Al
 grouped by host and drive; a server killed mid-workload breaks only that drive's test, at once,
 with the reason; a server that stops answering times out and its job is stopped over SSH; the
 drive lock is the host's own; without SSH a drive is read only unless its identity file and
-``--confirm-destroy`` are given. No fio is left on either side. Needs root, fio, losetup,
+``--confirm-destroy`` are given, the file is taken only when it names the host as the drive
+value does (``--host-alias 127.0.0.2``), fio writes through the drive's by-id link and fails,
+writing nothing, once the link is gone, and an older file is good for reads only. No fio is
+left on either side. Needs root, fio, losetup,
 ``/usr/sbin/sshd``, ssh and ssh-keygen; skipped with the reason otherwise.
 """
 
