@@ -38,6 +38,7 @@ from pytest_ssdqual.drive.remote_target import RemoteTarget, open_remote_target
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.ssh import RemoteAccess
 from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse, FioError, FioTimeout
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.runner import FioRunner
 
 from ..remote_lab import REPO, RemoteLab, fio_holding, ipv6_on_lo, missing_tools
@@ -347,8 +348,9 @@ def test_without_ssh_fio_writes_through_the_drives_by_id_link(lab: RemoteLab,
     def write(pattern: str, name: str) -> None:
         job = (f"[w]\nfilename={target.fio_filename}\nrw=write\nbs=128k\niodepth=4\n"
                f"direct=1\nioengine=libaio\nsize=1m\nbuffer_pattern={pattern}\n")
-        FioRunner().run(target.before_fio(job), workdir=tmp_path, name=name, timeout_s=60,
-                        readonly=False, server=target.fio_server)
+        check_run(FioRunner().run(target.before_fio(job), workdir=tmp_path, name=name,
+                                  timeout_s=60, readonly=False, server=target.fio_server),
+                  expected_io_bytes=1024**2)  # as the session judges a run
 
     write("0x5a5a5a5a", "first")
     assert _first_bytes(server.device) == b"\x5a" * 8
