@@ -14,6 +14,11 @@ Without SSH access the identity comes from a file made on the host with ``ssdqua
 need that file *and* ``--confirm-destroy`` for its serial; the report names the source. A run
 that fails or is stopped (lost server, timeout, Ctrl-C) is followed by stopping every fio on
 the host that still has the drive open (:meth:`RemoteTarget.stop_leftover_fio`, over SSH).
+
+fio opens the drive's own ``/dev/disk/by-id`` link when its identity names one
+(``drive.by_id``), with ``allow_file_create=0``: another drive in the slot has no such link,
+and fio fails to open it rather than write that drive (or a file of that name). A file is
+taken only for a host among its ``host_names`` (``drive.identity_match``).
 """
 
 from __future__ import annotations
