@@ -163,6 +163,9 @@ class RemoteLab:
     local_image: Path | None = None
     sshd: subprocess.Popen[bytes] | None = None
     ssh_port: int = 0
+    #: every (loop device, image) attached, recorded as soon as it is: stop() detaches them
+    attached: list[tuple[str, Path]] = field(default_factory=list)
+    losetup: str = "losetup"
 
     @property
     def ssh_config(self) -> Path:
@@ -180,16 +183,28 @@ class RemoteLab:
         env.update(extra)
         return env
 
-    def start(self, addresses: list[str], image_bytes: int) -> None:
-        self._start_sshd(addresses)
+    def attach_image(self, n: int, image_bytes: int) -> tuple[str, Path]:
+        """A RAM-backed image (``/dev/shm``) of ``image_bytes`` on a new loop device; both
+        recorded in ``attached`` for stop(). When the image cannot be filled or losetup fails
+        the image is removed before the error goes on (nothing left in ``/dev/shm``)."""
         shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else self.folder
-        for n, address in enumerate([*addresses, "local"]):
-            image = Path(tempfile.mkstemp(prefix=f"ssdqual-remote-{n}-", suffix=".img",
-                                          dir=shm)[1])
+        image = Path(tempfile.mkstemp(prefix=f"ssdqual-remote-{n}-", suffix=".img",
+                                      dir=shm)[1])
+        try:
             with open(image, "wb") as fh:
                 os.posix_fallocate(fh.fileno(), 0, image_bytes)
-            dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)],
+            dev = subprocess.run([self.losetup, "-f", "--show", "--direct-io=on", str(image)],
                                  check=True, capture_output=True, text=True).stdout.strip()
+        except BaseException:
+            image.unlink(missing_ok=True)
+            raise
+        self.attached.append((dev, image))
+        return dev, image
+
+    def start(self, addresses: list[str], image_bytes: int) -> None:
+        self._start_sshd(addresses)
+        for n, address in enumerate([*addresses, "local"]):
+            dev, image = self.attach_image(n, image_bytes)
             if address == "local":
                 self.local, self.local_image = dev, image
                 continue
@@ -236,10 +251,7 @@ class RemoteLab:
                 except ProcessLookupError:
                     pass
             self.sshd.wait(timeout=10)
-        devices = [(s.device, s.image) for s in self.servers.values()]
-        if self.local:
-            devices.append((self.local, self.local_image or Path("/nonexistent")))
-        for dev, image in devices:
+        for dev, image in self.attached:
             holders = fio_holding(dev)
             if holders:
                 left.append(f"fio pid {holders} still holds {dev}")

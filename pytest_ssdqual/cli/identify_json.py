@@ -16,13 +16,15 @@ from pytest_ssdqual.errors import ConfigError
 __all__ = ["print_identity_json"]
 
 
-def print_identity_json(spec: DriveSpec, *, engine: bool = False) -> int:
+def print_identity_json(spec: DriveSpec, *, engine: bool = False,
+                        host_aliases: tuple[str, ...] = ()) -> int:
     """Print the identity document of the local drive ``spec``; with ``engine`` also the best
-    fio I/O engine of this host (``FioRunner.ioengine``, probed on a temporary file).
+    fio I/O engine of this host (``FioRunner.ioengine``, probed on a temporary file);
+    ``host_aliases`` (``--host-alias``) are added to the host's recorded names.
 
     Raises:
         ConfigError: ``spec`` is not a local block device or file (an emulated or remote
-            drive has no document of its own).
+            drive has no document of its own); a host alias is not a name or address.
         DeviceError, FioError: as ``DriveTarget.open`` / ``FioRunner.ioengine``.
     """
     if spec.kind not in ("block", "file"):
@@ -34,5 +36,6 @@ def print_identity_json(spec: DriveSpec, *, engine: bool = False) -> int:
 
         with tempfile.TemporaryDirectory(prefix="ssdqual-engine-") as folder:
             ioengine = FioRunner().ioengine(Path(folder) / "probe.bin")
-    print(json.dumps(identity_document(spec, ioengine=ioengine), indent=2))
+    print(json.dumps(identity_document(spec, ioengine=ioengine, host_aliases=host_aliases),
+                     indent=2))
     return EXIT_OK

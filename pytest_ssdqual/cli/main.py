@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_id.add_argument("--json", action="store_true", help="one JSON document (identity, write "
                       "refusals but the confirmation; --drive=fio://THIS-HOST/dev/X reads it)")
     p_id.add_argument("--engine", action="store_true", help="with --json: probe fio's engine")
+    p_id.add_argument("--host-alias", action="append", default=[], metavar="NAME",
+                      help="with --json: another name or address the driving machine uses for "
+                      "this host in fio://HOST/dev/X (repeatable; the host name, FQDN and "
+                      "non-loopback addresses are recorded anyway)")
 
     p_th = sub.add_parser("thresholds", help="check or show threshold files")
     th_sub = p_th.add_subparsers(dest="action", required=True)
@@ -130,7 +134,12 @@ def _identify(args: argparse.Namespace) -> int:
             key="--drive", fix="write ssdqual identify /dev/sdb (or --drive=/dev/sdb)")
     spec = parse_drive_option(given[0])
     if args.json:
-        return print_identity_json(spec, engine=args.engine)
+        return print_identity_json(spec, engine=args.engine,
+                                   host_aliases=tuple(args.host_alias))
+    if args.host_alias:
+        raise ConfigError("--host-alias names this host in an identity document",
+                          key="--host-alias", fix="add --json (ssdqual identify --json "
+                          f"--host-alias {args.host_alias[0]} {spec.raw})")
     if spec.kind == "remote":
         raise ConfigError(f"{spec.raw} is on another host", key="--drive",
                           fix=f"run it there: ssh {spec.host} ssdqual identify {spec.path}")

@@ -14,6 +14,11 @@ Without SSH access the identity comes from a file made on the host with ``ssdqua
 need that file *and* ``--confirm-destroy`` for its serial; the report names the source. A run
 that fails or is stopped (lost server, timeout, Ctrl-C) is followed by stopping every fio on
 the host that still has the drive open (:meth:`RemoteTarget.stop_leftover_fio`, over SSH).
+
+fio opens the drive's own ``/dev/disk/by-id`` link when its identity names one
+(``drive.by_id``), with ``allow_file_create=0``: another drive in the slot has no such link,
+and fio fails to open it rather than write that drive (or a file of that name). A file is
+taken only for a host among its ``host_names`` (``drive.identity_match``).
 """
 
 from __future__ import annotations
@@ -25,11 +30,8 @@ from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_ssdqual.drive.identity_file import (
-    RemoteIdentity,
-    load_identity_file,
-    read_identity_document,
-)
+from pytest_ssdqual.drive.identity_file import RemoteIdentity, read_identity_document
+from pytest_ssdqual.drive.identity_match import identity_file_for
 from pytest_ssdqual.drive.lock import DriveLock
 from pytest_ssdqual.drive.remote_lock import RemoteLock
 from pytest_ssdqual.drive.remote_spec import host_label
@@ -47,6 +49,8 @@ __all__ = ["RemoteTarget", "open_remote_target"]
 _FRESH_S = 2.0
 _ENGINE = re.compile(r"^(\s*ioengine\s*=\s*)(\S+)[ \t]*$", re.MULTILINE)
 _PROBED = ("io_uring", "libaio", "psync")  # FioRunner.ioengine's choices
+#: Put before every job run on the host (:meth:`RemoteTarget.before_fio`).
+_NO_FILE_CREATE = "[global]\nallow_file_create=0\n\n"
 
 #: Shell run on the host: SIGTERM, then SIGKILL, every fio process with the device open, and
 #: wait up to 10 s for them to be gone (a SIGKILLed process with direct I/O in flight lives on
@@ -79,12 +83,13 @@ class RemoteTarget(DriveTarget):
     """
 
     def __init__(self, spec: DriveSpec, doc: RemoteIdentity, *, ssh: SshRunner | None,
-                 confirmed_serials: Collection[str], identity_source: str) -> None:
+                 confirmed_serials: Collection[str], identity_source: str,
+                 file_refusals: tuple[str, ...] = ()) -> None:
         label = host_label(spec.host, spec.port)
         identity = replace(doc.identity, sources=(*doc.identity.sources,
                                                   f"identity source: {identity_source}"))
         super().__init__(
-            spec=spec, identity=identity, fio_filename=doc.fio_filename,
+            spec=spec, identity=identity, fio_filename=doc.by_id or doc.fio_filename,
             size_bytes=doc.size_bytes, write_refusals=(), created_file=False,
             name=f"{label}-{doc.lock_key}", state=None, confirmed_serials=confirmed_serials,
             identity_fn=lambda *_a, **_k: self._doc.identity, sysfs=Path("/sys"),
@@ -96,8 +101,11 @@ class RemoteTarget(DriveTarget):
         self._read_at = time.monotonic()
         self._engine = doc.ioengine
         self.fio_server = FioServer(spec.host, spec.port, on_failure=self.stop_leftover_fio)
+        self._doc_refusals = file_refusals
         self.report_facts = (("remote host", f"{label} (fio server port {spec.port})"),
-                             ("identity source", identity_source))
+                             ("identity source", identity_source),
+                             ("drive re-check",
+                              drive_recheck_note(doc, label, ssh=ssh is not None)))
         self.write_refusals = self._refusals()
 
     @property
@@ -110,7 +118,7 @@ class RemoteTarget(DriveTarget):
         where = f" on {self.host_label}"
         reasons = [r + where if not r.endswith(where) else r for r in doc.refusals]
         reasons += confirmation_reasons(doc.fio_filename, doc.identity.serial, self._confirmed)
-        return tuple(dict.fromkeys([*self._sticky, *reasons]))
+        return tuple(dict.fromkeys([*self._sticky, *self._doc_refusals, *reasons]))
 
     def _read_host(self) -> RemoteIdentity:
         """The host's reading now (over SSH), or the file's when there is no SSH."""
@@ -158,11 +166,16 @@ class RemoteTarget(DriveTarget):
         """The job with the host's own best fio engine (probed there at open) in place of the
         one probed here (``io_uring``, ``libaio``, ``psync``: ``FioRunner.ioengine``): the job
         runs on the host's kernel and fio. An engine a job names for itself (``sync``,
-        ``sg``, ...) is kept."""
-        if not self._engine:
-            return job_text
-        return _ENGINE.sub(lambda m: m.group(1) + str(self._engine)
-                           if m.group(2) in _PROBED else m.group(0), job_text)
+        ``sg``, ...) is kept. A ``[global]`` section with ``allow_file_create=0`` comes first
+        (fio HOWTO: fio then "will error out if the files it needs to use don't already
+        exist"; several ``[global]`` sections each apply to the jobs after them): a drive
+        gone from the host, its by-id link with it, makes fio fail instead of creating a
+        regular file of that name in the host's ``/dev`` (a RAM file system) and measuring
+        that -- measured with fio 3.33: a missing ``filename`` was created and written."""
+        text = job_text if not self._engine else _ENGINE.sub(
+            lambda m: m.group(1) + str(self._engine) if m.group(2) in _PROBED else m.group(0),
+            job_text)
+        return _NO_FILE_CREATE + text
 
     def stop_leftover_fio(self) -> str:
         """Stop every fio process on the host that still has the drive open (SIGTERM, then
@@ -239,17 +252,20 @@ def query_identity(ssh: SshRunner, spec: DriveSpec, *, engine: bool = False) -> 
     return read_identity_document(result.stdout, where)
 
 
-def _identity_file_for(spec: DriveSpec, files: tuple[str, ...]) -> tuple[str, RemoteIdentity]:
-    docs = [(path, load_identity_file(path)) for path in files]
-    matching = [(p, d) for p, d in docs if d.device == spec.path]
-    if len(matching) > 1:
-        named = [(p, d) for p, d in matching if d.host == spec.host]
-        matching = named or matching
-    if len(matching) != 1:
-        found = "none" if not matching else ", ".join(p for p, _ in matching)
-        raise DeviceError(f"{spec.raw}: --remote-identity files for {spec.path}: {found} "
-                          "(one is needed)")
-    return matching[0]
+def drive_recheck_note(doc: RemoteIdentity, label: str, *, ssh: bool) -> str:
+    """The report fact saying what makes sure fio opens the drive that was identified: its
+    by-id link (another drive in the slot has none: fio fails to open it), or nothing but the
+    path (a loop device, zram, a file, or a legacy identity file); with SSH the serial is also
+    read again before every workload."""
+    again = ("; its serial is read again over SSH before every workload" if ssh else
+             "; without SSH nothing else re-checks which drive it is")
+    if doc.by_id:
+        return (f"fio opens {doc.by_id} on {label}, the drive's own by-id link: another "
+                f"drive in its place has no such link and fio fails to open it{again}")
+    why = ("the identity file is of an older ssdqual and records no by-id link" if doc.legacy
+           else f"{doc.device} has no /dev/disk/by-id link on {label} (a loop device, zram, "
+           "a file, or no udev)")
+    return f"not re-checkable by fio: {why}, so fio opens {doc.fio_filename} by path{again}"
 
 
 def open_remote_target(spec: DriveSpec, access: RemoteAccess,
@@ -286,8 +302,8 @@ def open_remote_target(spec: DriveSpec, access: RemoteAccess,
             f"{spec.host} true must work; --ssh-config for a config file), or make an "
             f"identity file on the host (ssdqual identify --json {spec.path} > FILE) and "
             "give --remote-identity=FILE (read only unless --confirm-destroy names its serial)")
-    path, doc = _identity_file_for(spec, access.identity_files)
+    path, doc, refusals = identity_file_for(spec, access.identity_files)
     source = (f"file {path} made on {doc.host or '?'} at {doc.made_at or '?'} (no SSH access: "
               f"{why}; the drive's state on the host is not re-checked)")
     return RemoteTarget(spec, doc, ssh=None, confirmed_serials=confirmed_serials,
-                        identity_source=source)
+                        identity_source=source, file_refusals=refusals)

@@ -8,15 +8,21 @@ passing, remote figures within noise of the local drive's and the records and Al
 grouped by host and drive; a server killed mid-workload breaks only that drive's test, at once,
 with the reason; a server that stops answering times out and its job is stopped over SSH; the
 drive lock is the host's own; without SSH a drive is read only unless its identity file and
-``--confirm-destroy`` are given. No fio is left on either side. Needs root, fio, losetup,
+``--confirm-destroy`` are given, the file is taken only when it names the host as the drive
+value does (``--host-alias 127.0.0.2``), fio writes through the drive's by-id link and fails,
+writing nothing, once the link is gone, and an older file is good for reads only. No fio is
+left on either side. Needs root, fio, losetup,
 ``/usr/sbin/sshd``, ssh and ssh-keygen; skipped with the reason otherwise.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +37,8 @@ from pytest_ssdqual.drive.remote_spec import host_id
 from pytest_ssdqual.drive.remote_target import RemoteTarget, open_remote_target
 from pytest_ssdqual.drive.spec import parse_drive_option
 from pytest_ssdqual.drive.ssh import RemoteAccess
-from pytest_ssdqual.errors import DeviceError, DriveInUse, FioTimeout
+from pytest_ssdqual.errors import ConfigError, DeviceError, DriveInUse, FioError, FioTimeout
+from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.runner import FioRunner
 
 from ..remote_lab import REPO, RemoteLab, fio_holding, ipv6_on_lo, missing_tools
@@ -263,15 +270,19 @@ def test_without_ssh_a_remote_drive_is_read_only_unless_identified_and_confirmed
         lab: RemoteLab, tmp_path: Path) -> None:
     server = lab.servers["127.0.0.2"]
     spec = parse_drive_option(server.drive)
-    made = subprocess.run([sys.executable, "-m", "pytest_ssdqual.cli", "identify", "--json",
-                           server.device], capture_output=True, text=True, check=True,
-                          cwd=REPO)
-    ident = tmp_path / "identity.json"
-    ident.write_text(made.stdout)
     no_ssh = tmp_path / "no_ssh_config"  # ssh to a port nobody listens on
     no_ssh.write_text(lab.ssh_config.read_text().replace(f"Port {lab.ssh_port}", "Port 9"))
     with pytest.raises(DeviceError, match="no SSH access to 127.0.0.2 .*--remote-identity"):
         open_remote_target(spec, _access(lab, ssh_config=str(no_ssh)), ())
+    # a file made without naming the host as the drive does (127.0.0.2 is loopback: not among
+    # the host's own names) is refused, naming the file, its host, the host typed and the fix
+    plain = _identity_file(server.device, tmp_path / "plain.json")
+    with pytest.raises(ConfigError) as info:
+        open_remote_target(spec, _access(lab, ssh_config=str(no_ssh),
+                                         identity_files=(str(plain),)), (str(server.image),))
+    assert f"{plain}: made on {socket.gethostname()}" in str(info.value)
+    assert "not on 127.0.0.2" in str(info.value) and "--host-alias 127.0.0.2" in str(info.value.fix)
+    ident = _identity_file(server.device, tmp_path / "identity.json", "--host-alias", "127.0.0.2")
     unconfirmed = open_remote_target(
         spec, _access(lab, ssh_config=str(no_ssh), identity_files=(str(ident),)), ())
     assert unconfirmed.ssh is None and unconfirmed.write_refusals
@@ -291,3 +302,71 @@ def test_without_ssh_a_remote_drive_is_read_only_unless_identified_and_confirmed
     record = _records(tmp_path / "run")[(server.drive, "seq_read_128k_qd32")]
     assert any(s.startswith(f"identity source: file {ident}") for s in
                record["identity"]["sources"]), record["identity"]["sources"]
+
+
+def _identity_file(device: str, path: Path, *args: str) -> Path:
+    """``ssdqual identify --json [ARGS] DEVICE > PATH``, as the engineer runs it on the host."""
+    made = subprocess.run([sys.executable, "-m", "pytest_ssdqual.cli", "identify", "--json",
+                           *args, device], capture_output=True, text=True, check=True, cwd=REPO)
+    path.write_text(made.stdout)
+    return path
+
+
+def _first_bytes(device: str) -> bytes:
+    fd = os.open(device, os.O_RDONLY | os.O_DIRECT)
+    try:
+        buf = mmap.mmap(-1, 4096)
+        os.readv(fd, [buf])
+        return bytes(buf[:8])
+    finally:
+        os.close(fd)
+
+
+def test_without_ssh_fio_writes_through_the_drives_by_id_link(lab: RemoteLab,
+                                                               tmp_path: Path) -> None:
+    """fio opens the drive's own /dev/disk/by-id link on the host (a loop device has none: the
+    lab makes one, as udev would for a drive): another drive in the slot has no such link, and
+    fio's server fails to open it instead of writing that drive. A legacy file (no by_id, no
+    host_names) is good for reads only."""
+    server = lab.servers["127.0.0.2"]
+    spec = parse_drive_option(server.drive)
+    no_ssh = tmp_path / "no_ssh_config"
+    no_ssh.write_text(lab.ssh_config.read_text().replace(f"Port {lab.ssh_port}", "Port 9"))
+    ident = _identity_file(server.device, tmp_path / "identity.json", "--host-alias", "127.0.0.2")
+    doc = json.loads(ident.read_text())
+    assert doc["by_id"] is None and "127.0.0.2" in doc["host_names"]  # a loop device: no link
+    by_id = tmp_path / "by-id"
+    by_id.mkdir()
+    link = by_id / "wwn-0x5000c500a1b2c3d4"
+    link.symlink_to(server.device)
+    ident.write_text(json.dumps({**doc, "by_id": str(link)}))
+    access = _access(lab, ssh_config=str(no_ssh), identity_files=(str(ident),))
+    target = open_remote_target(spec, access, (str(server.image),))
+    assert target.fio_filename == str(link) and target.write_refusals == ()
+    assert dict(target.report_facts)["drive re-check"].startswith(f"fio opens {link} on ")
+
+    def write(pattern: str, name: str) -> None:
+        job = (f"[w]\nfilename={target.fio_filename}\nrw=write\nbs=128k\niodepth=4\n"
+               f"direct=1\nioengine=libaio\nsize=1m\nbuffer_pattern={pattern}\n")
+        check_run(FioRunner().run(target.before_fio(job), workdir=tmp_path, name=name,
+                                  timeout_s=60, readonly=False, server=target.fio_server),
+                  expected_io_bytes=1024**2)  # as the session judges a run
+
+    write("0x5a5a5a5a", "first")
+    assert _first_bytes(server.device) == b"\x5a" * 8
+    link.unlink()  # the drive left the slot: its link is gone (another drive has its own)
+    with pytest.raises(FioError) as info:
+        write("0xa5a5a5a5", "swapped")
+    said = (info.value.raw_output or "") + str(info.value)
+    assert "file creation disallowed by allow_file_create=0" in said, said
+    assert _first_bytes(server.device) == b"\x5a" * 8  # not written
+    assert not link.exists()  # and no regular file made in its place (fio's default)
+    # a file of an older ssdqual: taken for reads, writes refused with the fix
+    legacy = tmp_path / "legacy.json"
+    legacy.write_text(json.dumps({k: v for k, v in doc.items()
+                                  if k not in ("host_names", "by_id")}))
+    old = open_remote_target(spec, _access(lab, ssh_config=str(no_ssh),
+                                           identity_files=(str(legacy),)), (str(server.image),))
+    assert old.fio_filename == server.device
+    assert len(old.write_refusals) == 1 and "older ssdqual" in old.write_refusals[0]
+    assert f"--host-alias 127.0.0.2 {server.device} > {legacy}" in old.write_refusals[0]

@@ -89,7 +89,8 @@ def test_remote_target_from_an_identity_file_without_ssh(tmp_path: Path) -> None
     assert target.id == f"[fd00::7]:9000-{back.lock_key}" and target.device == spec.raw
     assert target.fio_server is not None and target.fio_server.address == "ip6:fd00::7,9000"
     job = "[global]\nioengine=io_uring\n[a]\nrw=read\n[b]\nioengine=sync\n"
-    assert target.before_fio(job) == "[global]\nioengine=libaio\n[a]\nrw=read\n[b]\nioengine=sync\n"
+    assert target.before_fio(job) == ("[global]\nallow_file_create=0\n\n[global]\n"
+                                      "ioengine=libaio\n[a]\nrw=read\n[b]\nioengine=sync\n")
     assert "cannot be stopped from here" in target.stop_leftover_fio()
     with pytest.raises(FileNotFoundError, match="no SSH access"):
         target.run_tool(["smartctl", "-a", "/dev/sdx"])
