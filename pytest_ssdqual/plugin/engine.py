@@ -40,10 +40,10 @@ def new_runner(options: SessionOptions) -> FioRunner:
 
 
 def start_runner(config: pytest.Config) -> None:
-    """First thing at configure time, in play: make this process's runner and start its engine
-    probe in the background (``FioRunner.prefetch_engine``), unless the process runs no test.
-    fio and the cgroup are read from the options as ``plugin.options`` reads them, before it
-    checks them: a bad one is its usage error, and the probe's error is never seen."""
+    """At configure time, in play, once ``plugin.options`` has checked the options and input
+    files (bad input is a usage error before any fio process, ``fio --version`` included): make
+    this process's runner and start its engine probe in the background
+    (``FioRunner.prefetch_engine``), unless the process runs no test."""
     if not runs_tests(config):
         return
     fio_bin = config.getoption("fio_bin") or config.getini("ssdqual_fio_bin") or "fio"

@@ -75,8 +75,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.stash[IN_PLAY_KEY]:
         from pytest_ssdqual.plugin.engine import start_runner
 
-        start_runner(config)  # fio's engine probe, in the background
-        plugin_options(config)  # bad input: a usage error before any I/O
+        plugin_options(config)  # bad input: a usage error before any I/O, fio's --version too
+        start_runner(config)  # fio's engine probe, in the background while pytest collects
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
     config.pluginmanager.register(SsdQualReporter(config), "ssdqual-reporter")
