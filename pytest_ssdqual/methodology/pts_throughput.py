@@ -32,9 +32,10 @@ from pytest_ssdqual.methodology.pts_common import (
     Point,
     Rounds,
     active_area,
+    area_note,
     finish,
     planned,
-    precondition,
+    purge_and_precondition,
     run_rounds,
     steady_metrics,
     total_bw_mbps,
@@ -90,8 +91,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     setups: list[str] = []
     notes: list[str] = []
     for bs in schedule.bs_bytes:
-        records.append(mr.purge())
-        wipc = precondition(mr, offset, length)
+        record, wipc = purge_and_precondition(mr, offset, length)
+        records.append(record)
         points = job_list(bs)
         tracked = {f: (lambda r, p=p: total_bw_mbps(r[p])) for f, p in tracked_of(points).items()}
         rounds = by_bs[bs] = run_rounds(
@@ -122,6 +123,5 @@ def run(mr: MethodRun) -> MethodologyResult:
     }
     record = next((r for r in records if not r.fob), records[-1])
     return finish(mr, WORKLOAD_ID, record, metrics=metrics, states=states, tables=report,
-                  notes=[*notes, f"active range {active.text}: {length:,} bytes at offset "
-                                 f"{offset:,}"])
+                  notes=[*notes, area_note(active, offset, length)])
 
