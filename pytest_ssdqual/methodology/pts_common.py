@@ -23,7 +23,9 @@ from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.area_jobs import FILL_BS, FILL_QD, AreaJob
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
+    STATE_NOT_STEADY,
     STATE_PRECONDITIONED,
+    STATE_STEADY,
     MethodologyResult,
     MethodRun,
     Step,
@@ -246,6 +248,12 @@ def finish(mr: MethodRun, workload_id: str, record: PurgeRecord, *, metrics: dic
         not_in_profile=pts.not_in_profile(workload_id, mr.session.options.profile.name),
         tables=tables,
     )
+
+
+def steady_state_of(reached: bool) -> str:
+    """The drive state of figures measured in a PTS window: ``steady state`` when the steady
+    state was reached, else ``not steady (steady state not reached)``."""
+    return STATE_STEADY if reached else STATE_NOT_STEADY
 
 
 def steady_metrics(verdict: SteadyState, prefix: str = "", *, rounds: bool = True

@@ -20,12 +20,7 @@ import statistics
 
 from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.methodology import pts_tables as tables
-from pytest_ssdqual.methodology.base import (
-    STATE_NOT_STEADY,
-    STATE_STEADY,
-    MethodologyResult,
-    MethodRun,
-)
+from pytest_ssdqual.methodology.base import MethodologyResult, MethodRun
 from pytest_ssdqual.methodology.pts_common import (
     Point,
     Rounds,
@@ -33,6 +28,7 @@ from pytest_ssdqual.methodology.pts_common import (
     matrix_points,
     start,
     steady_metrics,
+    steady_state_of,
     total_iops,
 )
 
@@ -94,7 +90,7 @@ def run(mr: MethodRun) -> MethodologyResult:
     rounds = st.rounds(mr, {TRACKED: lambda r: total_iops(r[tracked_name])})
     verdict = rounds.verdicts[TRACKED]
     metrics = {**window_iops(rounds, st.points), **steady_metrics(verdict)}
-    state = STATE_STEADY if verdict.reached else STATE_NOT_STEADY
+    state = steady_state_of(verdict.reached)
     figures = {k: v for k, v in metrics.items() if k.endswith(".iops")}
     report = {
         tables.SETUP: tables.setup_text(

@@ -26,8 +26,6 @@ from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.fio.histogram import LatencyHistogram, too_few_ios
 from pytest_ssdqual.methodology import pts_tables as tables
 from pytest_ssdqual.methodology.base import (
-    STATE_NOT_STEADY,
-    STATE_STEADY,
     MethodologyResult,
     MethodRun,
     Step,
@@ -38,6 +36,7 @@ from pytest_ssdqual.methodology.pts_common import (
     matrix_points,
     start,
     steady_metrics,
+    steady_state_of,
 )
 
 WORKLOAD_ID = pts.LATENCY_ID
@@ -114,7 +113,7 @@ def run(mr: MethodRun) -> MethodologyResult:
                      *(tables.fmt(figures.get(f)) for f in pts.LATENCY_FIGURES),
                      f"{verdict.window_first_round}-{verdict.window_last_round}"])
     metrics.update(steady_metrics(verdict))
-    state = STATE_STEADY if verdict.reached else STATE_NOT_STEADY
+    state = steady_state_of(verdict.reached)
     report = {
         tables.SETUP: tables.setup_text(
             title=f"{mr.test_id}: SNIA PTS latency test", purge=st.record.describe(),
