@@ -10,6 +10,8 @@
 * a build that corrupts data on activation (``DEMO2-CORRUPT``) fails integrity with the first
   bad offset, 64 MiB, where the model says it overwrites 4 KiB;
 * a slot the firmware log does not have is refused before any I/O (skipped with the reason).
+* a test after the update to ``DEMO2`` names ``DEMO2`` (Allure, stored record) and is judged by
+  a threshold profile that matches ``firmware: DEMO2``; the update test keeps ``DEMO1``.
 
 The gated cases run ``e2e_solo``: a 5 % gate on seconds-long runs needs the CPU to itself.
 """
