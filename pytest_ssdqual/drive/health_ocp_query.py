@@ -9,11 +9,16 @@ GUID-checked by nvme-cli). A log that gives no JSON is "not reported" (a line in
 ``log_notes``), never a failure. The latency monitor log counts only once the feature was
 enabled (``nvme ocp set-latency-monitor-feature``, a Set Features the plugin does not send:
 it changes the drive's configuration); ``ocp_lm_feature_status`` says what the drive reports.
+
+A drive that did not report C0h is not asked again in the session (``OcpSupport``: the
+caller keeps one per drive): every later reading says so in ``log_notes`` instead of running
+one more failing nvme-cli call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from pytest_ssdqual.drive.health_ocp import (
     ocp_c0_metrics,
@@ -25,7 +30,7 @@ from pytest_ssdqual.drive.health_ocp import (
 from pytest_ssdqual.drive.tool_runner import Runner, run_tool
 from pytest_ssdqual.errors import DeviceError
 
-__all__ = ["OCP_LOG_COMMANDS", "read_nvme_logs"]
+__all__ = ["OCP_LOG_COMMANDS", "OcpSupport", "read_nvme_logs"]
 
 _Parser = Callable[[Mapping[str, object], list[str]], dict[str, int]]
 
@@ -38,7 +43,21 @@ OCP_LOG_COMMANDS: tuple[tuple[str, str, _Parser], ...] = (
 )
 
 
-def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | None = None
+@dataclass
+class OcpSupport:
+    """What one drive said of its OCP logs earlier in the session (one per drive, kept by the
+    caller across readings).
+
+    Attributes:
+        refused: why the drive's C0h gave no JSON the first time it was asked (nvme-cli's
+            words), ``None`` while it was not asked yet or when it answered.
+    """
+
+    refused: str | None = None
+
+
+def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | None = None,
+                   ocp: OcpSupport | None = None
                    ) -> tuple[dict[str, int], list[str], Mapping[str, object] | None]:
     """Ask an NVMe drive for its OCP logs and the SMART thermal fields.
 
@@ -47,6 +66,9 @@ def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | 
         path: the device.
         smart_log: ``nvme smart-log -o json`` already read; ``None``: it is asked here
             (``nvme smart-log -o json PATH``) for the thermal transition counts and times.
+        ocp: the drive's ``OcpSupport`` for the session: a drive whose C0h was not reported
+            before is not asked again (a note says so); a first refusal is recorded in it.
+            ``None``: asked every time.
 
     Returns:
         ``(metrics, notes, c0)``: metric -> integer, one note per log not reported or field
@@ -62,6 +84,10 @@ def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | 
     if smart_log is not None:
         metrics.update(smart_thermal_metrics(smart_log, smartctl=False, notes=notes))
     c0: Mapping[str, object] | None = None
+    if ocp is not None and ocp.refused is not None:
+        notes.append(f"OCP C0h-C3h not asked: C0h not reported earlier in this session "
+                     f"({ocp.refused}), not an OCP datacenter drive")
+        return metrics, notes, c0
     for command, log, parser in OCP_LOG_COMMANDS:
         said = []
         doc = run_tool(run, ["nvme", "ocp", command, "-o", "json", path], "nvme-cli ocp", said)
@@ -69,6 +95,8 @@ def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | 
             notes.append(f"OCP {log} not reported: {'; '.join(said)}")
             if log == "C0h":
                 notes.append("OCP C1h-C3h not asked: no C0h, not an OCP datacenter drive")
+                if ocp is not None:
+                    ocp.refused = "; ".join(said)
                 break
             continue
         try:

@@ -17,7 +17,7 @@ from pytest_ssdqual.drive.health import (
     health_from_smartctl,
     nand_written_from_ocp_c0,
 )
-from pytest_ssdqual.drive.health_ocp_query import read_nvme_logs
+from pytest_ssdqual.drive.health_ocp_query import OcpSupport, read_nvme_logs
 from pytest_ssdqual.drive.smartctl_device import run_smartctl
 from pytest_ssdqual.drive.tool_runner import Runner, default_run, run_tool
 from pytest_ssdqual.drive.tool_values import KELVIN_OFFSET, coerce_int
@@ -47,7 +47,8 @@ class HealthUnavailable(SsdQualError):
 
 
 def query_health(path: str, *, kind: str, transport: str, run: Runner | None = None,
-                 smartctl_device_type: str | None = None) -> DriveHealth:
+                 smartctl_device_type: str | None = None, ocp: OcpSupport | None = None
+                 ) -> DriveHealth:
     """Read the drive's health: ``smartctl -j -a PATH`` (smartmontools >= 7.0), else for NVMe
     ``nvme smart-log -o json PATH``; for NVMe also ``nvme id-ctrl -o json PATH`` for the warning
     composite temperature (``WCTEMP``, Kelvin), ``nvme smart-log -o json PATH`` for the thermal
@@ -65,6 +66,8 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
         smartctl_device_type: smartctl ``-d`` type (``DriveIdentity.smartctl_device_type``);
             ``None``: smartctl's choice, then the USB bridge types when it asks for one
             (``smartctl_device.run_smartctl``).
+        ocp: the drive's ``OcpSupport`` for the session (``read_nvme_logs``): a drive that did
+            not report C0h is not asked again. ``None``: asked at every reading.
 
     Returns:
         The ``DriveHealth`` (``exit_status``, ``findings`` and ``messages`` from smartctl).
@@ -108,11 +111,11 @@ def query_health(path: str, *, kind: str, transport: str, run: Runner | None = N
             kelvin = 0
         if kelvin > 0:  # 0: the controller reports no warning temperature
             health = replace(health, warning_temperature_c=kelvin - KELVIN_OFFSET)
-    metrics, log_notes, ocp = read_nvme_logs(run, path, smart_log=smart_log)
+    metrics, log_notes, c0 = read_nvme_logs(run, path, smart_log=smart_log, ocp=ocp)
     nand = None
-    if ocp is not None and health.nand_written_bytes is None:
+    if c0 is not None and health.nand_written_bytes is None:
         try:
-            nand = nand_written_from_ocp_c0(ocp)
+            nand = nand_written_from_ocp_c0(c0)
         except ValueError:
             nand = None
     return replace(health, log_metrics={**health.log_metrics, **metrics},

@@ -23,7 +23,9 @@ from pytest_ssdqual.errors import ConfigError
 from pytest_ssdqual.methodology.area_jobs import FILL_BS, FILL_QD, AreaJob
 from pytest_ssdqual.methodology.base import (
     FIO_OVERHEAD_S,
+    STATE_NOT_STEADY,
     STATE_PRECONDITIONED,
+    STATE_STEADY,
     MethodologyResult,
     MethodRun,
     Step,
@@ -121,6 +123,20 @@ class Point:
         mix = None if self.rw != "randrw" else 100 - self.write_pct
         return AreaJob(self.name, self.title, self.rw, self.bs_bytes, self.qd, length_bytes,
                        runtime_s=runtime_s, rwmixread_pct=mix, offset_bytes=offset_bytes)
+
+
+def matrix_points(schedule: pts.PtsSchedule, qd: int, test: str) -> list[Point]:
+    """One round of a PTS matrix test (IOPS, latency) in the PTS order: each R/W mix (100/0
+    first), each block size from the largest down, TC1 x ``qd``.
+
+    Raises:
+        ValueError: the schedule lacks the tracked point (RND 4 KiB 0/100), naming ``test``.
+    """
+    if pts.TRACKED_WRITE_PCT not in schedule.write_pcts or pts.TRACKED_BS not in \
+            schedule.bs_bytes:
+        raise ValueError(f"a PTS {test} schedule must run RND 4 KiB 0/100 (its tracked figure)")
+    return [Point(w, bs, qd) for w in schedule.write_pcts
+            for bs in sorted(schedule.bs_bytes, reverse=True)]
 
 
 def precondition(mr: MethodRun, offset_bytes: int, length_bytes: int) -> Step:
@@ -234,6 +250,12 @@ def finish(mr: MethodRun, workload_id: str, record: PurgeRecord, *, metrics: dic
     )
 
 
+def steady_state_of(reached: bool) -> str:
+    """The drive state of figures measured in a PTS window: ``steady state`` when the steady
+    state was reached, else ``not steady (steady state not reached)``."""
+    return STATE_STEADY if reached else STATE_NOT_STEADY
+
+
 def steady_metrics(verdict: SteadyState, prefix: str = "", *, rounds: bool = True
                    ) -> dict[str, float]:
     """``steady_state_reached`` (1/0), ``steady_state_round``, ``rounds``,
@@ -256,3 +278,80 @@ def planned(mr: MethodRun, length_bytes: int, points: int, runtime_s: float, max
     jobs (for the ETA)."""
     return [1.0, planned_precondition_s(mr, length_bytes) + FIO_OVERHEAD_S] \
         + [runtime_s + FIO_OVERHEAD_S] * (points * max_rounds)
+
+
+@dataclass(frozen=True)
+class Start:
+    """A PTS matrix test (IOPS, latency) up to its first round.
+
+    Attributes:
+        schedule: the run profile's schedule (``catalog.pts.schedule``). points: one round's
+            jobs. active: the active range; offset_bytes / length_bytes: its area on the span.
+        record: the purge. wipc: the workload-independent preconditioning's step.
+    """
+
+    schedule: pts.PtsSchedule
+    points: list[Point]
+    active: ActiveRange
+    offset_bytes: int
+    length_bytes: int
+    record: PurgeRecord
+    wipc: Step
+
+    def schedule_text(self, qd: int) -> str:
+        """The set-up table's schedule line: points, mixes x block sizes, QD, time, rounds."""
+        s = self.schedule
+        return (f"{len(self.points)} points per round (R/W mixes "
+                f"{', '.join(pts.mix_text(w) for w in s.write_pcts)} x block sizes "
+                f"{', '.join(pts.size_text(b) for b in s.bs_bytes)}), random, TC1 x QD{qd}, "
+                f"{s.point_runtime_s:g} s each, at most {s.max_rounds} rounds")
+
+    @property
+    def area_note(self) -> str:
+        """``area_note`` of the test's active area."""
+        return area_note(self.active, self.offset_bytes, self.length_bytes)
+
+    def rounds(self, mr: MethodRun,
+               tracked: Mapping[str, Callable[[Mapping[str, Step]], float]]) -> Rounds:
+        """``run_rounds`` of the points on the active area, as the schedule says."""
+        return run_rounds(mr, self.points, offset_bytes=self.offset_bytes,
+                          length_bytes=self.length_bytes,
+                          runtime_s=self.schedule.point_runtime_s,
+                          max_rounds=self.schedule.max_rounds, tracked=tracked)
+
+
+def start(mr: MethodRun, workload_id: str,
+          job_list: Callable[[pts.PtsSchedule], list[Point]]) -> Start:
+    """The steps every PTS matrix test opens with (SNIA PTS "Test flow"): the run profile's
+    schedule, one round's points (``job_list``), the active area (``active_area``), the planned
+    steps for the ETA (``planned``), the purge and the workload-independent preconditioning
+    (``precondition``).
+
+    Raises:
+        ValueError: ``job_list``'s (a schedule without the tracked point). ConfigError: an
+            active range holding no whole MiB of the span (before any I/O).
+        SafetyRefusal, DeviceError, FioError: from the purge or fio.
+    """
+    schedule = pts.schedule(workload_id, mr.session.options.profile.name)
+    points = job_list(schedule)
+    active, offset, length = active_area(mr)
+    mr.plan_steps(planned(mr, length, len(points), schedule.point_runtime_s,
+                          schedule.max_rounds))
+    record, wipc = purge_and_precondition(mr, offset, length)
+    return Start(schedule, points, active, offset, length, record, wipc)
+
+
+def purge_and_precondition(mr: MethodRun, offset_bytes: int, length_bytes: int
+                           ) -> tuple[PurgeRecord, Step]:
+    """The purge (``MethodRun.purge``), then :func:`precondition` of the active area.
+
+    Raises:
+        SafetyRefusal, DeviceError, FioError: from the purge or fio.
+    """
+    record = mr.purge()
+    return record, precondition(mr, offset_bytes, length_bytes)
+
+
+def area_note(active: ActiveRange, offset_bytes: int, length_bytes: int) -> str:
+    """``active range 25:75: 8,388,608 bytes at offset 4,194,304`` (a PTS test's notes)."""
+    return f"active range {active.text}: {length_bytes:,} bytes at offset {offset_bytes:,}"

@@ -20,21 +20,15 @@ import statistics
 
 from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.methodology import pts_tables as tables
-from pytest_ssdqual.methodology.base import (
-    STATE_NOT_STEADY,
-    STATE_STEADY,
-    MethodologyResult,
-    MethodRun,
-)
+from pytest_ssdqual.methodology.base import MethodologyResult, MethodRun
 from pytest_ssdqual.methodology.pts_common import (
     Point,
     Rounds,
-    active_area,
     finish,
-    planned,
-    precondition,
-    run_rounds,
+    matrix_points,
+    start,
     steady_metrics,
+    steady_state_of,
     total_iops,
 )
 
@@ -45,17 +39,12 @@ MATRIX = "pts-iops-matrix.csv"
 
 
 def job_list(schedule: pts.PtsSchedule) -> list[Point]:
-    """The points of one round in the PTS order: each R/W mix (100/0 first), each block size
-    from the largest down.
+    """The points of one round in the PTS order (``pts_common.matrix_points``, TC1 x QD32).
 
     Raises:
         ValueError: the schedule lacks the tracked point (RND 4 KiB 0/100).
     """
-    if pts.TRACKED_WRITE_PCT not in schedule.write_pcts or pts.TRACKED_BS not in \
-            schedule.bs_bytes:
-        raise ValueError("a PTS IOPS schedule must run RND 4 KiB 0/100 (its tracked figure)")
-    return [Point(w, bs, pts.IOPS_QD) for w in schedule.write_pcts
-            for bs in sorted(schedule.bs_bytes, reverse=True)]
+    return matrix_points(schedule, pts.IOPS_QD, "IOPS")
 
 
 def window_iops(rounds: Rounds, points: list[Point]) -> dict[str, float]:
@@ -96,38 +85,24 @@ def run(mr: MethodRun) -> MethodologyResult:
         SafetyRefusal, DeviceError, FioError: from the purge or fio. ConfigError: an active
             range holding no whole MiB of the span.
     """
-    schedule = pts.schedule(WORKLOAD_ID, mr.session.options.profile.name)
-    points = job_list(schedule)
-    active, offset, length = active_area(mr)
-    mr.plan_steps(planned(mr, length, len(points), schedule.point_runtime_s,
-                          schedule.max_rounds))
-    record = mr.purge()
-    wipc = precondition(mr, offset, length)
+    st = start(mr, WORKLOAD_ID, job_list)
     tracked_name = pts.point_name(pts.TRACKED_WRITE_PCT, pts.TRACKED_BS)
-    rounds = run_rounds(mr, points, offset_bytes=offset, length_bytes=length,
-                        runtime_s=schedule.point_runtime_s, max_rounds=schedule.max_rounds,
-                        tracked={TRACKED: lambda r: total_iops(r[tracked_name])})
+    rounds = st.rounds(mr, {TRACKED: lambda r: total_iops(r[tracked_name])})
     verdict = rounds.verdicts[TRACKED]
-    metrics = {**window_iops(rounds, points), **steady_metrics(verdict)}
-    state = STATE_STEADY if verdict.reached else STATE_NOT_STEADY
+    metrics = {**window_iops(rounds, st.points), **steady_metrics(verdict)}
+    state = steady_state_of(verdict.reached)
     figures = {k: v for k, v in metrics.items() if k.endswith(".iops")}
     report = {
         tables.SETUP: tables.setup_text(
-            title=f"{mr.test_id}: SNIA PTS IOPS test", purge=record.describe(),
-            active=active.text, offset_bytes=offset, length_bytes=length,
-            precondition=wipc.job.title, schedule=(
-                f"{len(points)} points per round (R/W mixes "
-                f"{', '.join(pts.mix_text(w) for w in schedule.write_pcts)} x block sizes "
-                f"{', '.join(pts.size_text(b) for b in schedule.bs_bytes)}), random, TC1 x "
-                f"QD{pts.IOPS_QD}, {schedule.point_runtime_s:g} s each, at most "
-                f"{schedule.max_rounds} rounds"),
+            title=f"{mr.test_id}: SNIA PTS IOPS test", purge=st.record.describe(),
+            active=st.active.text, offset_bytes=st.offset_bytes, length_bytes=st.length_bytes,
+            precondition=st.wipc.job.title, schedule=st.schedule_text(pts.IOPS_QD),
             rounds=rounds, tracked={TRACKED: "RND 4 KiB 0/100 IOPS per round"}),
         tables.ROUNDS: tables.rounds_csv(rounds),
         tables.STEADY: tables.steady_csv(rounds, {TRACKED: "IOPS"}),
-        **window_tables(figures, schedule, rounds),
+        **window_tables(figures, st.schedule, rounds),
     }
-    return finish(mr, WORKLOAD_ID, record, metrics=metrics,
+    return finish(mr, WORKLOAD_ID, st.record, metrics=metrics,
                   states=dict.fromkeys(metrics, state), tables=report,
                   notes=[f"tracking figure: {TRACKED} (RND 4 KiB 0/100 IOPS) per round; "
-                         + verdict.describe(), f"active range {active.text}: {length:,} bytes "
-                         f"at offset {offset:,}"])
+                         + verdict.describe(), st.area_note])

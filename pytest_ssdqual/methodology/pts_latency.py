@@ -26,20 +26,17 @@ from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.fio.histogram import LatencyHistogram, too_few_ios
 from pytest_ssdqual.methodology import pts_tables as tables
 from pytest_ssdqual.methodology.base import (
-    STATE_NOT_STEADY,
-    STATE_STEADY,
     MethodologyResult,
     MethodRun,
     Step,
 )
 from pytest_ssdqual.methodology.pts_common import (
     Point,
-    active_area,
     finish,
-    planned,
-    precondition,
-    run_rounds,
+    matrix_points,
+    start,
     steady_metrics,
+    steady_state_of,
 )
 
 WORKLOAD_ID = pts.LATENCY_ID
@@ -50,17 +47,12 @@ FIVE_NINES = "99.999"
 
 
 def job_list(schedule: pts.PtsSchedule) -> list[Point]:
-    """The points of one round in the PTS order: each R/W mix (100/0 first), each block size
-    from the largest down, TC1 x QD1.
+    """The points of one round in the PTS order (``pts_common.matrix_points``, TC1 x QD1).
 
     Raises:
         ValueError: the schedule lacks the tracked point (RND 4 KiB 0/100).
     """
-    if pts.TRACKED_WRITE_PCT not in schedule.write_pcts or pts.TRACKED_BS not in \
-            schedule.bs_bytes:
-        raise ValueError("a PTS latency schedule must run RND 4 KiB 0/100 (its tracked figure)")
-    return [Point(w, bs, pts.LATENCY_QD) for w in schedule.write_pcts
-            for bs in sorted(schedule.bs_bytes, reverse=True)]
+    return matrix_points(schedule, pts.LATENCY_QD, "latency")
 
 
 def tracked_latency(step: Step) -> float:
@@ -106,22 +98,14 @@ def run(mr: MethodRun) -> MethodologyResult:
         SafetyRefusal, DeviceError, FioError: from the purge or fio. ConfigError: an active
             range holding no whole MiB of the span.
     """
-    schedule = pts.schedule(WORKLOAD_ID, mr.session.options.profile.name)
-    points = job_list(schedule)
-    active, offset, length = active_area(mr)
-    mr.plan_steps(planned(mr, length, len(points), schedule.point_runtime_s,
-                          schedule.max_rounds))
-    record = mr.purge()
-    wipc = precondition(mr, offset, length)
-    rounds = run_rounds(mr, points, offset_bytes=offset, length_bytes=length,
-                        runtime_s=schedule.point_runtime_s, max_rounds=schedule.max_rounds,
-                        tracked={TRACKED: lambda r: tracked_latency(r[TRACKED_POINT])})
+    st = start(mr, WORKLOAD_ID, job_list)
+    rounds = st.rounds(mr, {TRACKED: lambda r: tracked_latency(r[TRACKED_POINT])})
     verdict = rounds.verdicts[TRACKED]
     window = rounds.window(TRACKED)
     metrics: dict[str, float] = {}
     unreached: dict[str, str] = {}
     rows: list[list[object]] = []
-    for p in points:
+    for p in st.points:
         figures, why = window_latency([r[p.name] for r in window])
         metrics.update({f"{p.name}.{k}": v for k, v in figures.items()})
         unreached.update({f"{p.name}.{k}": v for k, v in why.items()})
@@ -129,26 +113,21 @@ def run(mr: MethodRun) -> MethodologyResult:
                      *(tables.fmt(figures.get(f)) for f in pts.LATENCY_FIGURES),
                      f"{verdict.window_first_round}-{verdict.window_last_round}"])
     metrics.update(steady_metrics(verdict))
-    state = STATE_STEADY if verdict.reached else STATE_NOT_STEADY
+    state = steady_state_of(verdict.reached)
     report = {
         tables.SETUP: tables.setup_text(
-            title=f"{mr.test_id}: SNIA PTS latency test", purge=record.describe(),
-            active=active.text, offset_bytes=offset, length_bytes=length,
-            precondition=wipc.job.title, schedule=(
-                f"{len(points)} points per round (R/W mixes "
-                f"{', '.join(pts.mix_text(w) for w in schedule.write_pcts)} x block sizes "
-                f"{', '.join(pts.size_text(b) for b in schedule.bs_bytes)}), random, TC1 x "
-                f"QD{pts.LATENCY_QD}, {schedule.point_runtime_s:g} s each, at most "
-                f"{schedule.max_rounds} rounds"),
+            title=f"{mr.test_id}: SNIA PTS latency test", purge=st.record.describe(),
+            active=st.active.text, offset_bytes=st.offset_bytes, length_bytes=st.length_bytes,
+            precondition=st.wipc.job.title, schedule=st.schedule_text(pts.LATENCY_QD),
             rounds=rounds, tracked={TRACKED: "RND 4 KiB 0/100 average latency (µs) per round"}),
         tables.ROUNDS: tables.rounds_csv(rounds),
         tables.STEADY: tables.steady_csv(rounds, {TRACKED: "us"}),
         tables.WINDOW: tables.to_csv(("point", "rw_mix", "write_pct", "bs_bytes",
                                       *pts.LATENCY_FIGURES, "window_rounds"), rows),
     }
-    return finish(mr, WORKLOAD_ID, record, metrics=metrics,
+    return finish(mr, WORKLOAD_ID, st.record, metrics=metrics,
                   states=dict.fromkeys(metrics, state), tables=report, unreached=unreached,
                   notes=[f"tracking figure: {TRACKED} (RND 4 KiB 0/100 average latency) per "
                          "round; " + verdict.describe(),
                          *(f"{m}: {w}" for m, w in unreached.items()),
-                         f"active range {active.text}: {length:,} bytes at offset {offset:,}"])
+                         st.area_note])

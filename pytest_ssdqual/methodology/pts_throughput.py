@@ -22,21 +22,18 @@ import statistics
 
 from pytest_ssdqual.catalog import pts
 from pytest_ssdqual.methodology import pts_tables as tables
-from pytest_ssdqual.methodology.base import (
-    STATE_NOT_STEADY,
-    STATE_STEADY,
-    MethodologyResult,
-    MethodRun,
-)
+from pytest_ssdqual.methodology.base import MethodologyResult, MethodRun
 from pytest_ssdqual.methodology.pts_common import (
     Point,
     Rounds,
     active_area,
+    area_note,
     finish,
     planned,
-    precondition,
+    purge_and_precondition,
     run_rounds,
     steady_metrics,
+    steady_state_of,
     total_bw_mbps,
 )
 from pytest_ssdqual.methodology.purge import PurgeRecord
@@ -62,13 +59,13 @@ def window_rows(by_bs: dict[int, Rounds]) -> tuple[dict[str, float], dict[str, s
     for bs, rounds in by_bs.items():
         metrics[f"seq_{pts.size_text(bs)}.rounds"] = float(len(rounds.steps))
         states[f"seq_{pts.size_text(bs)}.rounds"] = \
-            STATE_STEADY if rounds.reached else STATE_NOT_STEADY
+            steady_state_of(rounds.reached)
         for figure, point in tracked_of(job_list(bs)).items():
             v = rounds.verdicts[figure]
             mean = statistics.fmean(total_bw_mbps(r[point]) for r in rounds.window(figure))
             these = {figure: mean, **steady_metrics(v, f"{point}.", rounds=False)}
             metrics.update(these)
-            states.update(dict.fromkeys(these, STATE_STEADY if v.reached else STATE_NOT_STEADY))
+            states.update(dict.fromkeys(these, steady_state_of(v.reached)))
             rows.append([point, bs, "read" if "_read_" in point else "write",
                          tables.fmt(mean), f"{v.window_first_round}-{v.window_last_round}"])
     return metrics, states, rows
@@ -90,8 +87,8 @@ def run(mr: MethodRun) -> MethodologyResult:
     setups: list[str] = []
     notes: list[str] = []
     for bs in schedule.bs_bytes:
-        records.append(mr.purge())
-        wipc = precondition(mr, offset, length)
+        record, wipc = purge_and_precondition(mr, offset, length)
+        records.append(record)
         points = job_list(bs)
         tracked = {f: (lambda r, p=p: total_bw_mbps(r[p])) for f, p in tracked_of(points).items()}
         rounds = by_bs[bs] = run_rounds(
@@ -110,7 +107,7 @@ def run(mr: MethodRun) -> MethodologyResult:
     metrics, states, rows = window_rows(by_bs)
     reached = all(r.reached for r in by_bs.values())
     metrics["steady_state_reached"] = 1.0 if reached else 0.0
-    states["steady_state_reached"] = STATE_STEADY if reached else STATE_NOT_STEADY
+    states["steady_state_reached"] = steady_state_of(reached)
     merged = Rounds(values={k: v for r in by_bs.values() for k, v in r.values.items()},
                     verdicts={k: v for r in by_bs.values() for k, v in r.verdicts.items()})
     report = {
@@ -122,6 +119,5 @@ def run(mr: MethodRun) -> MethodologyResult:
     }
     record = next((r for r in records if not r.fob), records[-1])
     return finish(mr, WORKLOAD_ID, record, metrics=metrics, states=states, tables=report,
-                  notes=[*notes, f"active range {active.text}: {length:,} bytes at offset "
-                                 f"{offset:,}"])
+                  notes=[*notes, area_note(active, offset, length)])
 

@@ -110,13 +110,24 @@ def firmware_update(request: pytest.FixtureRequest, ssd_session: QualSession,
     """``firmware_update()``: run the firmware update test on the drive (skipped with the
     reason without an updater or ``--firmware-image``) and judge it; returns its metrics."""
     from pytest_ssdqual.plugin.host import PytestHost
-    from pytest_ssdqual.qualify.firmware_update import FIRMWARE_UPDATE, measure_firmware_update
+    from pytest_ssdqual.qualify.firmware_update import (
+        FIRMWARE_UPDATE,
+        adopt_reported_firmware,
+        measure_firmware_update,
+    )
 
     host = PytestHost(request, ssd_session, ssd_drive)
     options = firmware_options(request.config)
 
     def run() -> dict[str, float]:
-        return host.run(FIRMWARE_UPDATE, lambda: measure_firmware_update(
-            host, ssd_session, ssd_drive, tmp_path, options), writes=True).metrics
+        cleared: list[bool] = []  # no refusal: the drive may have been flashed
+        try:
+            return host.run(FIRMWARE_UPDATE, lambda: measure_firmware_update(
+                host, ssd_session, ssd_drive, tmp_path, options,
+                on_cleared=lambda: cleared.append(True)), writes=True).metrics
+        finally:  # the update test's record is built: the later tests name the new firmware
+            note = adopt_reported_firmware(ssd_session, ssd_drive) if cleared else ""
+            if note:
+                host.note(note)
 
     return run

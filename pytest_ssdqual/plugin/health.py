@@ -107,7 +107,8 @@ class HealthTracker:
         run = getattr(target, "run_tool", None)  # a remote drive's: on its host, over SSH
         return query_health(target.fio_filename if run else target.device, kind=ident.kind,
                             transport=ident.transport, run=run,
-                            smartctl_device_type=ident.smartctl_device_type or None)
+                            smartctl_device_type=ident.smartctl_device_type or None,
+                            ocp=self.ctx.probes.ocp)  # a non-OCP drive: asked once a session
 
     def begin(self) -> None:
         """Read and judge the start reading, once; a target without health is remembered."""

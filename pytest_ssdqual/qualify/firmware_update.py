@@ -6,19 +6,22 @@ inventory's ``plugs: firmware_updater:``, else the emulated drive's own:
 ``--firmware-image`` was given, and runs ``methodology.firmware_update`` -- whose refusals
 (``plugs.firmware_updater.update_refusals``) end the test as skipped before any I/O -- then
 judges it once; the flow (``flow.run_test``) handles health, the results store and the verdict
-like every suite. Plain Python (no pytest).
+like every suite. ``adopt_reported_firmware`` then names the drive's new firmware in the rest
+of the session. Plain Python (no pytest).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ssdqual.catalog.firmware import FIRMWARE_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import get_workload
+from pytest_ssdqual.drive.inventory import resolve_assignment
 from pytest_ssdqual.drive.whole_drive import whole_drive_refusals
-from pytest_ssdqual.errors import FioError, SafetyRefusal
+from pytest_ssdqual.errors import DeviceError, FioError, SafetyRefusal
 from pytest_ssdqual.methodology.base import MethodRun, judge_result
 from pytest_ssdqual.methodology.firmware_update import FirmwareRequest, run_firmware_update
 from pytest_ssdqual.plugs.firmware_open import open_firmware_updater, reidentify
@@ -26,12 +29,13 @@ from pytest_ssdqual.plugs.firmware_updater import FirmwareLog, update_refusals
 from pytest_ssdqual.plugs.select import missing_plug_reason, plug_spec_for
 from pytest_ssdqual.qualify.flow import Measured, Skipped
 from pytest_ssdqual.qualify.measure import stored_files
-from pytest_ssdqual.qualify.session import DriveContext, QualSession
+from pytest_ssdqual.qualify.session import DriveContext, QualSession, drive_facts
 
 if TYPE_CHECKING:
     from pytest_ssdqual.qualify.flow import Host
 
-__all__ = ["FIRMWARE_UPDATE", "FirmwareOptions", "measure_firmware_update"]
+__all__ = ["FIRMWARE_UPDATE", "FirmwareOptions", "adopt_reported_firmware",
+           "measure_firmware_update"]
 
 #: The catalog workload of the firmware update test.
 FIRMWARE_UPDATE = get_workload(FIRMWARE_WORKLOAD_ID)
@@ -58,8 +62,11 @@ class FirmwareOptions:
 
 
 def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
-                            workdir: Path, options: FirmwareOptions) -> Measured:
-    """Run the firmware update test on ``ctx`` and judge it once.
+                            workdir: Path, options: FirmwareOptions,
+                            on_cleared: Callable[[], None] = lambda: None) -> Measured:
+    """Run the firmware update test on ``ctx`` and judge it once; ``on_cleared`` is called
+    once no refusal stops it (from then on the drive may be flashed: the caller then runs
+    ``adopt_reported_firmware`` when the test ends).
 
     Raises:
         Skipped: no updater for the drive, no ``--firmware-image`` (not applicable), or a
@@ -99,6 +106,8 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
                 emulated=ctx.identity.kind == "emu",
                 write_refusals=ctx.target.refresh() + whole_drive(),
                 log=log, slot=options.slot, action=options.action) if r not in found]
+        if not found:
+            on_cleared()
         return found
 
     folder = workdir / FIRMWARE_WORKLOAD_ID
@@ -119,3 +128,46 @@ def measure_firmware_update(host: Host, session: QualSession, ctx: DriveContext,
     return Measured(outcome, repetitions=[outcome], states=result.states,
                     files=[stored_files(folder)], details=["  " + n for n in result.notes],
                     report="methodology")
+
+
+def adopt_reported_firmware(session: QualSession, ctx: DriveContext) -> str:
+    """After a firmware update test that was not refused (whatever its outcome; its
+    ``on_cleared`` was called): identify the drive again and,
+    when it reports another firmware than the one the session's records name, name that one in
+    the rest of the session -- the identity (a ``--firmware`` label named the build before the
+    update and is dropped), the reported firmware, the assignment, the facts and the limits,
+    resolved again for it (threshold profiles match on ``firmware``: the tests after the update
+    are judged by the new build's limits, as a session started on it would be) -- and forget
+    the drive's probes (``DriveProbes``: the new build may report other logs). The update
+    test's own record keeps the firmware it started from (its A/B table names both).
+
+    Returns:
+        One line for the terminal (``/dev/x now reports firmware B (was A): ...``), ``""``
+        when the firmware is unchanged (a refusal, a build that did not activate, a downgrade).
+
+    Raises:
+        ConfigError: two equally specific threshold profiles disagree for the new firmware.
+    """
+    if ctx.target.spec.kind == "remote":  # never flashed from here (refused), nor identified
+        return ""
+    try:
+        now = reidentify(ctx.target)
+    except DeviceError as exc:
+        return (f"{ctx.target.spec.raw} could not be identified after the firmware update "
+                f"test ({exc}): later records name firmware {ctx.identity.firmware}")
+    if now.firmware == (ctx.reported_firmware or ctx.identity.firmware):
+        return ""
+    was = ctx.identity.firmware
+    ctx.target.identity = now
+    ctx.reported_firmware = now.firmware
+    options = session.options
+    ctx.assignment = resolve_assignment(now, options.inventory, controller=options.controller,
+                                        nand=options.nand,
+                                        extra_builtin=ctx.target.assignment_entries)
+    ctx.facts = drive_facts(now, ctx.assignment)
+    ctx.limits = options.thresholds.resolve(ctx.facts)
+    ctx.probes.forget()
+    profiles = "; ".join(p.name for p in ctx.limits.profiles) or "none"
+    return (f"[ssdqual {ctx.label or ctx.target.spec.raw}] now reports firmware {now.firmware} "
+            f"(was {was}): the tests after the update name it and are judged by its limits "
+            f"(threshold profiles: {profiles})")

@@ -114,7 +114,8 @@ def _counter_reader(ctx: DriveContext, switch: Any) -> Any:
         try:
             health = query_health(ctx.target.device, kind=ident.kind,
                                   transport=ident.transport,
-                                  smartctl_device_type=ident.smartctl_device_type or None)
+                                  smartctl_device_type=ident.smartctl_device_type or None,
+                                  ocp=ctx.probes.ocp)
         except (HealthUnavailable, DeviceError) as exc:
             return None, f"unsafe-shutdown counter not readable: {exc}"
         if health.unsafe_shutdowns is None:

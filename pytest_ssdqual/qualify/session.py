@@ -13,6 +13,7 @@ from pytest_ssdqual.drive.change_watch import identify_between_runs
 from pytest_ssdqual.drive.identity import DriveIdentity, relabel_firmware
 from pytest_ssdqual.drive.inventory import Assignment, Inventory, resolve_assignment
 from pytest_ssdqual.drive.lock import DriveLock
+from pytest_ssdqual.drive.probes import DriveProbes
 from pytest_ssdqual.drive.spec import DriveSpec
 from pytest_ssdqual.drive.ssh import RemoteAccess
 from pytest_ssdqual.drive.target import DriveTarget
@@ -98,6 +99,7 @@ class DriveContext:
     #: bytes each writing fio run may write (``None``: not budgeted, jobs as the profile says).
     write_budget_bytes: int | None = None
     label: str = ""  #: short unique label (``qualify.drive_labels``) progress lines name it by
+    probes: DriveProbes = field(default_factory=DriveProbes)  #: OCP logs, temperature source
 
     @property
     def identity(self) -> DriveIdentity:

@@ -81,8 +81,9 @@ class TemperatureRun:
 
 def drive_temperature(ctx: DriveContext, interval_s: float) -> DriveTemperature:
     """The temperature source of ``ctx``'s drive: the target's own ``temperature_source()``
-    (an emulated drive), else ``block_temperature_source`` of its device; ``interval_s`` 0
-    (or less): not sampled."""
+    (an emulated drive), else ``block_temperature_source`` of its device, probed at the drive's
+    first test and kept for the session (``ctx.probes``); ``interval_s`` 0 (or less): not
+    sampled."""
     if interval_s <= 0:
         return DriveTemperature(None, "not sampled (ssdqual_temperature_interval_s = 0)", 0.0)
     target, ident = ctx.target, ctx.identity
@@ -90,9 +91,14 @@ def drive_temperature(ctx: DriveContext, interval_s: float) -> DriveTemperature:
         return DriveTemperature(None, "not applicable: a fio:// drive's temperature is not "
                                 "read (its sensor is on its host, not this machine)", interval_s)
     own = getattr(target, "temperature_source", None)
-    found = own() if callable(own) else block_temperature_source(
-        target.fio_filename, kind=ident.kind, transport=ident.transport,
-        smartctl_device_type=ident.smartctl_device_type or None)
+    if callable(own):  # an emulated drive's thermal model: no tool run
+        found = own()
+    else:  # a real drive's: probed once per drive and session (``DriveProbes``)
+        found = ctx.probes.temperature
+        if found is None:
+            found = ctx.probes.temperature = block_temperature_source(
+                target.fio_filename, kind=ident.kind, transport=ident.transport,
+                smartctl_device_type=ident.smartctl_device_type or None)
     if isinstance(found, str):
         return DriveTemperature(None, f"not applicable: {found}", interval_s)
     return DriveTemperature(found, "", interval_s)

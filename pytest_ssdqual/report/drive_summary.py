@@ -286,13 +286,23 @@ def _figure(value: float | None) -> str:
     return "-" if value is None else format_figure(value)
 
 
+def _started(test: StoredTest) -> int:
+    return test.start_ms or 0
+
+
 def build_summary(tests: Sequence[StoredTest], *, charts: bool = True) -> DriveSummary:
-    """The summary of one drive's tests (all of ``tests`` belong to one drive).
+    """The summary of one drive's tests (all of ``tests`` belong to one drive). A drive whose
+    firmware changed in the session (the firmware update test) is named with each firmware in
+    the order its tests ran (``ECFM11.0, then ECFM12.1``).
 
     Args:
         charts: render the QD-scaling and latency charts (needs matplotlib; a few 100 ms).
     """
     facts = dict(tests[0].drive) if tests else {}
+    firmwares = dict.fromkeys(str(t.drive["firmware"]) for t in sorted(tests, key=_started)
+                              if t.drive.get("firmware"))
+    if len(firmwares) > 1:  # the firmware update test flashed another build mid-session
+        facts["firmware"] = ", then ".join(firmwares)
     if not facts.get("profile"):  # a test labelled without the profile: take another's
         facts["profile"] = next((t.drive["profile"] for t in tests if t.drive.get("profile")), "")
     records = [t.record for t in tests]

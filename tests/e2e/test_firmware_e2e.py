@@ -10,6 +10,8 @@
 * a build that corrupts data on activation (``DEMO2-CORRUPT``) fails integrity with the first
   bad offset, 64 MiB, where the model says it overwrites 4 KiB;
 * a slot the firmware log does not have is refused before any I/O (skipped with the reason).
+* a test after the update to ``DEMO2`` names ``DEMO2`` (Allure, stored record) and is judged by
+  a threshold profile that matches ``firmware: DEMO2``; the update test keeps ``DEMO1``.
 
 The gated cases run ``e2e_solo``: a 5 % gate on seconds-long runs needs the CPU to itself.
 """
@@ -127,3 +129,58 @@ def test_a_slot_the_drive_does_not_have_is_refused_before_any_io(pytester: pytes
             and "slot 5 does not exist: the drive's firmware log has slots 1, 2, 3"
             in _message(found)), _message(found)
     assert "wrote" not in result.stdout.str().split("ssdqual verdicts")[-1]
+
+
+AFTER_THE_UPDATE = """
+import pytest
+
+@pytest.mark.ssdqual_phase("power_loss")  # after the firmware update's phase ("state")
+def test_read_after_the_update(qualify):
+    qualify("seq_read_128k_qd32")
+"""
+NEW_FIRMWARE_LIMITS = """
+  - name: demo firmware DEMO2
+    match: {controller: EMU-DEMO, firmware: DEMO2}
+    source: "the DEMO2 build's own read floor"
+    limits:
+      seq_read_128k_qd32: {read.bw_mbps: {min: 2}}
+"""
+
+
+def test_the_tests_after_an_update_name_and_judge_the_new_firmware(pytester: pytest.Pytester,
+                                                                   tmp_path: Path) -> None:
+    emulated_models(tmp_path / "models", {})  # skips unless emulated drives can be built here
+    th = tmp_path / "gate.yaml"
+    th.write_text(GATE + NEW_FIRMWARE_LIMITS)
+    pytester.makepyfile(test_after=AFTER_THE_UPDATE)
+    alluredir, results = tmp_path / "allure", tmp_path / "results"
+    result = pytester.runpytest_subprocess(
+        str(SUITE), "test_after.py", "--drive=emu:demo-firmware",
+        f"--emu-models={REPO / 'emulated'}", f"--thresholds={th}", "--ssd-profile=smoke",
+        f"--alluredir={alluredir}", f"--results-dir={results}", "-p", "no:cacheprovider",
+        "-rA", f"--firmware-image={_image(tmp_path, 'DEMO2')}", timeout=600)
+    out = result.stdout.str()
+    words = " ".join(out.split())
+    found = {r["name"]: r for r in (json.loads(p.read_text())
+                                    for p in alluredir.glob("*-result.json"))}
+    [update] = [r for r in found.values() if r["fullName"].endswith("test_firmware_update")]
+    [after] = [r for r in found.values() if r["fullName"].endswith("test_read_after_the_update")]
+    assert update["status"] == after["status"] == "passed", out
+    assert "now reports firmware DEMO2 (was DEMO1)" in words, out
+
+    def labels(r: dict[str, Any], name: str) -> list[str]:
+        return [lab["value"] for lab in r["labels"] if lab["name"] == name]
+    # the update test names the firmware it started from; the test after it the new one
+    assert "firmware:DEMO1" in labels(update, "tag") and "fw DEMO1" in labels(
+        update, "parentSuite")[0]
+    assert "firmware:DEMO2" in labels(after, "tag") and "fw DEMO2" in labels(
+        after, "parentSuite")[0]
+    assert after["name"].endswith("/ DEMO2")
+    # stored: the later record's facts, and its limit from the DEMO2 profile (re-resolved)
+    records = [json.loads(p.read_text()) for p in results.rglob("record.json")]
+    [read] = [r for r in records if r["workload"] == "seq_read_128k_qd32"]
+    assert read["facts"]["firmware"] == "DEMO2" and read["firmware_reported"] == "DEMO2"
+    [verdict] = [v for v in read["verdicts"] if v["metric"] == "read.bw_mbps"]
+    assert verdict["profile"] == "demo firmware DEMO2" and verdict["min"] == 2, verdict
+    [fw] = [r for r in records if r["workload"] == "firmware_update"]
+    assert fw["facts"]["firmware"] == "DEMO1"

@@ -113,3 +113,27 @@ def test_ocp_metrics_judged_stored_and_a_delta_fails_the_destructive_test(
     code, said = _rejudge(results, stricter, capsys)
     assert code == 1, said
     assert "  ocp_soft_ecc_errors_delta 3 > max 0" in said, said
+
+
+def test_a_drive_without_ocp_logs_is_asked_for_them_once_a_session(
+    pytester: pytest.Pytester, fake_fio: FakeFio, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, real_cases: Path,
+) -> None:
+    answers = _stand_in(real_cases, tmp_path, monkeypatch)
+    for answer in answers.glob("ocp_*.json"):  # a non-OCP NVMe drive: nvme-cli refuses C0h
+        answer.unlink()
+    monkeypatch.setattr(plugin_health, "query_health", lambda path, *, kind, transport, **kw: (
+        health_query.query_health(path, kind="disk", transport="NVMe", **kw)))
+    pytester.makepyfile(test_rw=READ_WRITE_SUITE)
+    limits = pytester.path / "limits.yaml"
+    limits.write_text("version: 1\nprofiles: []\n")
+    results = pytester.path / "results"
+    result = pytester.runpytest(
+        "test_rw.py", f"--drive=file:{pytester.path / 'target.img'}",
+        f"--fio-bin={fake_fio.path}", f"--thresholds={limits}", "--ssd-profile=smoke",
+        f"--results-dir={results}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    calls = [json.loads(line)["argv"][1:3] for line in (answers / "calls.jsonl").read_text()
+             .splitlines() if json.loads(line)["argv"][0] == "nvme"]
+    assert calls.count(["smart-log", "-o"]) == 2  # two readings: session start, after the write
+    assert [c for c in calls if c[0] == "ocp"] == [["ocp", "smart-add-log"]]  # asked once

@@ -234,3 +234,16 @@ def test_a_read_limit_passed_on_media_as_found_is_never_a_plain_pass(tmp_path: P
     md = run(tmp_path / "prefilled", prefilled)
     assert "**Overall: PASS**" in md and f"| {prefilled} | 250000 |" in md
     assert "PASS (as found)" not in md
+
+
+def test_a_drive_updated_mid_session_is_named_with_both_firmwares(tmp_path: Path) -> None:
+    _e12_run(tmp_path / "results")  # two tests on ECFM11.0 (started at 1 s and 2 s)
+    write_result(tmp_path / "results", name="128 KiB sequential read, QD32 — ECFM12.1",
+                 workload="seq_read_128k_qd32", status="passed", start=9_000,
+                 facts={**E12, "firmware": "ECFM12.1"}, metrics={"read.bw_mbps": 3000.0})
+    [(summary, _html, md_path)] = summary_page.write_summaries(tmp_path / "results")
+    assert summary.facts["firmware"] == "ECFM11.0, then ECFM12.1"
+    md = md_path.read_text()
+    assert md.startswith("# Qualification summary: Phison E12 NVMe 1TB (fw ECFM11.0, then "
+                         "ECFM12.1, S/N S3Z9NB0K123456)")
+    assert "| Firmware | ECFM11.0, then ECFM12.1 |" in md

@@ -219,3 +219,26 @@ def test_every_builtin_limit_names_a_catalog_health_metric() -> None:
 
     assert [lim.metric for lim in OCP_BUILTIN_LIMITS if lim.metric not in HEALTH_METRICS] == []
     assert "critical_comp_time_minutes_delta" in {lim.metric for lim in OCP_BUILTIN_LIMITS}
+
+
+def test_a_drive_that_refused_c0h_is_not_asked_again_in_the_session(real_cases: Path) -> None:
+    from pytest_ssdqual.drive.health_ocp_query import OcpSupport
+
+    smart = real(real_cases, "nvme/nvme-cli-2.11_smart-log_critical_warning_object.json")
+    run = _Recorder({"smart-log": smart})
+    support = OcpSupport()
+    read_nvme_logs(run, "/dev/nvme0n1", ocp=support)
+    assert support.refused == "nvme-cli ocp (exit 1, no JSON output)"
+    metrics, notes, c0 = read_nvme_logs(run, "/dev/nvme0n1", ocp=support)
+    assert [a[1:3] for a in run.argv] == [["smart-log", "-o"], ["ocp", "smart-add-log"],
+                                         ["smart-log", "-o"]]  # the second reading: no OCP
+    assert c0 is None and metrics["thm_temp1_trans_count"] == 3
+    assert notes == ["OCP C0h-C3h not asked: C0h not reported earlier in this session "
+                     "(nvme-cli ocp (exit 1, no JSON output)), not an OCP datacenter drive"]
+    # a drive that answers C0h is asked every time (its counters are judged as deltas)
+    answering = _Recorder({"ocp smart-add-log": real(real_cases, C0_REAL)})
+    ocp = OcpSupport()
+    for _reading in range(2):
+        read_nvme_logs(answering, "/dev/nvme0n1", smart_log={}, ocp=ocp)
+    assert ocp.refused is None
+    assert [a[1:3] for a in answering.argv].count(["ocp", "smart-add-log"]) == 2

@@ -241,3 +241,25 @@ def test_an_active_range_without_a_whole_mib_is_a_config_error(
         run_methodology("pts_latency", session, ctx, tmp_path / "work")
     assert err.value.key == "--pts-active-range"
     assert _jobs(fake_fio) == []  # refused before any I/O
+
+
+def test_the_matrix_tests_open_with_one_start(session: QualSession, fake_fio: FakeFio,
+                                              tmp_path: Path) -> None:
+    """``pts_common.start``: schedule, points, active area, the ETA's plan, purge and the
+    workload-independent preconditioning -- what the IOPS and latency tests both open with."""
+    from pytest_ssdqual.methodology.base import MethodRun
+    from pytest_ssdqual.methodology.pts_common import start
+
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    mr = MethodRun(session, ctx, tmp_path / "work", "pts_latency")
+    st = start(mr, "pts_latency", pts_latency.job_list)
+    assert [p.name for p in st.points] == ["rand_read_4k", "rand_write_4k"]
+    assert (st.offset_bytes, st.length_bytes, st.active.text) == (4 * MIB, 8 * MIB, "25:75")
+    assert [_section(j) for j in _jobs(fake_fio)] == ["precondition"]  # nothing else yet
+    assert st.wipc.job.io_bytes == 16 * MIB  # 2x the active range
+    assert st.record.describe().startswith("purge: ")
+    # the ETA still plans the 2 points x 5 rounds of 0.5 s (the purge and preconditioning done)
+    assert mr.clock.eta_s() == pytest.approx(2 * 5 * (0.5 + 0.5))  # + FIO_OVERHEAD_S each
+    assert st.schedule_text(1) == ("2 points per round (R/W mixes 100/0, 0/100 x block sizes "
+                                   "4k), random, TC1 x QD1, 0.5 s each, at most 5 rounds")
+    assert st.area_note == "active range 25:75: 8,388,608 bytes at offset 4,194,304"

@@ -144,3 +144,53 @@ def test_one_throttling_run_of_three_is_not_outvoted_under_repeat():
     metrics, _spread = aggregate_repeats(runs)
     assert metrics == {"temperature.throttle_events": 2, "temperature.above_wctemp_s": 4.5,
                        "temperature.throttled_s": 3, "temperature.max_c": 68.6}
+
+
+def _nvme_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The recording ``nvme`` / ``smartctl`` stand-in (``tests/fakenvme.py``) first on PATH,
+    answering as an NVMe drive at 311 K (38 °C) with WCTEMP 353 K; returns its call log."""
+    import os
+    import shutil
+
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "smart-log.json").write_text(json.dumps({"temperature": 311}))
+    (answers / "id-ctrl.json").write_text(json.dumps({"wctemp": 353}))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("nvme", "smartctl"):
+        shutil.copy(REPO / "tests" / "fakenvme.py", bin_dir / program)
+        (bin_dir / program).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKENVME_DIR", str(answers))
+    return answers / "calls.jsonl"
+
+
+def test_a_real_drives_temperature_source_is_probed_once_a_session(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from pytest_ssdqual.drive.probes import DriveProbes
+    from pytest_ssdqual.qualify.temperature import drive_temperature
+
+    calls = _nvme_stand_in(tmp_path, monkeypatch)
+    ctx = SimpleNamespace(  # what drive_temperature reads of a DriveContext
+        target=SimpleNamespace(spec=SimpleNamespace(kind="block"), fio_filename="/dev/nvme9n1"),
+        identity=SimpleNamespace(kind="disk", transport="NVMe", smartctl_device_type=""),
+        probes=DriveProbes())
+
+    def argvs() -> list[list[str]]:
+        return [json.loads(line)["argv"][1:3] for line in calls.read_text().splitlines()]
+
+    first = drive_temperature(ctx, 1.0)  # type: ignore[arg-type]
+    assert first.source is not None and first.source.warning_c == 80
+    assert argvs() == [["smart-log", "-o"], ["id-ctrl", "-o"]]  # the probe
+    for _test in range(3):  # the drive's next tests: the same source, no probe
+        again = drive_temperature(ctx, 1.0)  # type: ignore[arg-type]
+        assert again.source is first.source
+    assert len(argvs()) == 2
+    assert first.source.read() == 38.0  # a sample still reads the drive
+    assert argvs()[-1] == ["smart-log", "-o"] and len(argvs()) == 3
+    ctx.probes.forget()  # a firmware update: probed again
+    assert drive_temperature(ctx, 1.0).source is not first.source  # type: ignore[arg-type]
+    assert len(argvs()) == 5
