@@ -106,8 +106,9 @@ class LogSample:
 _COLUMNS = ("time stamp", "value", "direction", "block size", "offset", "priority")
 
 
-def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
-    """Parse the text of one fio log file (4, 5 or 6 columns, see the module docstring).
+def parse_log(text: str, *, source: str = "fio log", first_line: int = 1) -> list[LogSample]:
+    """Parse the text of one fio log file (4, 5 or 6 columns, see the module docstring);
+    ``first_line``: the number of the text's first line in its file (a piece of a file).
 
     Raises:
         FioOutputError: a line that is not 4 to 6 comma-separated integers, or one holding a
@@ -115,7 +116,7 @@ def parse_log(text: str, *, source: str = "fio log") -> list[LogSample]:
             offsets); the message names the source, the line number and the column.
     """
     samples: list[LogSample] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=first_line):
         if not line.strip():
             continue
         fields = [f.strip() for f in line.split(",")]
@@ -239,11 +240,9 @@ def _place(samples: Iterable[LogSample], code: int, w: float,
             k = window_index(s.t_ms, w, drift)
             nominal = s.t_ms - drift
             span = w if nominal >= (k - LATE_SHARE) * w else nominal - (k - 1) * w
-        at = f"{source}:{s.line}" if s.line is not None else source
         if k > limit_k:
-            raise FioOutputError(
-                f"{at}: the stamp {s.t_ms} ms closes logging window {k} of {w:g} ms, beyond "
-                f"{why or f'the most a log may span ({limit_k} windows)'}: a corrupt stamp")
+            raise beyond_bound(f"{source}:{s.line}" if s.line is not None else source, s.t_ms,
+                               k, w, limit_k, why)
         # fio stamps in whole ms: a job done within its first millisecond logs its one line at
         # 0 ms (fio 3.33, a 64 KiB write: "0, 5208, 1, 0, 0"): a window of 1 ms, not of none
         span = max(span, 1.0)
@@ -255,6 +254,32 @@ def _place(samples: Iterable[LogSample], code: int, w: float,
             got.stamp_ms, got.span_ms = max(got.stamp_ms, s.t_ms), max(got.span_ms, span)
         k_prev, t_prev = k, s.t_ms
     return windows
+
+
+def beyond_bound(at: str, t_ms: int, k: int, w: float, limit_k: int, why: str
+                 ) -> FioOutputError:
+    """The error for a line at ``at`` (``log:LINE``) stamped ``t_ms`` that closes window ``k``
+    of ``w`` ms, beyond window ``limit_k`` (``why``: what that bound is, ``''``: the most a log
+    may span)."""
+    return FioOutputError(
+        f"{at}: the stamp {t_ms} ms closes logging window {k} of {w:g} ms, beyond "
+        f"{why or f'the most a log may span ({limit_k} windows)'}: a corrupt stamp")
+
+
+def window_bound(w: float, max_span_ms: float | None) -> tuple[int, str]:
+    """(the last window a line may close, what that bound is) for windows of ``w`` ms in a job
+    that ran ``max_span_ms`` (with slack; ``None``: unknown, at most ``MAX_LOG_WINDOWS``)."""
+    if max_span_ms is not None and max_span_ms / w < MAX_LOG_WINDOWS:
+        return (max(1, math.ceil(max_span_ms / w)),
+                f"the job's runtime with slack ({max_span_ms / 1000:g} s)")
+    return MAX_LOG_WINDOWS, ""
+
+
+def series_unit(kind: str) -> tuple[str, float, bool]:
+    """(unit, factor from fio's unit, averaged across jobs) of a log kind: ``bw`` KiB/s ->
+    decimal MB/s, summed; ``iops``, summed; ``lat``/``clat``/``slat`` ns -> µs, averaged."""
+    return {"bw": ("MB/s", 1024 / 1e6, False), "iops": ("IOPS", 1.0, False)
+            }.get(kind, ("us", 1 / 1000, True))
 
 
 def to_series(
@@ -305,10 +330,7 @@ def to_series(
     if not w > 0:
         raise ValueError(f"the logging window must be positive, got {window_ms} ms")
     code = DIRECTIONS[direction]
-    limit_k, why = MAX_LOG_WINDOWS, ""
-    if max_span_ms is not None and max_span_ms / w < MAX_LOG_WINDOWS:
-        limit_k = max(1, math.ceil(max_span_ms / w))
-        why = f"the job's runtime with slack ({max_span_ms / 1000:g} s)"
+    limit_k, why = window_bound(w, max_span_ms)
     names = list(sources or ())
     combined: dict[int, list[float]] = {}  # window -> each job's value in it
     stamp: dict[int, int] = {}  # window -> its latest stamp
@@ -321,8 +343,7 @@ def to_series(
             combined.setdefault(k, []).append(statistics.fmean(window.values))
             stamp[k] = max(stamp.get(k, window.stamp_ms), window.stamp_ms)
             span[k] = max(span.get(k, window.span_ms), window.span_ms)
-    unit, scale, average = {"bw": ("MB/s", 1024 / 1e6, False), "iops": ("IOPS", 1.0, False)
-                            }.get(kind, ("us", 1 / 1000, True))
+    unit, scale, average = series_unit(kind)
     t_s: list[float] = []
     values: list[float] = []
     spans: list[float] = []
@@ -366,6 +387,14 @@ def read_series(workdir: Path, kind: str, direction: str = "write", prefix: str 
             f"write_{'lat' if kind in ('lat', 'clat', 'slat') else kind}_log={prefix} and "
             "log_avg_msec"
         )
+    if direction in DIRECTIONS:
+        # numpy, imported here: not at start-up (fio.log_arrays imports this module)
+        from pytest_ssdqual.fio.log_arrays import series_from_files
+
+        series = series_from_files(paths, kind, direction, window_ms=window_ms,
+                                   max_span_ms=max_span_ms)
+        if series is not None:
+            return series
     return to_series([read_log(p) for p in paths], kind, direction, window_ms=window_ms,
                      max_span_ms=max_span_ms, sources=[str(p) for p in paths])
 
