@@ -1,17 +1,21 @@
 """fio's per-interval logs read in pieces with numpy: a log of millions of lines (a latency log
 without ``log_avg_msec``: one line per I/O) in seconds and tens of MB, where one
-``fio.logs.LogSample`` per line took ~8 µs and ~440 bytes a line.
+``LogSample`` per line takes ~8 µs and ~440 bytes a line.
 
 The series is the one ``fio.logs.to_series`` gives for the same files, to the last bit (the
 rule is in ``fio.logs``' module docstring; ``fio.log_windows`` places the windows). The file is
-read ``CHUNK_BYTES`` at a time, cut at line ends. A piece of plain lines -- digits, spaces and
-commas, the same 4, 5 or 6 fields on every line, as fio writes them -- is parsed by numpy
-(``numpy.fromstring``); any other piece (blank lines, signs, tabs, ``\\r``, a malformed line) is
-parsed by ``fio.logs.parse_log``, which reads it the same way or raises its error naming the
-file and the line. Of the lines of the asked direction only each distinct stamp is kept, with
-its number of lines and the sum of their values (24 bytes a stamp): the windows depend on the
-stamps alone and a window's value is the mean of its lines. The steps between stamps of every
-direction are counted as they come, for ``fio.logs.infer_window_ms``.
+read ``CHUNK_BYTES`` at a time, cut at line ends. A piece of plain lines, as fio writes them,
+is parsed by numpy (``numpy.fromstring``): only digits, spaces, commas and ``\\n``; the same 4,
+5 or 6 fields on every line; as many runs of digits as fields (numpy reads a field of spaces as
+0); numpy reading exactly lines x fields numbers, none saturated at 2**63-1. Such a line holds
+one integer per field, as ``int(field.strip())`` reads it. Any other piece (blank lines, signs,
+tabs, ``\\r``, a malformed line) is parsed by ``fio.log_format.parse_log``, which reads it the
+same way or raises its error naming the file and the line. Of the lines of the asked direction
+only each distinct stamp is kept, with its number of lines and the sum of their values (24
+bytes a stamp: a log of millions of distinct stamps, e.g. one I/O a millisecond, takes that
+much): the windows depend on the stamps alone and a window's value is the mean of its lines.
+The steps between stamps of every direction are counted as they come, for
+``fio.logs.infer_window_ms``.
 
 A log holding a stamp, value or direction of 2**53 or more (no fio writes one; a float64 holds
 integers exactly only below it), or whose values could sum beyond 2**63, is left to the
@@ -30,8 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_ssdqual.errors import FioOutputError
-from pytest_ssdqual.fio.logs import DEFAULT_WINDOW_MS, DIRECTIONS, parse_log
-from pytest_ssdqual.fio.series import Series
+from pytest_ssdqual.fio.log_format import DEFAULT_WINDOW_MS, parse_log
 
 #: Bytes read at a time (a piece of a log file; its arrays stay in the CPU's caches).
 CHUNK_BYTES = 1 << 20
@@ -263,28 +266,3 @@ def infer_window(groups: Sequence[StampGroups]) -> float:
     if not counts:
         return DEFAULT_WINDOW_MS
     return float(min(counts, key=lambda x: (-counts[x], x)))
-
-
-def series_from_files(paths: Sequence[Path], kind: str, direction: str, *,
-                      window_ms: float | None = None, max_span_ms: float | None = None
-                      ) -> Series | None:
-    """``fio.logs.to_series`` of the logs at ``paths`` (one per job), read with numpy; ``None``
-    when a log needs the per-line reader (module docstring).
-
-    Raises:
-        ValueError: a window that is not positive.
-        FioOutputError: unreadable, a malformed line, or a line stamped beyond ``max_span_ms``
-            (or ``MAX_LOG_WINDOWS`` windows); the message names the file and line.
-    """
-    from pytest_ssdqual.fio.log_windows import combine
-
-    groups = []
-    for path in paths:
-        g = read_groups(path, DIRECTIONS[direction], count_steps=window_ms is None)
-        if g is None:
-            return None
-        groups.append(g)
-    w = infer_window(groups) if window_ms is None else float(window_ms)
-    if not w > 0:
-        raise ValueError(f"the logging window must be positive, got {window_ms} ms")
-    return combine(groups, kind, w, max_span_ms, locate_line)

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_ssdqual.fio.log_arrays import StampGroups
-from pytest_ssdqual.fio.logs import (
+from pytest_ssdqual.fio.log_arrays import StampGroups, infer_window, locate_line, read_groups
+from pytest_ssdqual.fio.log_format import (
+    DIRECTIONS,
     LATE_SHARE,
     beyond_bound,
     series_unit,
@@ -182,3 +183,26 @@ def combine(groups: Sequence[StampGroups], kind: str, w: float, max_span_ms: flo
         t_s[missing - 1] = (missing * w + drift) / 1000
     return Series(tuple(t_s.tolist()), tuple(values.tolist()), unit, tuple(spans.tolist()),
                   LogGaps(w / 1000, stalls, repeated))
+
+
+def series_from_files(paths: Sequence[Path], kind: str, direction: str, *,
+                      window_ms: float | None = None, max_span_ms: float | None = None
+                      ) -> Series | None:
+    """``fio.logs.to_series`` of the logs at ``paths`` (one per job), read with numpy; ``None``
+    when a log needs the per-line reader (module docstring).
+
+    Raises:
+        ValueError: a window that is not positive.
+        FioOutputError: unreadable, a malformed line, or a line stamped beyond ``max_span_ms``
+            (or ``MAX_LOG_WINDOWS`` windows); the message names the file and line.
+    """
+    groups = []
+    for path in paths:
+        g = read_groups(path, DIRECTIONS[direction], count_steps=window_ms is None)
+        if g is None:
+            return None
+        groups.append(g)
+    w = infer_window(groups) if window_ms is None else float(window_ms)
+    if not w > 0:
+        raise ValueError(f"the logging window must be positive, got {window_ms} ms")
+    return combine(groups, kind, w, max_span_ms, locate_line)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio import log_arrays
-from pytest_ssdqual.fio.log_arrays import read_groups, series_from_files
+from pytest_ssdqual.fio.log_arrays import read_groups
+from pytest_ssdqual.fio.log_windows import series_from_files
 from pytest_ssdqual.fio.logs import find_logs, parse_log, read_log, read_series, to_series
 from pytest_ssdqual.fio.series import Series
 
