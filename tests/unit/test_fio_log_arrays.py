@@ -117,7 +117,7 @@ def test_any_stamps_give_the_same_series(lines: list[tuple[int, int, int]],
     text = "".join(f"{t}, {v}, {d}, 4096, 0\n" for t, v, d in lines)
     with pieces_of(piece):
         for kind in ("bw", "clat"):
-            old, new = both([text, text[::-1][::-1]], kind, "write", window_ms=window_ms)
+            old, new = both([text, text], kind, "write", window_ms=window_ms)
             assert new == old
 
 
