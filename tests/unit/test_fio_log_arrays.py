@@ -59,10 +59,17 @@ def both(texts: list[str], kind: str, direction: str, **kw: object
         return old, new
 
 
+#: Lines fio does not write that the per-line reader reads (a hand-edited log): these pieces
+#: are read by ``parse_log``, not numpy.
+QUIRKS = ("\n{}", " +{}", "\t{}", "{}\r", "0{}", "{} ")
+
+
 def log_text(rng: random.Random, lines: int, columns: int, window_ms: int, repeat: float,
-             gap: float, shuffle: float, directions: tuple[int, ...]) -> str:
+             gap: float, shuffle: float, directions: tuple[int, ...], quirks: float = 0.0
+             ) -> str:
     """A fio-like log: one line per window and direction, stamped a few ms off, with repeats,
-    gaps (stalls) and some lines out of order; ``columns`` 4-6."""
+    gaps (stalls) and some lines out of order; ``columns`` 4-6; a share ``quirks`` of lines
+    written as a person might (``QUIRKS``: a blank line before, a sign, a tab, ``\\r\\n``)."""
     rows = []
     k = 0
     drift = 0
@@ -74,8 +81,13 @@ def log_text(rng: random.Random, lines: int, columns: int, window_ms: int, repea
         for d in directions:
             stamp = k * window_ms + drift + rng.randint(-3, 3)
             for _ in range(1 + (rng.random() < repeat) * rng.randint(1, 3)):
-                fields = [max(stamp, 0), rng.randint(0, 2_000_000), d, 0, 0, 0][:columns]
-                rows.append(", ".join(map(str, fields)))
+                fields = [str(x) for x in [max(stamp, 0), rng.randint(0, 2_000_000), d, 0, 0,
+                                           0][:columns]]
+                if rng.random() < quirks:  # a blank line before, \r\n at the end
+                    quirk = rng.choice(QUIRKS)
+                    i = {"\n{}": 0, "{}\r": columns - 1}.get(quirk, rng.randrange(columns))
+                    fields[i] = quirk.format(fields[i])
+                rows.append(", ".join(fields))
     for _ in range(int(shuffle * len(rows))):
         i = rng.randrange(len(rows) - 1)
         rows[i], rows[i + 1] = rows[i + 1], rows[i]
@@ -89,16 +101,18 @@ def log_text(rng: random.Random, lines: int, columns: int, window_ms: int, repea
        gap=st.sampled_from([0.0, 0.1, 0.4]), shuffle=st.sampled_from([0.0, 0.05]),
        directions=st.sampled_from([(1,), (0, 1), (0, 1, 2)]),
        kind=st.sampled_from(["bw", "iops", "lat"]), direction=st.sampled_from(["read", "write"]),
-       span=st.sampled_from([None, 0.5, 2.0]), piece=st.sampled_from([24, 100, 1 << 20]))
+       span=st.sampled_from([None, 0.5, 2.0]), piece=st.sampled_from([24, 100, 1 << 20]),
+       quirks=st.sampled_from([0.0, 0.0, 0.05]))
 def test_random_logs_give_the_same_series_as_the_per_line_reader(
         seed: int, jobs: int, lines: int, columns: int, window_ms: int, given_window: bool,
         repeat: float, gap: float, shuffle: float, directions: tuple[int, ...], kind: str,
-        direction: str, span: float | None, piece: int) -> None:
+        direction: str, span: float | None, piece: int, quirks: float) -> None:
     """Several jobs, both directions, gaps, repeated and out-of-order stamps, 4-6 columns,
-    the window given or inferred, a runtime bound (``max_span_ms``) that some logs pass:
-    the same ``Series`` (times, values, lengths, stalls, repeats) or the same error."""
+    the window given or inferred, a runtime bound (``max_span_ms``) that some logs pass, some
+    lines as a person might write them: the same ``Series`` (times, values, lengths, stalls,
+    repeats) or the same error."""
     rng = random.Random(seed)
-    texts = [log_text(rng, lines, columns, window_ms, repeat, gap, shuffle, directions)
+    texts = [log_text(rng, lines, columns, window_ms, repeat, gap, shuffle, directions, quirks)
              for _ in range(jobs)]
     max_span_ms = None if span is None else span * lines * window_ms
     with pieces_of(piece):
