@@ -263,7 +263,8 @@ def zram() -> Iterator[tuple[str | None, str]]:
 
 
 def part_drives4(runs: int) -> None:
-    """One vs four loop devices, each write-capped at 50 MB/s by a blkio cgroup, -n 4."""
+    """One vs four loop devices, each write-capped at 50 MB/s by a blkio cgroup, -n 4: the
+    smoke sequential write once a test, and four times (``--repeat 4``: the same start-up)."""
     blkio = Path("/sys/fs/cgroup/blkio")
     if not (blkio / "blkio.throttle.write_bps_device").exists():
         emit(part="drives4", skipped="no cgroup-v1 blkio throttling here")
@@ -277,29 +278,30 @@ def part_drives4(runs: int) -> None:
             st = os.stat(dev)
             (group / "blkio.throttle.write_bps_device").write_text(
                 f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {50 * 10**6}")
-        walls: dict[int, list[float]] = {1: [], 4: []}
-        for _ in range(runs):
-            for count in (1, 4):
-                args = [*PYTEST, "-q", "suites/test_sequential.py", "-k", "write",
-                        "--ssd-profile=smoke", f"--fio-cgroup={group}", "-n", str(count),
-                        "--results-dir", str(Path(tempfile.gettempdir()) / "ssdqual-bench-n4")]
-                args += [a for dev, img in devs[:count] for a in (f"--drive={dev}",
-                                                                  f"--confirm-destroy={img}")]
-                t0 = time.perf_counter()
-                proc = subprocess.run(heavy(args), cwd=REPO, env=env(), capture_output=True,
-                                      text=True)
-                wall = time.perf_counter() - t0
-                passed = re.findall(r"(\d+) passed", proc.stdout)
-                if proc.returncode != 0 or not passed or int(passed[-1]) != count:
-                    # a wall time of a failed or empty run measures nothing
-                    emit(part="drives4", drives=count, error=proc.stdout[-600:])
-                    return
-                emit(part="drives4", drives=count, wall_s=round(wall, 2),
-                     summary=proc.stdout.strip().splitlines()[-1])
-                walls[count].append(wall)
-        pairs = [b / a for a, b in zip(walls[1], walls[4], strict=True)]
-        emit(part="drives4", one_s=spread(walls[1]), four_s=spread(walls[4]),
-             four_over_one=spread(pairs))
+        for repeat in (1, 4):  # --repeat 4: four fio runs a test, the same start-up
+            walls: dict[int, list[float]] = {1: [], 4: []}
+            for _ in range(runs):
+                for count in (1, 4):
+                    args = [*PYTEST, "-q", "suites/test_sequential.py", "-k", "write",
+                            "--ssd-profile=smoke", f"--fio-cgroup={group}", "-n", str(count),
+                            f"--repeat={repeat}", "--results-dir",
+                            str(Path(tempfile.gettempdir()) / "ssdqual-bench-n4")]
+                    args += [a for dev, img in devs[:count]
+                             for a in (f"--drive={dev}", f"--confirm-destroy={img}")]
+                    t0 = time.perf_counter()
+                    proc = subprocess.run(heavy(args), cwd=REPO, env=env(),
+                                          capture_output=True, text=True)
+                    wall = time.perf_counter() - t0
+                    passed = re.findall(r"(\d+) passed", proc.stdout)
+                    if proc.returncode != 0 or not passed or int(passed[-1]) != count:
+                        # a wall time of a failed or empty run measures nothing
+                        emit(part="drives4", drives=count, error=proc.stdout[-600:])
+                        return
+                    emit(part="drives4", drives=count, repeat=repeat, wall_s=round(wall, 2))
+                    walls[count].append(wall)
+            pairs = [b / a for a, b in zip(walls[1], walls[4], strict=True)]
+            emit(part="drives4", repeat=repeat, one_s=spread(walls[1]),
+                 four_s=spread(walls[4]), four_over_one=spread(pairs))
     finally:
         for cm in loops:
             cm.__exit__(None, None, None)
