@@ -112,7 +112,7 @@ def _fast_table(data: bytes) -> np.ndarray | None:
     if np.count_nonzero(digit[1:] > digit[:-1]) + digit[0] != lines * columns:
         return None  # a field of spaces only (numpy would read it as 0)
     try:
-        with warnings.catch_warnings():  # numpy < 2.3 warns where it stops, later ones raise
+        with warnings.catch_warnings():  # numpy 1.x warns where it stops; 2.4 raises
             warnings.simplefilter("error")
             flat = np.fromstring(data.translate(_NL_TO_COMMA), dtype=np.int64, sep=",")
     except (ValueError, DeprecationWarning):
