@@ -158,13 +158,16 @@ def _time_v(argv: list[str], **kw: Any) -> tuple[float, float, str]:
 
 
 def part_logs(runs: int) -> None:
-    """24-hour per-second logs (3 logs of 86,400 lines) and a 10M-line per-I/O latency log."""
+    """24-hour per-second logs (3 logs of 86,400 lines) and a 10M-line per-I/O latency log,
+    read by ``read_series``; and, for reference, a 1M-line per-I/O log read one ``LogSample``
+    per line (the reader before numpy, still the one of ``to_series``), once."""
     folder = Path(tempfile.mkdtemp(prefix="ssdqual-bench-logs-"))
-    for kind, extra in (("per_second", []), ("per_io", ["10000000"])):
+    for kind, extra, repeat in (("per_second", [], runs), ("per_io", ["10000000"], runs),
+                                ("per_io_per_line", ["1000000"], 1)):
         secs, rss = [], []
-        for _ in range(runs):
+        for _ in range(repeat):
             res = subprocess.run([sys.executable, "-m", "benchmarks.fio_logs", kind,
-                                  str(folder / kind), *extra], env=env(), cwd=REPO,
+                                  str(folder / f"{kind}{extra}"), *extra], env=env(), cwd=REPO,
                                  capture_output=True, text=True, timeout=3600)
             if res.returncode != 0:
                 emit(part="logs", kind=kind, error=res.stderr[-300:])
@@ -173,7 +176,8 @@ def part_logs(runs: int) -> None:
             secs.append(doc["seconds"])
             rss.append(doc["peak_rss_mb"])
         if secs:
-            emit(part="logs", kind=kind, seconds=spread(secs), peak_rss_mb=spread(rss))
+            emit(part="logs", kind=kind, lines=doc["lines"], windows=doc["windows"],
+                 seconds=spread(secs), peak_rss_mb=spread(rss))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -259,7 +263,8 @@ def zram() -> Iterator[tuple[str | None, str]]:
 
 
 def part_drives4(runs: int) -> None:
-    """One vs four loop devices, each write-capped at 50 MB/s by a blkio cgroup, -n 4."""
+    """One vs four loop devices, each write-capped at 50 MB/s by a blkio cgroup, -n 4: the
+    smoke sequential write once a test, and four times (``--repeat 4``: the same start-up)."""
     blkio = Path("/sys/fs/cgroup/blkio")
     if not (blkio / "blkio.throttle.write_bps_device").exists():
         emit(part="drives4", skipped="no cgroup-v1 blkio throttling here")
@@ -273,45 +278,110 @@ def part_drives4(runs: int) -> None:
             st = os.stat(dev)
             (group / "blkio.throttle.write_bps_device").write_text(
                 f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {50 * 10**6}")
-        walls: dict[int, list[float]] = {1: [], 4: []}
-        for _ in range(runs):
-            for count in (1, 4):
-                args = [*PYTEST, "-q", "suites/test_sequential.py", "-k", "write",
-                        "--ssd-profile=smoke", f"--fio-cgroup={group}", "-n", str(count),
-                        "--results-dir", str(Path(tempfile.gettempdir()) / "ssdqual-bench-n4")]
-                args += [a for dev, img in devs[:count] for a in (f"--drive={dev}",
-                                                                  f"--confirm-destroy={img}")]
-                t0 = time.perf_counter()
-                subprocess.run(heavy(args), cwd=REPO, env=env(), capture_output=True)
-                walls[count].append(time.perf_counter() - t0)
-        pairs = [b / a for a, b in zip(walls[1], walls[4], strict=True)]
-        emit(part="drives4", one_s=spread(walls[1]), four_s=spread(walls[4]),
-             four_over_one=spread(pairs))
+        for repeat in (1, 4):  # --repeat 4: four fio runs a test, the same start-up
+            walls: dict[int, list[float]] = {1: [], 4: []}
+            for _ in range(runs):
+                for count in (1, 4):
+                    args = [*PYTEST, "-q", "suites/test_sequential.py", "-k", "write",
+                            "--ssd-profile=smoke", f"--fio-cgroup={group}", "-n", str(count),
+                            f"--repeat={repeat}", "--results-dir",
+                            str(Path(tempfile.gettempdir()) / "ssdqual-bench-n4")]
+                    args += [a for dev, img in devs[:count]
+                             for a in (f"--drive={dev}", f"--confirm-destroy={img}")]
+                    t0 = time.perf_counter()
+                    proc = subprocess.run(heavy(args), cwd=REPO, env=env(),
+                                          capture_output=True, text=True)
+                    wall = time.perf_counter() - t0
+                    passed = re.findall(r"(\d+) passed", proc.stdout)
+                    if proc.returncode != 0 or not passed or int(passed[-1]) != count:
+                        # a wall time of a failed or empty run measures nothing
+                        emit(part="drives4", drives=count, error=proc.stdout[-600:])
+                        return
+                    emit(part="drives4", drives=count, repeat=repeat, wall_s=round(wall, 2))
+                    walls[count].append(wall)
+            pairs = [b / a for a, b in zip(walls[1], walls[4], strict=True)]
+            emit(part="drives4", repeat=repeat, one_s=spread(walls[1]),
+                 four_s=spread(walls[4]), four_over_one=spread(pairs))
     finally:
         for cm in loops:
             cm.__exit__(None, None, None)
         group.rmdir()
 
 
+#: The remote part's workloads: sequential bandwidth both ways and a QD1 latency.
+REMOTE_WORKLOADS = ("seq_read_128k_qd32", "seq_write_128k_qd32", "rand_read_4k_qd1")
+REMOTE_METRICS = {"seq_read_128k_qd32": "read.bw_mbps", "seq_write_128k_qd32": "write.bw_mbps",
+                  "rand_read_4k_qd1": "read.lat_p99_us"}
+
+
+def _remote_run(lab: Any, drive: str, image: Path, work: Path) -> tuple[float, dict[str, float]]:
+    """One pytest run of ``REMOTE_WORKLOADS`` on ``drive``: (wall seconds, workload -> the
+    figure of ``REMOTE_METRICS``), from the stored records."""
+    shutil.rmtree(work, ignore_errors=True)
+    argv = [*PYTEST, "-q", "suites/test_sequential.py", "suites/test_random.py", "-k",
+            " or ".join(REMOTE_WORKLOADS), "--ssd-profile=smoke", f"--drive={drive}",
+            f"--confirm-destroy={image}", f"--results-dir={work}"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=REPO, env=lab.env(), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    figures = {}
+    for path in work.glob("*/*/*/record.json"):
+        record = json.loads(path.read_text())
+        if record.get("workload") in REMOTE_METRICS:
+            figures[record["workload"]] = record["metrics"][REMOTE_METRICS[record["workload"]]]
+    if proc.returncode != 0 or set(figures) != set(REMOTE_WORKLOADS):
+        raise RuntimeError(f"{drive}: exit {proc.returncode}, records {sorted(figures)}: "
+                           + proc.stdout[-600:])
+    return wall, figures
+
+
 def part_remote(runs: int) -> None:
-    """A remote drive over loopback (fio --server on 127.0.0.2) against the same drive local:
-    skipped until --drive=fio://HOST/dev/X exists in this checkout."""
-    probe = subprocess.run([*PYTEST, "--collect-only", "-q", "suites/test_random.py",
-                            "--drive=fio://127.0.0.2/dev/loop7"], cwd=REPO, env=env(),
-                           capture_output=True, text=True)
-    text = probe.stdout + probe.stderr
-    if "not supported" in text or probe.returncode == 4:
-        emit(part="remote", skipped="--drive=fio://HOST/dev/X is not supported by this "
-             "checkout yet (issue 19 item 1): " + text.strip().splitlines()[-1][:200])
+    """A remote drive over loopback (``fio --server`` on 127.0.0.2 serving a RAM loop device,
+    identity and safety over SSH to a local sshd: ``tests/remote_lab.py``) against the same
+    loop device given locally, paired run by run (local first, then remote)."""
+    sys.path.insert(0, str(REPO))
+    from tests.remote_lab import RemoteLab, missing_tools
+    why = missing_tools()
+    if why:
+        emit(part="remote", skipped=why)
         return
-    emit(part="remote", skipped="remote drives present: measure with tests/e2e's fio servers "
-         "(not scripted yet)")
+    lab = RemoteLab(Path(tempfile.mkdtemp(prefix="ssdqual-bench-remote-")))
+    try:
+        lab.start(["127.0.0.2"], 256 * 1024**2)
+        server = lab.servers["127.0.0.2"]
+        walls: dict[str, list[float]] = {"local": [], "remote": []}
+        ratios: dict[str, list[float]] = {w: [] for w in REMOTE_WORKLOADS}
+        for n in range(runs):
+            got = {}
+            for where, drive in (("local", server.device), ("remote", server.drive)):
+                wall, figures = _remote_run(lab, drive, server.image,
+                                            lab.folder / f"results-{where}-{n}")
+                walls[where].append(wall)
+                got[where] = figures
+                emit(part="remote", run=n, where=where, wall_s=round(wall, 2),
+                     **{w: round(v, 1) for w, v in figures.items()})
+            for w in REMOTE_WORKLOADS:
+                ratios[w].append(got["remote"][w] / got["local"][w])
+        emit(part="remote", local_wall_s=spread(walls["local"]),
+             remote_wall_s=spread(walls["remote"]),
+             remote_over_local_wall=spread([r / a for a, r in zip(walls["local"],
+                                                                  walls["remote"],
+                                                                  strict=True)]),
+             **{f"remote_over_local_{w}_{REMOTE_METRICS[w].split('.')[1]}": spread(v)
+                for w, v in ratios.items()})
+    except RuntimeError as exc:
+        emit(part="remote", error=str(exc))
+    finally:
+        left = lab.stop()
+        if left:
+            emit(part="remote", left_behind=left)
+        shutil.rmtree(lab.folder, ignore_errors=True)
 
 
 PARTS: dict[str, Callable[..., None]] = {
     "startup": part_startup, "overhead": part_overhead, "fidelity": part_fidelity,
     "logs": part_logs, "store": part_store, "drives4": part_drives4, "remote": part_remote}
-ROOT_PARTS = {"overhead", "fidelity", "drives4"}
+ROOT_PARTS = {"overhead", "fidelity", "drives4", "remote"}
 
 
 def main(argv: list[str]) -> int:

@@ -6,10 +6,12 @@ and peak memory the harness takes to read them (``fio.logs.read_series``).
 without averaging (one line per I/O: ``t_ms, lat_ns, direction, bs, offset``), 10 million
 lines by default.
 
-Run one measurement in a fresh process (peak RSS is the process's own, ``getrusage``)::
+Run one measurement in a fresh process (peak RSS is the process's own, ``getrusage``; a
+missing log is written first by another process, so that writing it is not in the peak)::
 
     python -m benchmarks.fio_logs per_second FOLDER      # prints one JSON line
     python -m benchmarks.fio_logs per_io FOLDER [LINES]
+    python -m benchmarks.fio_logs per_io_per_line FOLDER [LINES]   # the per-line reader
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ def write_per_io(folder: Path, lines: int = 10_000_000, iops: int = 50_000) -> P
 
 def measure(kind: str, folder: Path, lines: int) -> dict[str, object]:
     """Read the logs in ``folder`` as the harness does and return seconds and peak RSS."""
-    from pytest_ssdqual.fio.logs import read_series
+    from pytest_ssdqual.fio.logs import find_logs, read_log, read_series, to_series
 
     t0 = time.perf_counter()
     if kind == "per_second":
         n = [len(read_series(folder, k, "write", window_ms=1000)) for k in ("bw", "iops", "lat")]
+    elif kind == "per_io_per_line":  # one LogSample per line, as read_series did before numpy
+        n = [len(to_series([read_log(p) for p in find_logs(folder, "lat")], "lat", "read"))]
     else:
         n = [len(read_series(folder, "lat", "read"))]
     seconds = time.perf_counter() - t0
@@ -70,15 +74,20 @@ def measure(kind: str, folder: Path, lines: int) -> dict[str, object]:
 def main(argv: list[str]) -> int:
     kind, folder = argv[0], Path(argv[1])
     folder.mkdir(parents=True, exist_ok=True)
-    if kind == "per_second":
-        for k in ("bw", "iops", "lat"):
-            if not (folder / f"log_{k}.1.log").exists():
+    if kind == "write":  # write the logs of the next argument's kind
+        if argv[2] == "per_second":
+            for k in ("bw", "iops", "lat"):
                 write_per_second(folder, k)
-        lines = 86_400
-    else:
-        lines = int(argv[2]) if len(argv) > 2 else 10_000_000
-        if not (folder / "log_lat.1.log").exists():
-            write_per_io(folder, lines)
+        else:
+            write_per_io(folder, int(argv[3]) if len(argv) > 3 else 10_000_000)
+        return 0
+    lines = 86_400 if kind == "per_second" else int(argv[2]) if len(argv) > 2 else 10_000_000
+    wanted = ("bw", "iops", "lat") if kind == "per_second" else ("lat",)
+    if not all((folder / f"log_{k}.1.log").exists() for k in wanted):
+        import subprocess
+        subprocess.run([sys.executable, "-m", "benchmarks.fio_logs", "write", str(folder),
+                        "per_second" if kind == "per_second" else "per_io", str(lines)],
+                       check=True)
     print(json.dumps(measure(kind, folder, lines)))
     return 0
 
