@@ -271,6 +271,10 @@ class FakeFio:
         return [c["rw"] for c in self.calls() if c["job"]]
 
 
+#: The methodology tests that leave the drive idle (``MethodRun.idle``) in every profile.
+IDLING_METHODOLOGIES = frozenset({"pts_hir", "client_presets", "recovery_after_idle"})
+
+
 @pytest.fixture
 def idle_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
     """The methodology tests' idle periods recorded, not waited out: ``(workload id,
