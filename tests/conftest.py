@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 import warnings
@@ -234,11 +235,22 @@ def need_root(*tools: str) -> None:
             pytest.skip(f"{tool} not installed")
 
 
+@pytest.fixture(scope="session")
+def fakefio_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder whose ``python3`` is the interpreter running the tests (a link to its real
+    file): first on ``PATH``, the stand-in's ``#!/usr/bin/env -S python3 -S`` starts it
+    directly, not through a version manager's shim (pyenv's took 90 ms a call)."""
+    folder = tmp_path_factory.mktemp("fakefio-python")
+    (folder / "python3").symlink_to(os.path.realpath(sys.executable))
+    return folder
+
+
 @pytest.fixture
-def fake_fio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeFio:
+def fake_fio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fakefio_python: Path) -> FakeFio:
     """A fio stand-in that records its invocations (see tests/fakefio.py)."""
     log = tmp_path / "fakefio.log"
     monkeypatch.setenv("FAKEFIO_LOG", str(log))
+    monkeypatch.setenv("PATH", f"{fakefio_python}{os.pathsep}{os.environ['PATH']}")
     return FakeFio(str(FAKE_FIO), log)
 
 
@@ -257,6 +269,35 @@ class FakeFio:
     def job_rws(self) -> list[str]:
         """``rw=`` of every real job run (the version call and engine probe excluded)."""
         return [c["rw"] for c in self.calls() if c["job"]]
+
+
+#: The methodology tests that leave the drive idle (``MethodRun.idle``) in every profile.
+IDLING_METHODOLOGIES = frozenset({"pts_hir", "client_presets", "recovery_after_idle"})
+
+
+@pytest.fixture
+def idle_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
+    """The methodology tests' idle periods recorded, not waited out: ``(workload id,
+    seconds)`` of every ``MethodRun.idle`` of the plugin's in-process pytester runs (against
+    the fio stand-in an idle period changes no figure, only the wall time: HIR's wait states
+    took 24 s of a whole-suites run)."""
+    import functools
+
+    from pytest_ssdqual.methodology.registry import run_methodology
+    from pytest_ssdqual.qualify import measure
+
+    asked: list[tuple[str, float]] = []
+
+    def recording(workload_id: str, *args: Any, **kwargs: Any) -> Any:
+        return run_methodology(workload_id, *args, **kwargs,
+                               sleep=functools.partial(_record_idle, asked, workload_id))
+
+    monkeypatch.setattr(measure, "run_methodology", recording)
+    return asked
+
+
+def _record_idle(asked: list[tuple[str, float]], workload_id: str, seconds: float) -> None:
+    asked.append((workload_id, seconds))
 
 
 def make_loop_device(image: Path, size_bytes: int) -> str:

@@ -6,9 +6,10 @@ Python process that writes fio's JSON at once), clocked by ``benchmarks.fio_cloc
 process from ``Popen`` to its exit). A test's overhead is its wall time (setup + call +
 teardown) minus its fio time. It is judged as a ratio to the stand-in's own run time, which a
 loaded host slows alike (both are Python work on the same CPUs), taken as the median of every
-one-run test of three runs: measured 0.12 here (11-18 ms against 100-120 ms); the guard fails
-above 0.6 (about 60 ms here: a regression to the hundreds of ms of issue 19), and above 150 ms
-whatever the ratio.
+one-run test of three runs: measured 0.51 here (9-12 ms against 20-22 ms: the stand-in starts
+without ``site``, and not through a pyenv shim, since 2026-12-06; 0.12 against its 100-120 ms
+before); the guard fails above 3 (about 60 ms here, as 0.6 of the slower stand-in was: a
+regression to the hundreds of ms of issue 19), and above 150 ms whatever the ratio.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def test_write(qualify, workload):
     qualify(workload)
 """
 
-#: The most the median overhead may be, as a share of the stand-in's own run time.
-MAX_RATIO = 0.6
+#: The most the median overhead may be, as a share of the stand-in's own run time (about 20 ms).
+MAX_RATIO = 3.0
 #: ... and in seconds, whatever the ratio.
 MAX_OVERHEAD_S = 0.150
 

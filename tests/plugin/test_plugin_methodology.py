@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.methodology.client_presets import INTERVAL_S
+
 from ..conftest import REPO, FakeFio, flat_verdicts, unwrapped
 
 SUSTAINED_SUITE = str(REPO / "suites" / "test_sustained_write.py")
@@ -277,7 +279,7 @@ profiles:
 
 
 def test_client_presets_limit_at_a_size_smoke_does_not_run_is_reported_not_failed(
-    pytester: pytest.Pytester, fake_fio: FakeFio
+    pytester: pytest.Pytester, fake_fio: FakeFio, idle_waits: list[tuple[str, float]]
 ) -> None:
     # smoke runs the presets at 16 and 100 MiB: a limit on a 1000 MiB figure (quick/full) is
     # "not measured in this run profile", shown with the sizes smoke runs, and does not fail
@@ -290,6 +292,8 @@ def test_client_presets_limit_at_a_size_smoke_does_not_run_is_reported_not_faile
             "-p", "no:cacheprovider", f"--results-dir={pytester.path / 'results'}"]
     result = pytester.runpytest(*args)
     result.assert_outcomes(passed=1)
+    # smoke's interval before each write pass, recorded (not waited out: 9 s a run)
+    assert idle_waits and set(idle_waits) == {("client_presets", INTERVAL_S["smoke"])}
     out = flat_verdicts(result.stdout.str())
     assert ("  not checked (client_presets seq1m_q1t1_1000mib.write.bw_mbps): "
             "not measured in this run profile: smoke runs the client presets at 16 MiB and "

@@ -3,7 +3,8 @@ number of bytes whatever the disk's speed, and every run prints and stores what 
 each drive, xdist workers included.
 
 fio is the recording stand-in ``tests/fakefio.py`` (it moves a size-based job's ``io_size`` and
-stops, as fio does): no device is ever touched.
+stops, as fio does): no device is ever touched. The dry run's idle periods are recorded, not
+waited out (``idle_waits``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ssdqual.catalog.pts_wsat_hir import HIR_ID, hir_plan
 from pytest_ssdqual.catalog.workloads import SCRATCH_FILE_BYTES, SCRATCH_WRITE_BUDGET_BYTES
 
 from ..conftest import (
+    IDLING_METHODOLOGIES,
     READ_WRITE_SUITE,
     REPO,
     FakeFio,
@@ -69,7 +72,7 @@ def _run_json() -> dict:
 
 
 def test_default_dry_run_writes_size_based_jobs_within_the_stated_bytes(
-    pytester: pytest.Pytester, fake_fio: FakeFio
+    pytester: pytest.Pytester, fake_fio: FakeFio, idle_waits: list[tuple[str, float]]
 ) -> None:
     result = pytester.runpytest(str(REPO / "suites"), f"--fio-bin={fake_fio.path}",
                                 f"--thresholds={REPO / 'thresholds'}", "-p", "no:cacheprovider")
@@ -112,6 +115,12 @@ def test_default_dry_run_writes_size_based_jobs_within_the_stated_bytes(
     assert _run_json()["written"] == {drive: {
         "bytes": fio_says, "writing_runs": int(line["writing"]), "runs": len(jobs), "unread": 0,
         "write_budget_bytes": SCRATCH_WRITE_BUDGET_BYTES}}
+    # the idle periods were asked (recorded, not waited out): HIR's every wait state, each
+    # for its cycles, in order
+    assert {workload for workload, _ in idle_waits} == IDLING_METHODOLOGIES
+    plan = hir_plan("smoke")
+    assert [s for workload, s in idle_waits if workload == HIR_ID] == [
+        wait for wait in plan.waits_s for _ in range(plan.cycles)]
 
 
 def test_named_file_keeps_time_based_writes_and_its_bytes_cross_xdist_workers(
