@@ -56,24 +56,30 @@ ROTATED_TWINS = ("jmf667h-l85c-128g", "jmf612-43nm-64g", "phison-e12-960g")
 HALF_1_SUITES = frozenset({"test_sequential", "test_transfer_size", "test_client_presets",
                            "test_qd_scaling", "test_random", "test_burst", "test_sustained_write",
                            "test_health", "test_firmware_update", "test_power_loss"})
-HALVES = ("1", "2")
+#: ``SSDQUAL_TWIN_WHOLE=1``: each twin's profile in ONE session instead (``"whole"``: the state
+#: one suite leaves the drive in carried into the next, as a lab's run of ``suites/`` does), for
+#: a nightly run with ``SSDQUAL_ALL_TWINS=1`` or ``SSDQUAL_TWIN``; the rotation then picks a
+#: twin per commit (``int(HEAD, 16) % 3``).
+HALVES = ("whole",) if os.environ.get("SSDQUAL_TWIN_WHOLE") == "1" else ("1", "2")
 
 
 def twin_suites(half: str) -> list[str]:
-    """``suites/test_*.py`` paths of one half (``"1"`` or ``"2"``) of a twin's profile: every
-    suite but those no seed review has a figure for (``NO_REVIEW_FIGURE_ANY``, the SNIA PTS
-    tests: their own end-to-end tests run them), split by ``HALF_1_SUITES``."""
+    """``suites/test_*.py`` paths of one half (``"1"`` or ``"2"``) of a twin's profile, or of
+    all of it (``"whole"``): every suite but those no seed review has a figure for
+    (``NO_REVIEW_FIGURE_ANY``, the SNIA PTS tests: their own end-to-end tests run them), split
+    by ``HALF_1_SUITES``."""
     stems = [p.stem for p in sorted((REPO / "suites").glob("test_*.py"))
              if p.stem not in NO_REVIEW_FIGURE_ANY]
-    return [f"suites/{s}.py" for s in stems if (s in HALF_1_SUITES) == (half == "1")]
+    return [f"suites/{s}.py" for s in stems
+            if half == "whole" or (s in HALF_1_SUITES) == (half == "1")]
 
 
 def twins_of_this_run(env: dict[str, str] | None = None, commit: str | None = None
                       ) -> frozenset[tuple[str, str]]:
     """The (seed twin, half) runs not marked ``e2e_twins_all``: both halves of each name in
     ``$SSDQUAL_TWIN`` (comma-separated; an unknown name raises ``ValueError`` naming the known
-    ones), else the ``int(commit, 16) % 6``-th of ``ROTATED_TWINS`` x ``HALVES`` for the
-    checkout's HEAD commit (the first one when the commit cannot be read)."""
+    ones), else the ``int(commit, 16) % 6``-th (``% 3`` whole) of ``ROTATED_TWINS`` x ``HALVES``
+    for the checkout's HEAD commit (the first one when the commit cannot be read)."""
     env = os.environ if env is None else env
     named = [t.strip() for t in env.get("SSDQUAL_TWIN", "").split(",") if t.strip()]
     if named:
@@ -162,14 +168,14 @@ def test_the_twin_half_of_a_run_is_set_by_its_commit_or_by_ssdqual_twin() -> Non
     """CI runs one half of one twin's profile per commit; six consecutive commits (by their
     value mod 6) cover both halves of the three twins; the choice is reproducible and can be
     forced (both halves of each named twin)."""
-    picks = [twins_of_this_run({}, commit) for commit in ("0", "1", "2", "3", "4", "5", "6")]
-    assert picks[:6] == [frozenset({(t, h)}) for t in ROTATED_TWINS for h in HALVES]
-    assert picks[6] == picks[0]
+    n = len(ROTATED_TWINS) * len(HALVES)
+    picks = [twins_of_this_run({}, f"{commit:x}") for commit in range(n + 1)]
+    assert picks[:n] == [frozenset({(t, h)}) for t in ROTATED_TWINS for h in HALVES]
+    assert picks[n] == picks[0]
     assert twins_of_this_run({}, "c0ffee") == twins_of_this_run({}, "c0ffee")
-    assert twins_of_this_run({}, "not-a-commit") == frozenset({(ROTATED_TWINS[0], "1")})
+    assert twins_of_this_run({}, "not-a-commit") == frozenset({(ROTATED_TWINS[0], HALVES[0])})
     assert twins_of_this_run({"SSDQUAL_TWIN": "jmf667h-a19-128g, phison-e12-960g"}, "0") == {
-        ("jmf667h-a19-128g", "1"), ("jmf667h-a19-128g", "2"),
-        ("phison-e12-960g", "1"), ("phison-e12-960g", "2")}
+        (t, h) for t in ("jmf667h-a19-128g", "phison-e12-960g") for h in HALVES}
     with pytest.raises(ValueError, match=r"unknown twin\(s\) \['e12'\]; known: "):
         twins_of_this_run({"SSDQUAL_TWIN": "e12"})
 
@@ -181,8 +187,12 @@ def test_the_two_halves_run_every_suite_a_review_can_judge_once() -> None:
     every = [f"suites/{p.name}" for p in sorted((REPO / "suites").glob("test_*.py"))
              if p.stem not in NO_REVIEW_FIGURE_ANY]
     assert one and two and not set(one) & set(two)
-    assert sorted(one + two) == every
+    assert sorted(one + two) == every == twin_suites("whole")
     assert {f"suites/{s}.py" for s in HALF_1_SUITES} == set(one)
+    # every suite a twin's review must judge is in a half (a renamed one would go unchecked)
+    run_by_halves = {Path(path).stem for path in one + two}
+    for twin in SEED_TWINS:
+        assert set(REVIEW_SUITES[twin]) <= run_by_halves, twin
 
 
 #: e2e_solo: one twin at a time. Two at once failed here on the host's CPU, not the model (an
@@ -191,7 +201,8 @@ def test_the_two_halves_run_every_suite_a_review_can_judge_once() -> None:
 @pytest.mark.parametrize("twin,half", [
     (t, h) if (t, h) in twins_of_this_run() else
     pytest.param(t, h, marks=pytest.mark.e2e_twins_all)
-    for t in SEED_TWINS for h in HALVES], ids=[f"{t}-half{h}" for t in SEED_TWINS for h in HALVES])
+    for t in SEED_TWINS for h in HALVES],
+    ids=[f"{t}-{h if h == 'whole' else 'half' + h}" for t in SEED_TWINS for h in HALVES])
 def test_a_seed_twin_passes_every_limit_on_every_smoke_suite_of_one_half(
         tmp_path: Path, twin: str, half: str) -> None:
     """One twin, one half (``twin_suites``) of every suite a seed review can judge (all but
