@@ -13,7 +13,9 @@
 * a test after the update to ``DEMO2`` names ``DEMO2`` (Allure, stored record) and is judged by
   a threshold profile that matches ``firmware: DEMO2``; the update test keeps ``DEMO1``.
 
-The gated cases run ``e2e_solo``: a 5 % gate on seconds-long runs needs the CPU to itself.
+The gated cases run beside other tests (not ``e2e_solo``): the model's caps (200 / 150 MB/s,
+3,000 / 2,500 IOPS) are far below what its RAM-backed loop device does and need little CPU, so
+they, not the host's load, set the figures the 5 % gate compares.
 """
 
 from __future__ import annotations
@@ -65,7 +67,6 @@ def _message(found: dict[str, Any]) -> str:
     return str((found.get("statusDetails") or {}).get("message", ""))
 
 
-@pytest.mark.e2e_solo
 def test_a_good_build_passes_and_so_does_going_back(pytester: pytest.Pytester,
                                                     tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path, f"--firmware-image={_image(tmp_path, 'DEMO2')}",
@@ -82,7 +83,6 @@ def test_a_good_build_passes_and_so_does_going_back(pytester: pytest.Pytester,
     assert re.search(r"verify_mismatches\s+0\s+<= 0", out)
 
 
-@pytest.mark.e2e_solo
 def test_a_build_10_percent_slower_fails_on_exactly_that_figure(pytester: pytest.Pytester,
                                                                 tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path,

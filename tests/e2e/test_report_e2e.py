@@ -1,5 +1,6 @@
-"""End to end: a real qualification run on a loop device (real fio), its Allure results turned
-into the static HTML report by ``ssdqual report`` (Allure 3, offline), and the report opened in
+"""End to end: a real qualification run on a loop device (real fio: the run ``conftest.py``'s
+``loop_smoke_run`` shares with ``test_e2e.py``), its Allure results turned into the static HTML
+report by ``ssdqual report`` (Allure 3, offline), and the report opened in
 headless Chromium (Debian's ``chromium``): the rendered page must show the tests, their verdicts
 and at least one chart. The screenshots are kept in the test's temp folder and copied into
 ``$ARTIFACTS_DIR`` when it is set.
@@ -23,27 +24,10 @@ import pytest
 
 from pytest_ssdqual.report import html as htmlreport
 
-from ..conftest import REPO, need_root
+from ..conftest import need_root
+from .conftest import SmokeRun
 
 pytestmark = pytest.mark.e2e
-
-#: The workloads run (5 x about 4.5 s with the smoke profile), one of them made to fail.
-TESTS = (
-    "suites/test_sequential.py::test_sequential_read",
-    "suites/test_sequential.py::test_sequential_write",
-    "suites/test_random.py::test_random_read",
-)
-
-#: A limit no loop device meets, so the report has a failed test next to the passed ones.
-IMPOSSIBLE = """
-version: 1
-profiles:
-  - name: e2e impossible limit
-    match: {controller: linux-loop, serial: "%(serial)s"}
-    source: "e2e test: a limit the loop device must violate"
-    limits:
-      rand_read_4k_qd1: {iops: {min: 100000000}}
-"""
 
 #: Injected into a copy of the report before the screenshot (the report itself is untouched):
 #: opens every closed tree group and chart attachment (an open one's arrow icon has the
@@ -102,7 +86,7 @@ def _visible_text(dom: str) -> str:
 
 
 def test_report_of_a_loop_device_run_renders_tests_and_charts(
-    pytester: pytest.Pytester, loop_device: str, tmp_path: Path
+    loop_smoke_run: SmokeRun, tmp_path: Path
 ) -> None:
     need_root("losetup")
     _need(shutil.which("fio") is not None, "fio not installed (scripts/setup.sh installs it)")
@@ -115,18 +99,12 @@ def test_report_of_a_loop_device_run_renders_tests_and_charts(
     _need(shutil.which("chromium") is not None,
           "chromium not installed (scripts/setup.sh installs Debian's chromium)")
 
-    serial = str(tmp_path / "loop.img")
-    extra = tmp_path / "impossible.yaml"
-    extra.write_text(IMPOSSIBLE % {"serial": serial})
-    alluredir = tmp_path / "allure-results"
-    run = pytester.runpytest_subprocess(
-        *(str(REPO / t) for t in TESTS), f"--drive={loop_device}", f"--confirm-destroy={serial}",
-        "--ssd-profile=smoke", f"--thresholds={REPO / 'thresholds'}", f"--thresholds={extra}",
-        f"--alluredir={alluredir}", f"--results-dir={tmp_path / 'store'}",
-        "-p", "no:cacheprovider", timeout=300,
-    )
-    run.assert_outcomes(passed=4, failed=1)
-    assert "FAIL       Linux loop device (fw " in run.stdout.str()  # the summary line
+    # the eight plain workloads, one failing a limit no loop device meets (conftest.py)
+    run = loop_smoke_run
+    assert run.outcomes() == {"failed": 1, "passed": 7}, run.stdout[-3000:]
+    assert "FAIL       Linux loop device (fw " in run.stdout  # the summary line
+    alluredir = tmp_path / "allure-results"  # a copy: the run is shared
+    shutil.copytree(run.alluredir, alluredir)
 
     report = tmp_path / "report"
     proc = subprocess.run(
@@ -138,7 +116,7 @@ def test_report_of_a_loop_device_run_renders_tests_and_charts(
     page = index.read_text()
     assert "googletagmanager" not in page
 
-    # The overview, every group opened: the five tests, their drive and their statuses.
+    # The overview, every group opened: the tests, their drive and their statuses.
     shot_page = report / "shot.html"
     shot_page.write_text(page.replace("</body>", EXPAND_JS + "</body>"))
     overview = _visible_text(_chromium(shot_page.as_uri(), out=tmp_path / "overview.dom",

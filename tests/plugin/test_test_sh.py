@@ -20,24 +20,25 @@ def _collected(out: str) -> list[str]:
 
 
 def test_an_e2e_path_goes_to_both_e2e_tiers_split_by_the_solo_mark() -> None:
-    proc = _test_sh("tests/e2e/test_regression_e2e.py")
+    proc = _test_sh("tests/e2e/test_power_loss_e2e.py::"
+                    "test_an_emulated_cut_kills_the_running_fio_and_the_device_stops_answering")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # the file's one test is e2e_solo: the parallel tier selects none, the solo tier runs it
+    # the test is e2e_solo: the parallel tier selects none, the solo tier runs it
     assert "no test selected in the e2e tier" in proc.stderr
     assert _collected(proc.stdout) == ["no tests collected (1 deselected)",
                                        "1 test collected"], proc.stdout
-    assert "test_a_throttled_build_fails_the_gate" in proc.stdout
+    assert "test_an_emulated_cut_kills_the_running_fio" in proc.stdout
     assert "unit+plugin" not in proc.stderr
 
 
 def test_a_users_mark_is_combined_with_each_e2e_tiers_own() -> None:
-    proc = _test_sh("tests/e2e/test_firmware_e2e.py", "-m", "not e2e_solo")
+    proc = _test_sh("tests/e2e/test_power_loss_e2e.py", "-m", "not e2e_solo")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the parallel tier keeps the file's other tests; the solo tier's own mark and the user's
     # exclude each other, so it selects nothing (not a failure)
     assert "no test selected in the e2e-solo tier" in proc.stderr
-    assert "test_a_good_build_passes_and_so_does_going_back" not in proc.stdout  # e2e_solo
-    assert "test_a_slot_the_drive_does_not_have_is_refused_before_any_io" in proc.stdout
+    assert "test_an_emulated_cut_kills_the_running_fio" not in proc.stdout  # e2e_solo
+    assert "test_refusals_skip_before_the_switch_is_touched" in proc.stdout
 
 
 def test_a_unit_path_runs_in_the_unit_tier_only() -> None:

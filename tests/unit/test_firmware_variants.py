@@ -46,7 +46,7 @@ def test_the_demo_model_lists_its_four_builds() -> None:
         "DEMO2-CORRUPT": "DEMO2-CORRUPT: corrupts 4096 bytes at offset 67108864",
     }
     assert variant_model(model, "DEMO2-SLOWSEQW").caps.describe() == (
-        "read 200 MB/s, write 135 MB/s, read 8,000 IOPS, write 6,000 IOPS")
+        "read 200 MB/s, write 135 MB/s, read 3,000 IOPS, write 2,500 IOPS")
 
 
 def test_a_speed_factor_scales_every_cap_of_its_dimension(tmp_path: Path) -> None:
