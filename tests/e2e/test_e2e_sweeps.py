@@ -174,10 +174,11 @@ def test_sweeps_and_presets_on_loop_devices(
         for d in ("read", "write"):
             assert m[f"{preset}.{d}.size_ratio"] == pytest.approx(
                 m[f"{preset}_100mib.{d}.bw_mbps"] / m[f"{preset}_16mib.{d}.bw_mbps"])
-    # 1.2x, not more: on a RAM loop device both are CPU-bound, and beside two other tests on 2
-    # CPUs (./test.sh -n 3) the 16 threads measured only 1.37x one QD1 thread (193,939 vs
-    # 141,436 IOPS, 2026-12-06); alone it is 2-3x
-    assert m["rnd4k_q32t16_100mib.read.iops"] > 1.2 * m["rnd4k_q1t1_100mib.read.iops"]
+    # 16 threads at QD32 keep 512 reads in flight against one: by Little's law each waits many
+    # times as long as a QD1 read, whatever share of the CPUs the host gives them (their IOPS
+    # do not tell them apart here: on a RAM loop device both are CPU-bound, and beside two other
+    # tests on 2 CPUs the 16 threads measured 1.07-1.37x the QD1 thread's IOPS, 2026-12-06)
+    assert m["rnd4k_q32t16_100mib.read.lat_mean_us"] > 20 * m["rnd4k_q1t1_100mib.read.lat_mean_us"]
     # on the 64 MiB device: the 100 MiB test size is skipped (not shrunk), 16 MiB measured
     m4 = runs[(s_k4, "client_presets")]["metrics"]
     assert {k.partition(".")[0].rsplit("_", 1)[1] for k in m4} == {"16mib"}, sorted(m4)
