@@ -21,6 +21,9 @@ MARKERS = {
                      "SSDQUAL_ALL_TWINS=1 (2-2.5 min each; ./test.sh and CI run one half of "
                      "one of the L85C 128 GB, the JMF612 and the E12 per commit, or both halves "
                      "of the SSDQUAL_TWIN names; every twin is in an ablation)",
+    "e2e_beside_unit": "an e2e_solo test whose figures need CPU time promptly but not the "
+                       "host's devices alone (a seed twin's profile half): ./test.sh runs it "
+                       "beside the unit+plugin tier, which it runs at nice 19",
     "e2e_solo": "end-to-end test that needs the host to itself (timings, time-outs or the process "
                 "table): ./test.sh runs these one at a time, after the other end-to-end tests ran "
                 "two at a time",

@@ -198,6 +198,7 @@ def test_the_two_halves_run_every_suite_a_review_can_judge_once() -> None:
 #: e2e_solo: one twin at a time. Two at once failed here on the host's CPU, not the model (an
 #: A19 board beside the L85C: QD1 read 7,213 < 9,350 IOPS, QD32 write 59,897 < 66,300).
 @pytest.mark.e2e_solo
+@pytest.mark.e2e_beside_unit  # beside the unit+plugin tier, which ./test.sh runs at nice 19
 @pytest.mark.parametrize("twin,half", [
     (t, h) if (t, h) in twins_of_this_run() else
     pytest.param(t, h, marks=pytest.mark.e2e_twins_all)

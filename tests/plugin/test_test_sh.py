@@ -1,6 +1,6 @@
-"""``./test.sh`` routes test paths and -m to its tiers (unit+plugin -n 3, e2e -n 3, e2e-solo
-one at a time), collecting only (``--collect-only``): what each tier would run is what it
-prints."""
+"""``./test.sh`` routes test paths and -m to its tiers (e2e-twin beside unit+plugin -n 3, e2e
+-n 3, e2e-solo one at a time), collecting only (``--collect-only``): what each tier would run
+is what it prints."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ def test_an_e2e_path_goes_to_both_e2e_tiers_split_by_the_solo_mark() -> None:
                     "test_an_emulated_cut_kills_the_running_fio_and_the_device_stops_answering")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the test is e2e_solo: the parallel tier selects none, the solo tier runs it
+    assert "no test selected in the e2e-twin tier" in proc.stderr
     assert "no test selected in the e2e tier" in proc.stderr
     assert _collected(proc.stdout) == ["no tests collected (1 deselected)",
+                                       "no tests collected (1 deselected)",
                                        "1 test collected"], proc.stdout
     assert "test_an_emulated_cut_kills_the_running_fio" in proc.stdout
     assert "unit+plugin" not in proc.stderr
@@ -46,3 +48,20 @@ def test_a_unit_path_runs_in_the_unit_tier_only() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "test_layout.py" in proc.stdout and "tests/e2e" not in proc.stdout
     assert "e2e" not in proc.stderr
+
+
+def test_the_twin_tier_runs_beside_the_unit_tier_and_its_output_follows() -> None:
+    """With unit and e2e paths, the e2e-twin tier runs in the background beside the unit+plugin
+    tier (reniced to 19), and its output is printed after it, under its name; the twin test is
+    in no other tier."""
+    proc = _test_sh("tests/unit/test_layout.py", "tests/e2e/test_twins_e2e.py",
+                    "tests/e2e/test_power_loss_e2e.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    unit_end = proc.stdout.index("test_layout.py")
+    twin_head = proc.stdout.index("test.sh: the e2e-twin tier (it ran beside the unit+plugin tier)")
+    assert unit_end < twin_head
+    twin_part = proc.stdout[twin_head:]
+    twin_ids = [line for line in proc.stdout.splitlines()
+                if "test_a_seed_twin_passes_every_limit" in line]
+    assert len(twin_ids) == 1 and twin_ids[0] in twin_part, twin_ids
+    assert "test_an_emulated_cut_kills_the_running_fio" in proc.stdout
