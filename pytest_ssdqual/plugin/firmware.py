@@ -126,6 +126,7 @@ def firmware_update(request: pytest.FixtureRequest, ssd_session: QualSession,
                 host, ssd_session, ssd_drive, tmp_path, options,
                 on_cleared=lambda: cleared.append(True)), writes=True).metrics
         finally:  # the update test's record is built: the later tests name the new firmware
+            # (never raises: an error here would replace the test's stored outcome)
             note = adopt_reported_firmware(ssd_session, ssd_drive) if cleared else ""
             if note:
                 host.note(note)
