@@ -75,7 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.stash[IN_PLAY_KEY]:
         from pytest_ssdqual.plugin.engine import start_runner
 
-        plugin_options(config)  # bad input: a usage error before any I/O, fio's --version too
+        # this plugin's bad options or input files: a usage error before any fio process
+        # (fio's --version too); other plugins' later usage errors may come while it probes
+        plugin_options(config)
         start_runner(config)  # fio's engine probe, in the background while pytest collects
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
