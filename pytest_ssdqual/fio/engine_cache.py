@@ -24,11 +24,12 @@ the one read now, its engine is one of the three, its version reads as
 fio's and it is less than ``MAX_AGE_S`` old. Anything else -- a missing, unreadable, corrupt
 or foreign file, another fio, another kernel, an old entry -- is a miss and fio is probed
 again: the cache never answers for a host it was not written on. Only a working engine is
-stored, and a fallback (libaio, psync) only when io_uring failed for a lasting reason
-(``lasting_failure``: EPERM, ENOSYS, an engine fio does not have), with that reason; a passing
-one (ENOMEM, a probe killed or timed out) is not kept, so the next run tries io_uring again. A
-probe that finds no engine raises its error every time, in the same words. A cache folder that
-cannot be written costs only the probe; ``forget_probe`` drops an entry a job proved wrong.
+stored, and a fallback (libaio, psync) only when io_uring (and libaio, for psync) failed for a
+lasting reason (``lasting_failure``: EPERM, ENOSYS, an engine fio does not have), with that
+reason; a passing one (ENOMEM, a probe killed or timed out) is not kept, so the next run tries
+io_uring again. A probe that finds no engine raises its error every time, in the same words. A
+cache folder that cannot be written costs only the probe; ``forget_probe`` drops an entry a job
+proved wrong.
 """
 
 from __future__ import annotations

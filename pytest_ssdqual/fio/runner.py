@@ -167,7 +167,7 @@ class FioRunner:
         With ``engine_cache``, the engine found for this fio on this host before is taken from
         it without running fio, and a newly found one is kept (``fio.engine_cache``: any
         change of fio or kernel, or a corrupt file, means a new probe; a fallback is kept only
-        when io_uring failed for a lasting reason, ``lasting_failure``). After
+        when every better engine failed for a lasting reason, ``lasting_failure``). After
         ``prefetch_engine``, the background probe's answer is waited for and given.
 
         Raises:
@@ -185,17 +185,17 @@ class FioRunner:
                 raise FioError(f"cannot write the engine probe's file {probe_file} ({exc}): "
                                "point TMPDIR at a writable folder with 64 KiB free") from None
             failures: list[str] = []
-            lasting = False  # io_uring failed for a lasting reason: a fallback may be kept
+            lasting = True  # every better engine failed for a lasting reason: keep it
             for engine in ("io_uring", "libaio", "psync"):
                 failure = probe_engine(self.executable(), engine, probe_file, _env())
                 if failure is None:
                     self._engine = engine
                     break
                 failures.append(f"{engine}: {first_line(failure)}")
-                lasting = lasting or (engine == "io_uring" and lasting_failure(failure))
+                lasting = lasting and lasting_failure(failure)
             else:
                 raise FioError("no fio I/O engine works here: " + "; ".join(failures))
-            if self.engine_cache is not None and (engine == "io_uring" or lasting):
+            if self.engine_cache is not None and lasting:  # io_uring: no failure at all
                 store_probe(self.engine_cache, host_key(self.executable()),
                             ProbeAnswer(engine, self.version(), "; ".join(failures)))
         return self._engine

@@ -3,8 +3,9 @@ a fallback only for a lasting io_uring failure (with its reason, shown in the se
 a cached version older than ``MIN_FIO_VERSION`` re-checked, an entry a job could not set up
 dropped; and the background probe (a daemon thread) raising only ``FioError``.
 
-fio is a wrapper around the recording stand-in ``tests/fakefio.py`` whose io_uring probe fails
-with ``$IOURING_ERR`` and whose jobs fail with ``$JOB_ERR`` when set.
+fio is a wrapper around the recording stand-in ``tests/fakefio.py`` whose io_uring (libaio)
+probe fails with ``$IOURING_ERR`` (``$LIBAIO_ERR``) and whose jobs fail with ``$JOB_ERR`` when
+set.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from ..conftest import FakeFio
 WRAPPER = """#!{python}
 import os, runpy, sys
 argv = sys.argv[1:]
-if "--name=probe" in argv and "--ioengine=io_uring" in argv and os.environ.get("IOURING_ERR"):
-    sys.stderr.write(os.environ["IOURING_ERR"] + "\\n")
-    sys.exit(1)
+for engine, var in (("io_uring", "IOURING_ERR"), ("libaio", "LIBAIO_ERR")):
+    if "--name=probe" in argv and f"--ioengine={{engine}}" in argv and os.environ.get(var):
+        sys.stderr.write(os.environ[var] + "\\n")
+        sys.exit(1)
 if "--version" not in argv and "--name=probe" not in argv and os.environ.get("JOB_ERR"):
     sys.stderr.write(os.environ["JOB_ERR"] + "\\n")
     sys.exit(1)
@@ -78,6 +80,11 @@ def test_a_lasting_io_uring_failure_is_kept_with_its_reason_and_shown(
     assert second.version() == "fio-3.33"
     assert second.cached_engine() == f"engine libaio (cached; io_uring: {EPERM})"
     assert second.ioengine(tmp_path / "p.bin") == "libaio" and _probes(fake_fio) == probes
+    # psync after a lasting io_uring failure but a passing libaio one: not kept
+    cache.unlink()
+    monkeypatch.setenv("LIBAIO_ERR", "fio: io_setup: Resource temporarily unavailable")
+    assert FioRunner(str(wrapper), engine_cache=cache).ioengine(tmp_path / "p.bin") == "psync"
+    assert not cache.exists()
 
 
 def test_a_cached_version_below_the_minimum_is_checked_again(
