@@ -145,7 +145,7 @@ def adopt_reported_firmware(session: QualSession, ctx: DriveContext) -> str:
     profiles that match it disagree: ``ThresholdSet.resolve``'s ``ConfigError``) nothing of
     the context changes (identity, assignment, facts and limits stay the old build's, all
     or none) and ``ctx.probes.stop_reason`` is set: the drive's later tests stop with it
-    (``plugin.fixtures.ssd_drive``).
+    (the autouse drive fixture of ``plugin.fixtures`` raises ``DriveUnusable``).
 
     Returns:
         One line for the terminal (``/dev/x now reports firmware B (was A): ...``; on the
