@@ -10,9 +10,14 @@ GUID-checked by nvme-cli). A log that gives no JSON is "not reported" (a line in
 enabled (``nvme ocp set-latency-monitor-feature``, a Set Features the plugin does not send:
 it changes the drive's configuration); ``ocp_lm_feature_status`` says what the drive reports.
 
-A drive that did not report C0h is not asked again in the session (``OcpSupport``: the
-caller keeps one per drive): every later reading says so in ``log_notes`` instead of running
-one more failing nvme-cli call.
+A drive that definitely did not report C0h is not asked again in the session
+(``OcpSupport``: the caller keeps one per drive): every later reading says so in ``log_notes``
+instead of running one more failing nvme-cli call. Definite (``definite_refusal``): nvme-cli is
+not installed, or it exited with a status above 1 and no JSON (nvme-cli passes on the NVMe
+status of a refused Get Log Page, e.g. Invalid Log Page, and a negative error for a foreign
+GUID). A timeout, a tool that could not start, or exit status 1 without JSON (what a drive
+still coming back from a power cycle or a reset gives) is not remembered: the next reading
+asks again.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pytest_ssdqual.drive.health_ocp import (
 from pytest_ssdqual.drive.tool_runner import Runner, run_tool
 from pytest_ssdqual.errors import DeviceError
 
-__all__ = ["OCP_LOG_COMMANDS", "OcpSupport", "read_nvme_logs"]
+__all__ = ["OCP_LOG_COMMANDS", "OcpSupport", "definite_refusal", "read_nvme_logs"]
 
 _Parser = Callable[[Mapping[str, object], list[str]], dict[str, int]]
 
@@ -49,11 +54,20 @@ class OcpSupport:
     caller across readings).
 
     Attributes:
-        refused: why the drive's C0h gave no JSON the first time it was asked (nvme-cli's
-            words), ``None`` while it was not asked yet or when it answered.
+        refused: why the drive's C0h gave no JSON when it was asked (nvme-cli's words), kept
+            only for a definite refusal (``definite_refusal``); ``None`` while it was not
+            asked yet, when it answered, or when its answer may change.
     """
 
     refused: str | None = None
+
+
+def definite_refusal(returncode: int | None) -> bool:
+    """Whether a C0h request that gave no JSON says the drive (or host) will never give it in
+    this session: nvme-cli missing (``returncode`` 127, as the shell reports it) or an exit
+    status above 1 (an NVMe status or nvme-cli's own error, not 1). ``None``: it timed out or
+    could not start."""
+    return returncode is not None and returncode > 1
 
 
 def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | None = None,
@@ -66,9 +80,9 @@ def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | 
         path: the device.
         smart_log: ``nvme smart-log -o json`` already read; ``None``: it is asked here
             (``nvme smart-log -o json PATH``) for the thermal transition counts and times.
-        ocp: the drive's ``OcpSupport`` for the session: a drive whose C0h was not reported
-            before is not asked again (a note says so); a first refusal is recorded in it.
-            ``None``: asked every time.
+        ocp: the drive's ``OcpSupport`` for the session: a drive whose C0h was refused
+            before is not asked again (a note says so); a definite refusal
+            (``definite_refusal``) is recorded in it. ``None``: asked every time.
 
     Returns:
         ``(metrics, notes, c0)``: metric -> integer, one note per log not reported or field
@@ -88,14 +102,27 @@ def read_nvme_logs(run: Runner, path: str, *, smart_log: Mapping[str, object] | 
         notes.append(f"OCP C0h-C3h not asked: C0h not reported earlier in this session "
                      f"({ocp.refused}), not an OCP datacenter drive")
         return metrics, notes, c0
+    codes: list[int | None] = []  # each call's exit status; None: timed out, did not start
+
+    def recording(argv: list[str]) -> tuple[int, str]:
+        codes.append(None)
+        try:
+            code, out = run(argv)
+        except FileNotFoundError:
+            codes[-1] = 127
+            raise
+        codes[-1] = code
+        return code, out
+
     for command, log, parser in OCP_LOG_COMMANDS:
         said = []
-        doc = run_tool(run, ["nvme", "ocp", command, "-o", "json", path], "nvme-cli ocp", said)
+        doc = run_tool(recording, ["nvme", "ocp", command, "-o", "json", path], "nvme-cli ocp",
+                       said)
         if doc is None:
             notes.append(f"OCP {log} not reported: {'; '.join(said)}")
             if log == "C0h":
                 notes.append("OCP C1h-C3h not asked: no C0h, not an OCP datacenter drive")
-                if ocp is not None:
+                if ocp is not None and definite_refusal(codes[-1]):
                     ocp.refused = "; ".join(said)
                 break
             continue

@@ -24,10 +24,15 @@ class DriveProbes:
         ocp: what the drive said of its OCP logs (``OcpSupport.refused``).
         temperature: the drive's temperature source, or why it has none (a reason string);
             ``None`` while not probed yet.
+        stop_reason: why the drive's remaining tests must not run, ``""`` while they may: set
+            when the threshold profiles cannot be resolved for the firmware a firmware update
+            left (``qualify.firmware_update.adopt_reported_firmware``); ``forget`` keeps it.
+            (Kept here as the one per-drive state of the session outside ``DriveContext``.)
     """
 
     ocp: OcpSupport = field(default_factory=OcpSupport)
     temperature: TemperatureSource | str | None = None
+    stop_reason: str = ""
 
     def forget(self) -> None:
         """Probe again at the next use (after a firmware update)."""

@@ -150,9 +150,12 @@ _last: list[tuple[str, str, tuple[str, dict, str]]] = []
 
 def _document(text: str, source: str) -> tuple[str, dict, str]:
     """``extract_json_document(text, source=source)``, kept for the next call with the same
-    text and source (one entry; neither reader here changes the document)."""
-    if _last and _last[0][1] == source and _last[0][0] == text:
-        return _last[0][2]
+    text and source (one entry; neither reader here changes the document). The entry is read
+    once into a local: another thread (the background engine probe parses its own output) may
+    replace or empty ``_last`` between a check and a use."""
+    entry = _last[0] if _last else None
+    if entry is not None and entry[1] == source and entry[0] == text:
+        return entry[2]
     found = extract_json_document(text, source=source)
     _last[:] = [(text, source, found)]
     return found

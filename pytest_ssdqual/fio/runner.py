@@ -28,8 +28,15 @@ from typing import IO
 
 from pytest_ssdqual.errors import FioError, FioNotFound, FioTimeout
 from pytest_ssdqual.fio.client import FioServer, client_argv, settle_client_run
-from pytest_ssdqual.fio.engine_cache import ProbeAnswer, cached_probe, host_key, store_probe
-from pytest_ssdqual.fio.parse import parse_fio_output
+from pytest_ssdqual.fio.engine_cache import (
+    ProbeAnswer,
+    cached_probe,
+    forget_probe,
+    host_key,
+    lasting_failure,
+    store_probe,
+)
+from pytest_ssdqual.fio.engine_probe import engine_setup_failed, probe_engine
 from pytest_ssdqual.fio.process import (
     cgroup_joiner,
     child_setup,
@@ -109,6 +116,7 @@ class FioRunner:
         self._prefetch: threading.Thread | None = None
         self._prefetch_error: BaseException | None = None
         self._cache_read = False
+        self._cached: ProbeAnswer | None = None  # the engine_cache entry in use, if any
 
     def executable(self) -> str:
         """Absolute path of fio. Raises ``FioNotFound`` with the fix when it is missing."""
@@ -158,49 +166,68 @@ class FioRunner:
 
         With ``engine_cache``, the engine found for this fio on this host before is taken from
         it without running fio, and a newly found one is kept (``fio.engine_cache``: any
-        change of fio or kernel, or a corrupt file, means a new probe). After
+        change of fio or kernel, or a corrupt file, means a new probe; a fallback is kept only
+        when every better engine failed for a lasting reason, ``lasting_failure``). After
         ``prefetch_engine``, the background probe's answer is waited for and given.
 
         Raises:
-            FioNotFound, FioError: fio missing or too old (``version``); no engine works.
+            FioNotFound, FioError: fio missing or too old (``version``); no engine works; a
+                probe run timed out or its file could not be written (the fix in the message).
         """
         self._join_prefetch()
         self._read_cache()
         if self._engine is None:
             self.version()
-            if not probe_file.exists():
-                probe_file.write_bytes(b"\0" * 65536)
-            failures = []
+            try:
+                if not probe_file.exists():
+                    probe_file.write_bytes(b"\0" * 65536)
+            except OSError as exc:
+                raise FioError(f"cannot write the engine probe's file {probe_file} ({exc}): "
+                               "point TMPDIR at a writable folder with 64 KiB free") from None
+            failures: list[str] = []
+            lasting = True  # every better engine failed for a lasting reason: keep it
             for engine in ("io_uring", "libaio", "psync"):
-                argv = [
-                    self.executable(), "--name=probe", f"--ioengine={engine}",
-                    f"--filename={probe_file}", "--size=64k", "--bs=4k", "--rw=read",
-                    "--readonly", "--output-format=json",
-                ]
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env())
-                try:
-                    if proc.returncode != 0:
-                        raise FioError(first_line(proc.stderr) or f"exit status {proc.returncode}")
-                    parse_fio_output(proc.stdout, source=f"fio {engine} probe")
-                except FioError as exc:
-                    failures.append(f"{engine}: {exc}")
-                    continue
-                self._engine = engine
-                break
+                failure = probe_engine(self.executable(), engine, probe_file, _env())
+                if failure is None:
+                    self._engine = engine
+                    break
+                failures.append(f"{engine}: {first_line(failure)}")
+                lasting = lasting and lasting_failure(failure)
             else:
                 raise FioError("no fio I/O engine works here: " + "; ".join(failures))
-            if self.engine_cache is not None:
+            if self.engine_cache is not None and lasting:  # io_uring: no failure at all
                 store_probe(self.engine_cache, host_key(self.executable()),
-                            ProbeAnswer(engine, self.version()))
+                            ProbeAnswer(engine, self.version(), "; ".join(failures)))
         return self._engine
+
+    def cached_engine(self) -> str:
+        """``'engine io_uring (cached)'`` when the engine was taken from ``engine_cache``
+        (with the reason of a fallback: ``'engine libaio (cached; io_uring: ...)'``), else
+        ``""`` (probed in this process, or not known yet). For the session's header line."""
+        if self._cached is None or self._cached.engine != self._engine:
+            return ""
+        reason = f"; {self._cached.reason}" if self._cached.reason else ""
+        return f"engine {self._cached.engine} (cached{reason})"
+
+    def engine_failed(self, stderr: str) -> bool:
+        """After a job failed: when fio's ``stderr`` says it could not set up its I/O engine
+        and that engine came from ``engine_cache``, drop the entry and the engine (the next
+        ``ioengine`` probes again). Returns True when it did."""
+        if self._cached is None or not engine_setup_failed(stderr):
+            return False
+        if self.engine_cache is not None:
+            forget_probe(self.engine_cache, os.path.realpath(self.executable()))
+        self._cached = self._engine = None
+        return True
 
     def _read_cache(self) -> None:
         """Engine and version from ``engine_cache``, read once, when it holds this fio's."""
         if self.engine_cache is not None and not self._cache_read:
             self._cache_read = True
             answer = cached_probe(self.engine_cache, host_key(self.executable()))
-            if answer is not None:
-                self._engine, self._version = answer
+            if answer is not None and parse_fio_version(answer.fio_version) >= MIN_FIO_VERSION:
+                self._engine, self._version = answer.engine, answer.fio_version
+                self._cached = answer
 
     def prefetch_engine(self, probe_file: Path | None = None) -> None:
         """Start ``ioengine`` in a background thread, so the engine probe runs while pytest
@@ -209,7 +236,7 @@ class FioRunner:
         removed when it is done."""
         if self._engine is None and self._prefetch is None:
             self._prefetch = threading.Thread(target=self._prefetch_run, args=(probe_file,),
-                                              name="ssdqual-engine-probe")
+                                              name="ssdqual-engine-probe", daemon=True)
             self._prefetch.start()
 
     def _prefetch_run(self, probe_file: Path | None) -> None:
@@ -219,7 +246,13 @@ class FioRunner:
                 return
             with tempfile.TemporaryDirectory(prefix="ssdqual-engine-probe-") as folder:
                 self.ioengine(Path(folder) / "engine-probe.bin")
-        except BaseException as exc:  # raised again by ioengine, in the caller's thread
+        except FioError as exc:  # raised again by ioengine, in the caller's thread
+            self._prefetch_error = exc
+        except Exception as exc:  # noqa: BLE001 - e.g. TimeoutExpired, OSError in $TMPDIR
+            self._prefetch_error = FioError(
+                f"fio's engine probe failed: {type(exc).__name__}: {exc} (check that fio runs "
+                f"({self.fio_bin} --version) and that TMPDIR is a writable folder)")
+        except BaseException as exc:  # noqa: BLE001 - raised again by ioengine
             self._prefetch_error = exc
 
     def _join_prefetch(self, *, raise_error: bool = True) -> None:
@@ -319,6 +352,8 @@ class FioRunner:
             killed, survived = ([], []) if clean else kill_leftovers(proc.pid, argv)
             proc.wait()
             stderr = _read_back(err) + _stuck_note(survived)
+        if proc.returncode != 0:  # a cached engine this job could not set up: probe again
+            self.engine_failed(stderr)
         if server is not None:
             stderr = settle_client_run(workdir, output_path, server, proc.returncode, stderr)
         return FioRun(

@@ -40,10 +40,11 @@ def new_runner(options: SessionOptions) -> FioRunner:
 
 
 def start_runner(config: pytest.Config) -> None:
-    """At configure time, in play, once ``plugin.options`` has checked the options and input
-    files (bad input is a usage error before any fio process, ``fio --version`` included): make
-    this process's runner and start its engine probe in the background
-    (``FioRunner.prefetch_engine``), unless the process runs no test."""
+    """At configure time, in play, once ``plugin.options`` has checked this plugin's own options
+    and input files (bad input there is a usage error before any fio process, ``fio
+    --version`` included; another plugin's usage error, found later, may come while the probe
+    runs): make this process's runner and start its engine probe in the background
+    (``FioRunner.prefetch_engine``, a daemon thread), unless the process runs no test."""
     if not runs_tests(config):
         return
     fio_bin = config.getoption("fio_bin") or config.getini("ssdqual_fio_bin") or "fio"

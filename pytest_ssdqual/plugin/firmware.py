@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ssdqual.errors import ConfigError
+from pytest_ssdqual.errors import ConfigError, SsdQualError
 
 # loaded with the plugin: the flow is imported in the fixture (tests/plugin/test_inert.py)
 if TYPE_CHECKING:
@@ -126,7 +126,13 @@ def firmware_update(request: pytest.FixtureRequest, ssd_session: QualSession,
                 host, ssd_session, ssd_drive, tmp_path, options,
                 on_cleared=lambda: cleared.append(True)), writes=True).metrics
         finally:  # the update test's record is built: the later tests name the new firmware
-            note = adopt_reported_firmware(ssd_session, ssd_drive) if cleared else ""
+            # (never raises: an error here would replace the test's stored outcome)
+            try:
+                note = adopt_reported_firmware(ssd_session, ssd_drive) if cleared else ""
+            except SsdQualError as exc:  # not expected (it notes its own errors): say it
+                note = (f"[ssdqual {ssd_drive.target.spec.raw}] the firmware it reports after "
+                        f"the update test could not be adopted ({exc}): later records name "
+                        f"firmware {ssd_drive.identity.firmware}")
             if note:
                 host.note(note)
 

@@ -170,11 +170,16 @@ def run_workload_test(request: pytest.FixtureRequest, session: QualSession, ctx:
 def _ssdqual_allure_drive_parameter(request: pytest.FixtureRequest) -> None:
     """Tests on a drive: the drive's Allure parameters (its identity in the history id, see
     ``allure_labels.drive_parameters``) at set-up time, and the worker's journal entry
-    (``plugin_workers.start_drive_test``)."""
+    (``plugin_workers.start_drive_test``). A drive whose ``probes.stop_reason`` is set (no
+    limits for the firmware an update left) breaks the test with it (``DriveUnusable``)."""
     if "ssd_drive" in request.fixturenames:
+        from pytest_ssdqual.errors import DriveUnusable
         from pytest_ssdqual.plugin import workers as plugin_workers
 
-        plugin_workers.start_drive_test(request, request.getfixturevalue("ssd_drive"))
+        ctx = request.getfixturevalue("ssd_drive")
+        plugin_workers.start_drive_test(request, ctx)
+        if ctx.probes.stop_reason:
+            raise DriveUnusable(ctx.probes.stop_reason)
 
 
 @pytest.fixture

@@ -75,7 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.stash[IN_PLAY_KEY]:
         from pytest_ssdqual.plugin.engine import start_runner
 
-        plugin_options(config)  # bad input: a usage error before any I/O, fio's --version too
+        # this plugin's bad options or input files: a usage error before any fio process
+        # (fio's --version too); other plugins' later usage errors may come while it probes
+        plugin_options(config)
         start_runner(config)  # fio's engine probe, in the background while pytest collects
         config.add_cleanup(install_sigterm_handler())  # SIGTERM stops a run like Ctrl-C
         _schedule_per_drive(config)
@@ -144,18 +146,22 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 
 
 def header_lines(config: pytest.Config) -> list[str]:
-    """Active profile, fio version, thresholds, drives and results store (``fio --version``
-    runs here), wrapped at 120 columns (``report.summary.fit_lines``)."""
+    """Active profile, fio version (and ``engine X (cached)`` when the I/O engine came from
+    ``fio.engine_cache``), thresholds, drives and results store (``fio --version`` runs
+    here), wrapped at 120 columns (``report.summary.fit_lines``)."""
     from pytest_ssdqual.errors import FioError
     from pytest_ssdqual.plugin.engine import session_runner
     from pytest_ssdqual.report.summary import fit_lines
     from pytest_ssdqual.results.db_location import redact
 
     options = plugin_options(config)
+    runner = session_runner(config, options)
     try:
-        fio = session_runner(config, options).version()  # the cached one, if there is one
+        fio = runner.version()  # the cached one, if there is one
     except FioError as exc:
         fio = f"unavailable ({exc})"
+    cached = runner.cached_engine()  # an engine_cache entry changes every figure: say so
+    fio += f", {cached}" if cached else ""
     lines = [
         f"ssdqual: profile {options.profile.name} ({options.profile.description}); {fio}",
         f"ssdqual: thresholds: {len(options.thresholds.profiles)} profiles; "

@@ -21,7 +21,7 @@ from pytest_ssdqual.catalog.firmware import FIRMWARE_WORKLOAD_ID
 from pytest_ssdqual.catalog.workloads import get_workload
 from pytest_ssdqual.drive.inventory import resolve_assignment
 from pytest_ssdqual.drive.whole_drive import whole_drive_refusals
-from pytest_ssdqual.errors import DeviceError, FioError, SafetyRefusal
+from pytest_ssdqual.errors import ConfigError, DeviceError, FioError, SafetyRefusal
 from pytest_ssdqual.methodology.base import MethodRun, judge_result
 from pytest_ssdqual.methodology.firmware_update import FirmwareRequest, run_firmware_update
 from pytest_ssdqual.plugs.firmware_open import open_firmware_updater, reidentify
@@ -141,12 +141,17 @@ def adopt_reported_firmware(session: QualSession, ctx: DriveContext) -> str:
     the drive's probes (``DriveProbes``: the new build may report other logs). The update
     test's own record keeps the firmware it started from (its A/B table names both).
 
-    Returns:
-        One line for the terminal (``/dev/x now reports firmware B (was A): ...``), ``""``
-        when the firmware is unchanged (a refusal, a build that did not activate, a downgrade).
+    When the threshold profiles cannot be resolved for the new firmware (two equally specific
+    profiles that match it disagree: ``ThresholdSet.resolve``'s ``ConfigError``) nothing of
+    the context changes (identity, assignment, facts and limits stay the old build's, all
+    or none) and ``ctx.probes.stop_reason`` is set: the drive's later tests stop with it
+    (the autouse drive fixture of ``plugin.fixtures`` raises ``DriveUnusable``).
 
-    Raises:
-        ConfigError: two equally specific threshold profiles disagree for the new firmware.
+    Returns:
+        One line for the terminal (``/dev/x now reports firmware B (was A): ...``; on the
+        error above the stop reason), ``""`` when the firmware is unchanged (a refusal, a build
+        that did not activate, a downgrade). Never raises: it runs after the test's record is
+        stored.
     """
     if ctx.target.spec.kind == "remote":  # never flashed from here (refused), nor identified
         return ""
@@ -158,16 +163,27 @@ def adopt_reported_firmware(session: QualSession, ctx: DriveContext) -> str:
     if now.firmware == (ctx.reported_firmware or ctx.identity.firmware):
         return ""
     was = ctx.identity.firmware
-    ctx.target.identity = now
-    ctx.reported_firmware = now.firmware
     options = session.options
-    ctx.assignment = resolve_assignment(now, options.inventory, controller=options.controller,
+    ctx.probes.forget()  # the new build may report other logs, whether or not its limits resolve
+    drive = ctx.label or ctx.target.spec.raw
+    try:  # all in locals: the context changes all at once or not at all
+        assignment = resolve_assignment(now, options.inventory, controller=options.controller,
                                         nand=options.nand,
                                         extra_builtin=ctx.target.assignment_entries)
-    ctx.facts = drive_facts(now, ctx.assignment)
-    ctx.limits = options.thresholds.resolve(ctx.facts)
-    ctx.probes.forget()
-    profiles = "; ".join(p.name for p in ctx.limits.profiles) or "none"
-    return (f"[ssdqual {ctx.label or ctx.target.spec.raw}] now reports firmware {now.firmware} "
+        facts = drive_facts(now, assignment)
+        limits = options.thresholds.resolve(facts)
+    except ConfigError as exc:  # nothing changed: the drive stays as the records name it
+        files = ", ".join(sorted(str(f) for f in options.thresholds.files)) or "none"
+        ctx.probes.stop_reason = (
+            f"{ctx.target.spec.raw} now reports firmware {now.firmware} (was {was}), and the "
+            f"threshold files ({files}) give it no limits: {exc}. Its later tests are not run: "
+            f"make one of the profiles that match firmware {now.firmware} more specific (or "
+            "give them the same limits), then run the drive's tests again")
+        return f"[ssdqual {drive}] {ctx.probes.stop_reason}"
+    ctx.target.identity = now
+    ctx.reported_firmware = now.firmware
+    ctx.assignment, ctx.facts, ctx.limits = assignment, facts, limits
+    profiles = "; ".join(p.name for p in limits.profiles) or "none"
+    return (f"[ssdqual {drive}] now reports firmware {now.firmware} "
             f"(was {was}): the tests after the update name it and are judged by its limits "
             f"(threshold profiles: {profiles})")

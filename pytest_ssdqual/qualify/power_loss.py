@@ -211,6 +211,7 @@ def measure_power_loss(host: Host, session: QualSession, ctx: DriveContext, work
                           f"{note}")
     finally:
         switch.close()
+        ctx.probes.forget()  # a drive just back from a cut may answer its logs differently
     metrics, notes = summarize(records, seed)
     readable = all(r.unsafe_delta is not None for r in records)
     states = dict.fromkeys(metrics, STATE)

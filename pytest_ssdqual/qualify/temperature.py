@@ -26,7 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from pytest_ssdqual.catalog.temperature import TEMPERATURE_METRICS
-from pytest_ssdqual.drive.temperature_source import TemperatureSource, block_temperature_source
+from pytest_ssdqual.drive.temperature_source import (
+    NO_SENSOR,
+    TemperatureSource,
+    block_temperature_source,
+)
 from pytest_ssdqual.drive.temperature_trace import (
     BandwidthSecond,
     TemperatureFigures,
@@ -42,6 +46,7 @@ from pytest_ssdqual.methodology.base import MethodologyResult
 from pytest_ssdqual.qualify.session import WorkloadOutcome
 
 if TYPE_CHECKING:
+    from pytest_ssdqual.drive.probes import DriveProbes
     from pytest_ssdqual.qualify.session import DriveContext
 
 __all__ = ["TEMPERATURE_CSV", "DriveTemperature", "TemperatureRun", "bandwidth_seconds",
@@ -82,8 +87,9 @@ class TemperatureRun:
 def drive_temperature(ctx: DriveContext, interval_s: float) -> DriveTemperature:
     """The temperature source of ``ctx``'s drive: the target's own ``temperature_source()``
     (an emulated drive), else ``block_temperature_source`` of its device, probed at the drive's
-    first test and kept for the session (``ctx.probes``); ``interval_s`` 0 (or less): not
-    sampled."""
+    first test and kept for the session (``ctx.probes``): a source until it reads ``None``
+    (then probed again at the next test), a reason only when definite (a loop device, zram, a
+    file: ``NO_SENSOR``); ``interval_s`` 0 (or less): not sampled."""
     if interval_s <= 0:
         return DriveTemperature(None, "not sampled (ssdqual_temperature_interval_s = 0)", 0.0)
     target, ident = ctx.target, ctx.identity
@@ -96,12 +102,32 @@ def drive_temperature(ctx: DriveContext, interval_s: float) -> DriveTemperature:
     else:  # a real drive's: probed once per drive and session (``DriveProbes``)
         found = ctx.probes.temperature
         if found is None:
-            found = ctx.probes.temperature = block_temperature_source(
+            found = block_temperature_source(
                 target.fio_filename, kind=ident.kind, transport=ident.transport,
                 smartctl_device_type=ident.smartctl_device_type or None)
+            if not isinstance(found, str):
+                found = _forgotten_on_none(ctx.probes, found)
+            # kept: a source, or a kind with no sensor; "nothing read" may change (a drive
+            # coming back from a power cycle): probed again at the next test
+            keep = not isinstance(found, str) or ident.kind in NO_SENSOR
+            ctx.probes.temperature = found if keep else None
     if isinstance(found, str):
         return DriveTemperature(None, f"not applicable: {found}", interval_s)
     return DriveTemperature(found, "", interval_s)
+
+
+def _forgotten_on_none(probes: DriveProbes, source: TemperatureSource) -> TemperatureSource:
+    """``source`` whose ``read`` drops it from ``probes`` when it reads ``None`` (a drive
+    that stopped answering, e.g. while it comes back from a power cycle): the drive's next
+    test probes again instead of sampling nothing for the rest of the session."""
+    def read() -> float | None:
+        value = source.read()
+        if value is None and probes.temperature is kept:
+            probes.temperature = None
+        return value
+
+    kept = dataclasses.replace(source, read=read)
+    return kept
 
 
 def bandwidth_seconds(folder: Path) -> list[BandwidthSecond]:

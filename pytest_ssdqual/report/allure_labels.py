@@ -24,7 +24,7 @@ from pytest_ssdqual.results.stored import (
     ATTACH_DRIVE,
     LABEL_NOT_APPLICABLE,
     drive_identity,
-    drive_title,
+    drive_name,
 )
 
 if TYPE_CHECKING:
@@ -78,9 +78,10 @@ def drive_parameters(ctx: DriveContext) -> None:
 
 
 def parent_suite(facts: Mapping[str, str]) -> str:
-    """The parent suite of a drive's tests (``results.stored.drive_title``), one per drive of
-    a session: ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``, ``... S/N EMU-X@0.8)``."""
-    return drive_title(facts)
+    """The parent suite of a drive's tests (``results.stored.drive_name``), one per drive of
+    a session, the same before and after a firmware update (the firmware is in each test's
+    ``firmware:`` tag and title): ``Samsung 980 (S/N S64D...)``, ``... S/N EMU-X@0.8)``."""
+    return drive_name(facts)
 
 
 def label_test(

@@ -64,15 +64,29 @@ def drive_identity(facts: Mapping[str, str]) -> str:
     return serial if serial not in NO_SERIAL else str(facts.get("drive", ""))
 
 
-def drive_title(facts: Mapping[str, str]) -> str:
-    """The drive's title, one per drive of a session (Allure parent suite, summary page):
-    ``Samsung 980 (fw 1B4QFXO7, S/N S64D...)``; the identity key where it says more than the
-    serial (``S/N EMU-JMF612-43NM-64G@0.8``, ``S/N S123 (/dev/nvme0n2)``, ``S/N unknown,
-    /dev/sdb``)."""
+def _serial_shown(facts: Mapping[str, str]) -> str:
+    """The serial, or the identity key where it says more than the serial."""
     serial = str(facts.get("serial") or "?")
     key = drive_identity(facts)
-    shown = key if key.startswith(serial) else f"{serial}, {key}"
-    return f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, S/N {shown})"
+    return key if key.startswith(serial) else f"{serial}, {key}"
+
+
+def drive_name(facts: Mapping[str, str]) -> str:
+    """The drive's name without its firmware, the same all session long -- also after a
+    firmware update changed ``facts['firmware']`` (the Allure parent suite,
+    ``report.allure_labels.parent_suite``): ``Samsung 980 (S/N S64D...)``; the identity key
+    where it says more than the serial (``S/N EMU-JMF612-43NM-64G@0.8``, ``S/N S123
+    (/dev/nvme0n2)``, ``S/N unknown, /dev/sdb``)."""
+    return f"{facts.get('model', 'unknown drive')} (S/N {_serial_shown(facts)})"
+
+
+def drive_title(facts: Mapping[str, str]) -> str:
+    """The drive's title with the firmware its facts name (summary page): ``Samsung 980 (fw
+    1B4QFXO7, S/N S64D...)``; the serial as in ``drive_name``. Tests of one drive before and
+    after a firmware update have different titles: group by ``drive_name`` or
+    ``drive_identity``."""
+    return (f"{facts.get('model', 'unknown drive')} (fw {facts.get('firmware', '?')}, "
+            f"S/N {_serial_shown(facts)})")
 
 
 @dataclass(frozen=True)

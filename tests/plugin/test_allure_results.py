@@ -76,8 +76,8 @@ def test_labels_title_parameters_steps_and_attachments(
     rand = results["rand_read_4k_qd32"]
     firmware = _labels(rand, "tag")[2].removeprefix("firmware:")
     assert rand["name"] == f"4 KiB random read, QD32 — host-file / host-fs / {firmware}"
-    assert _labels(rand, "parentSuite") == [
-        f"Scratch file (fw {firmware}, S/N {pytester.path / 'target.img'})"]
+    assert _labels(rand, "parentSuite") == [  # the firmware is in the tag and the title
+        f"Scratch file (S/N {pytester.path / 'target.img'})"]
     assert _labels(rand, "feature") == ["random"]
     assert _labels(rand, "story") == ["rand_read_4k_qd32"]
     assert _labels(rand, "severity") == ["normal"]
@@ -160,7 +160,7 @@ def test_two_drives_sharing_a_serial_have_their_own_history_suite_and_page(
     specs = [f"file:{pytester.path / d}" for d in ("a.img", "b.img")]
     assert len({r["historyId"] for r in results}) == 2
     assert sorted(_labels(r, "parentSuite")[0] for r in results) == [
-        f"Twin SSD (fw F1, S/N SHARED-SN-1 ({spec}))" for spec in specs]
+        f"Twin SSD (S/N SHARED-SN-1 ({spec}))" for spec in specs]
     assert sorted(p["value"] for r in results for p in r["parameters"]
                   if p["name"] == "drive identity") == [repr(f"SHARED-SN-1 ({s})") for s in specs]
     pages = sorted(p.name for p in (alluredir / "summary").glob("*.md"))

@@ -38,12 +38,14 @@ def test_the_probe_runs_once_then_comes_from_the_cache(pytester: pytest.Pytester
     first = pytester.runpytest_subprocess(*qual_args(pytester.path, th, fio_copy))
     first.assert_outcomes(passed=2)
     assert _probes(fake_fio) == 1
+    assert "(cached" not in first.stdout.str()  # probed: the header says nothing of a cache
     cache = pytester.path / ".cache" / "pytest-ssdqual" / "fio-engine.json"
     entry = json.loads(cache.read_text())["entries"][fio_copy]
     assert entry["engine"] == "io_uring" and entry["key"]["fio"] == fio_copy
     second = pytester.runpytest_subprocess(*qual_args(pytester.path, th, fio_copy))
     second.assert_outcomes(passed=2)
     assert _probes(fake_fio) == 1  # the second run took it from the cache
+    assert "; fio-3.33, engine io_uring (cached)" in " ".join(second.stdout.str().split())
     jobs = [c for c in fake_fio.calls() if c["job"]]
     assert all("ioengine=io_uring" in c["job"] for c in jobs), jobs[-1]["job"]
     cache.write_text("{ half a file")  # corrupt: probed again, written anew

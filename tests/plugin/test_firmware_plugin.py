@@ -45,3 +45,27 @@ def test_no_updater_or_no_image_skips_with_the_reason(pytester: pytest.Pytester,
     result.assert_outcomes(skipped=1)
     assert "no --firmware-image given" in result.stdout.str()
     assert fake_fio.job_rws() == []
+
+
+STOPPED_SUITE = '''
+def test_a_first(ssd_drive):
+    ssd_drive.probes.stop_reason = "x now reports firmware NEW (was OLD), and the threshold "\\
+        "files (limits.yaml) give it no limits: conflict. Its later tests are not run"
+
+def test_b_later(qualify):
+    qualify("seq_read_128k_qd32")
+'''
+
+
+def test_a_stopped_drive_breaks_its_later_tests_with_the_reason(
+        pytester: pytest.Pytester, fake_fio: FakeFio) -> None:
+    """``DriveProbes.stop_reason`` (``adopt_reported_firmware`` sets it when the new build's
+    threshold profiles conflict): the drive's later tests are errors with it, no fio job."""
+    from ..conftest import limits_yaml, qual_args, write_suite
+
+    th = write_suite(pytester.path, STOPPED_SUITE,
+                     limits_yaml({"seq_read_128k_qd32": {"read.bw_mbps": {"min": 1}}}))
+    result = pytester.runpytest_subprocess(*qual_args(pytester.path, th, str(fake_fio.path)))
+    result.assert_outcomes(passed=1, errors=1)
+    assert "give it no limits: conflict. Its later tests are not run" in result.stdout.str()
+    assert fake_fio.job_rws() == []

@@ -64,24 +64,30 @@ def test_a_stored_engine_is_read_back_for_the_same_key_only(tmp_path: Path,
     assert key["kernel"].startswith(os.uname().release)  # type: ignore[union-attr]
     assert cached_probe(cache, key) is None  # no file yet
     assert store_probe(cache, key, ProbeAnswer("libaio", "fio-3.33")) is True
-    assert cached_probe(cache, key) == ("libaio", "fio-3.33")
+    assert cached_probe(cache, key) == ("libaio", "fio-3.33", "")
+    assert (key["euid"], key["egid"]) == (os.geteuid(), os.getegid())
+    assert key["groups"] == sorted(set(os.getgroups()))
+    assert [line.split(":")[0] for line in key["cap_eff"]] == ["CapEff"]  # type: ignore[union-attr]
     for field, other in [("mtime_ns", 1), ("size", 2), ("inode", 3), ("kernel", "5.4.0 #1"),
                          ("io_uring_disabled", "2"), ("seccomp", ["Seccomp:\t2"]),
-                         ("memlock", [65536, 65536])]:
+                         ("memlock", [65536, 65536]), ("io_uring_group", "1234"),
+                         ("euid", 4321), ("egid", 4321), ("groups", [0, 4321]),
+                         ("cap_eff", ["CapEff:\t0000000000000000"])]:
         assert cached_probe(cache, {**key, field: other}) is None, field
     assert cached_probe(cache, key, now=time.time() + MAX_AGE_S + 1) is None  # too old
     assert cached_probe(cache, key, now=time.time() - 3600) is None  # from the future
     other_fio = {**key, "fio": "/opt/fio/bin/fio"}
     store_probe(cache, other_fio, ProbeAnswer("psync", "fio-3.14-6-g97134"))  # beside the first
-    assert cached_probe(cache, key) == ("libaio", "fio-3.33")
-    assert cached_probe(cache, other_fio) == ("psync", "fio-3.14-6-g97134")
+    assert cached_probe(cache, key) == ("libaio", "fio-3.33", "")
+    assert cached_probe(cache, other_fio) == ("psync", "fio-3.14-6-g97134", "")
     for bad in [ProbeAnswer("sync", "fio-3.33"), ProbeAnswer("psync", "3.33")]:
         with pytest.raises(ValueError, match="not a probe's answer"):
             store_probe(cache, key, bad)
 
 
 @pytest.mark.parametrize("text", [
-    "", "{", "[]", "null", '{"version": 2, "entries": {}}', '{"version": 1, "entries": []}',
+    "", "{", "[]", "null", '{"version": 2, "entries": {}}', '{"version": 2, "entries": []}',
+    '{"version": 1, "entries": {}}',
     "\xff\xfe garbage",
 ])
 def test_a_corrupt_or_foreign_cache_file_is_a_miss(tmp_path: Path, fio_copy: Path,
@@ -97,6 +103,7 @@ def test_a_corrupt_or_foreign_cache_file_is_a_miss(tmp_path: Path, fio_copy: Pat
     {"engine": "io_uring", "fio_version": "3.33\nrm -rf /", "probed_at": None},
     {"engine": "io_uring", "probed_at": None},
     {"engine": None, "fio_version": "fio-3.33", "probed_at": None},
+    {"engine": "io_uring", "fio_version": "fio-3.33", "probed_at": None, "reason": 1},
     "io_uring",
 ])
 def test_a_tampered_entry_is_a_miss(tmp_path: Path, fio_copy: Path, entry: object) -> None:
@@ -104,7 +111,7 @@ def test_a_tampered_entry_is_a_miss(tmp_path: Path, fio_copy: Path, entry: objec
     key = host_key(str(fio_copy))
     if isinstance(entry, dict):
         entry = {"key": key, **entry, "probed_at": entry["probed_at"] or time.time()}
-    cache.write_text(json.dumps({"version": 1, "entries": {key["fio"]: entry}}))
+    cache.write_text(json.dumps({"version": 2, "entries": {key["fio"]: entry}}))
     assert cached_probe(cache, key) is None
 
 
@@ -126,7 +133,7 @@ def test_the_runner_probes_once_per_fio_and_again_when_fio_changes(
     assert FioRunner(str(fio_copy), engine_cache=cache).ioengine(tmp_path / "p.bin") == "io_uring"
     assert len(_probes(fake_fio)) == 2
     # a corrupt cache: probed again, and written anew
-    cache.write_text('{"version": 1, "entries": {')
+    cache.write_text('{"version": 2, "entries": {')
     assert FioRunner(str(fio_copy), engine_cache=cache).ioengine(tmp_path / "p.bin") == "io_uring"
     assert len(_probes(fake_fio)) == 3
     assert json.loads(cache.read_text())["entries"][str(fio_copy)]["engine"] == "io_uring"
@@ -214,7 +221,7 @@ def test_real_fio_engine_is_cached_as_probed(tmp_path: Path) -> None:
     probed = FioRunner("fio", engine_cache=cache).ioengine(tmp_path / "p.bin")
     assert probed in ("io_uring", "libaio", "psync")
     fresh = FioRunner("fio")
-    assert cached_probe(cache, host_key(shutil.which("fio") or "")) == (
+    assert cached_probe(cache, host_key(shutil.which("fio") or ""))[:2] == (
         probed, fresh.version())
     assert fresh.ioengine(tmp_path / "q.bin") == probed
 

@@ -68,3 +68,39 @@ def test_a_flashed_build_is_named_and_judged_for_the_rest_of_the_session(
     assert (limit.provenance.profile, limit.min) == ("build NEW", 2)
     assert ctx.probes.temperature is None  # probed again on the new build
     assert session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}")) is ctx
+
+
+CONFLICT = """\
+version: 1
+profiles:
+  - name: NEW by lab A
+    match: {kind: file, firmware: NEW}
+    source: "test: lab A's floor"
+    limits:
+      seq_read_128k_qd32: {read.bw_mbps: {min: 3}}
+"""
+
+
+def test_a_build_whose_profiles_disagree_changes_nothing_and_stops_the_drive(
+        session: QualSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "lab_a.yaml"
+    other.write_text(CONFLICT)
+    options = dataclasses.replace(session.options, thresholds=ThresholdSet.load(
+        [tmp_path / "limits.yaml", other]))
+    monkeypatch.setattr(session, "options", options)
+    ctx = session.drive(parse_drive_option(f"file:{tmp_path / 'drive.img'}"))
+    old, limits, facts, assignment = (ctx.identity.firmware, ctx.limits, ctx.facts,
+                                      ctx.assignment)
+    monkeypatch.setattr(firmware_update, "reidentify",
+                        lambda target: dataclasses.replace(target.identity, firmware="NEW"))
+    note = firmware_update.adopt_reported_firmware(session, ctx)  # no ConfigError raised
+    assert ctx.identity.firmware == old and ctx.reported_firmware != "NEW"
+    assert (ctx.limits, ctx.facts, ctx.assignment) == (limits, facts, assignment)
+    reason = ctx.probes.stop_reason
+    assert note.endswith(reason)
+    assert reason.startswith(f"{ctx.target.spec.raw} now reports firmware NEW (was {old}), "
+                             "and the threshold files (")
+    assert "build NEW" in reason and "NEW by lab A" in reason and "lab_a.yaml" in reason
+    assert reason.endswith("then run the drive's tests again")
+    ctx.probes.forget()
+    assert ctx.probes.stop_reason == reason  # a probe reset does not clear it

@@ -175,14 +175,15 @@ def test_deltas_judged_by_the_builtin_limits(real_cases: Path) -> None:
 class _Recorder:
     """``argv -> (returncode, stdout)`` answering from a table; records every argv."""
 
-    def __init__(self, answers: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, answers: dict[str, dict[str, Any]], code: int = 1) -> None:
         self.answers = answers
+        self.code = code  # the exit status of a request not in the table
         self.argv: list[list[str]] = []
 
     def __call__(self, argv: list[str]) -> tuple[int, str]:
         self.argv.append(argv)
         key = " ".join(argv[1:-3])
-        return (0, json.dumps(self.answers[key])) if key in self.answers else (1, "")
+        return (0, json.dumps(self.answers[key])) if key in self.answers else (self.code, "")
 
 
 def test_non_ocp_drive_is_asked_c0_only_and_not_reported(real_cases: Path) -> None:
@@ -225,16 +226,16 @@ def test_a_drive_that_refused_c0h_is_not_asked_again_in_the_session(real_cases: 
     from pytest_ssdqual.drive.health_ocp_query import OcpSupport
 
     smart = real(real_cases, "nvme/nvme-cli-2.11_smart-log_critical_warning_object.json")
-    run = _Recorder({"smart-log": smart})
+    run = _Recorder({"smart-log": smart}, code=9)  # NVMe status 0x109 Invalid Log Page
     support = OcpSupport()
     read_nvme_logs(run, "/dev/nvme0n1", ocp=support)
-    assert support.refused == "nvme-cli ocp (exit 1, no JSON output)"
+    assert support.refused == "nvme-cli ocp (exit 9, no JSON output)"
     metrics, notes, c0 = read_nvme_logs(run, "/dev/nvme0n1", ocp=support)
     assert [a[1:3] for a in run.argv] == [["smart-log", "-o"], ["ocp", "smart-add-log"],
                                          ["smart-log", "-o"]]  # the second reading: no OCP
     assert c0 is None and metrics["thm_temp1_trans_count"] == 3
     assert notes == ["OCP C0h-C3h not asked: C0h not reported earlier in this session "
-                     "(nvme-cli ocp (exit 1, no JSON output)), not an OCP datacenter drive"]
+                     "(nvme-cli ocp (exit 9, no JSON output)), not an OCP datacenter drive"]
     # a drive that answers C0h is asked every time (its counters are judged as deltas)
     answering = _Recorder({"ocp smart-add-log": real(real_cases, C0_REAL)})
     ocp = OcpSupport()
@@ -242,3 +243,30 @@ def test_a_drive_that_refused_c0h_is_not_asked_again_in_the_session(real_cases: 
         read_nvme_logs(answering, "/dev/nvme0n1", smart_log={}, ocp=ocp)
     assert ocp.refused is None
     assert [a[1:3] for a in answering.argv].count(["ocp", "smart-add-log"]) == 2
+
+
+@pytest.mark.parametrize("answer", ["exit 1", "timeout", "not started"])
+def test_a_c0h_refusal_that_may_pass_is_asked_again(real_cases: Path, answer: str) -> None:
+    """Exit 1 without JSON (a drive just back from a power cycle), a timeout or a tool that
+    could not start is no definite refusal: the next reading asks C0h again."""
+    import subprocess
+
+    from pytest_ssdqual.drive.health_ocp_query import OcpSupport
+
+    smart = real(real_cases, "nvme/nvme-cli-2.11_smart-log_critical_warning_object.json")
+    table = _Recorder({"smart-log": smart})
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        if "ocp" in argv and answer == "timeout":
+            table.argv.append(argv)
+            raise subprocess.TimeoutExpired(argv, 30)
+        if "ocp" in argv and answer == "not started":
+            table.argv.append(argv)
+            raise PermissionError(13, "Permission denied")
+        return table(argv)
+
+    support = OcpSupport()
+    for _reading in range(2):
+        read_nvme_logs(run, "/dev/nvme0n1", ocp=support)
+    assert support.refused is None
+    assert [a[1:3] for a in table.argv].count(["ocp", "smart-add-log"]) == 2

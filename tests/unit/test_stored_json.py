@@ -281,3 +281,17 @@ def test_a_damaged_run_left_out_of_the_index_is_named_where_a_baseline_or_trend_
     with pytest.raises(ConfigError, match="1 damaged run.s. left out"):
         trend_points(fresh, workload="seq_write_128k_qd32", metric="write.bw_mbps", model="M")
     assert fresh.damaged[RUN_ID].endswith(f"(fix: remove or restore the run folder {folder})")
+
+
+def test_the_parent_suite_of_a_drive_stays_the_same_after_a_firmware_update() -> None:
+    from pytest_ssdqual.report.allure_labels import parent_suite
+    from pytest_ssdqual.results.stored import drive_title
+
+    before = {"model": "Samsung 980", "serial": "S64D", "identity": "S64D", "firmware": "A1"}
+    after = {**before, "firmware": "B2"}
+    assert parent_suite(before) == parent_suite(after) == "Samsung 980 (S/N S64D)"
+    assert drive_title(after) == "Samsung 980 (fw B2, S/N S64D)"  # the summary page's
+    twin = {"model": "Twin", "serial": "X", "identity": "X (file:/a.img)", "firmware": "F"}
+    assert parent_suite(twin) == "Twin (S/N X (file:/a.img))"
+    bare = {"model": "Disk", "serial": "unknown", "identity": "/dev/sdb"}
+    assert parent_suite(bare) == "Disk (S/N unknown, /dev/sdb)"

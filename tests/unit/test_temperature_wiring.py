@@ -194,3 +194,42 @@ def test_a_real_drives_temperature_source_is_probed_once_a_session(
     ctx.probes.forget()  # a firmware update: probed again
     assert drive_temperature(ctx, 1.0).source is not first.source  # type: ignore[arg-type]
     assert len(argvs()) == 5
+
+
+def test_a_source_that_reads_nothing_is_probed_again_and_no_reading_is_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drive back from a power cycle may not answer for a moment: a source that reads
+    ``None`` is dropped (the next test probes again), and "no reading" is not kept for a
+    drive (only a kind without a sensor is)."""
+    from types import SimpleNamespace
+
+    from pytest_ssdqual.drive.probes import DriveProbes
+    from pytest_ssdqual.qualify.temperature import drive_temperature
+
+    calls = _nvme_stand_in(tmp_path, monkeypatch)
+    ctx = SimpleNamespace(
+        target=SimpleNamespace(spec=SimpleNamespace(kind="block"), fio_filename="/dev/nvme9n1"),
+        identity=SimpleNamespace(kind="disk", transport="NVMe", smartctl_device_type=""),
+        probes=DriveProbes())
+    first = drive_temperature(ctx, 1.0)  # type: ignore[arg-type]
+    assert first.source is not None and ctx.probes.temperature is first.source
+    smart = tmp_path / "answers" / "smart-log.json"
+    smart.rename(tmp_path / "answers" / "smart-log.json.off")  # the drive stops answering
+    assert first.source.read() is None
+    assert ctx.probes.temperature is None
+    gone = drive_temperature(ctx, 1.0)  # type: ignore[arg-type]
+    assert gone.source is None and gone.reason == (
+        "not applicable: /dev/nvme9n1: no temperature reading (no sysfs hwmon, nvme-cli or "
+        "smartctl gave one)")
+    assert ctx.probes.temperature is None  # not kept: asked again at the next test
+    (tmp_path / "answers" / "smart-log.json.off").rename(smart)  # back
+    probes = len(calls.read_text().splitlines())
+    back = drive_temperature(ctx, 1.0)  # type: ignore[arg-type]
+    assert back.source is not None and back.source.read() == 38.0
+    assert len(calls.read_text().splitlines()) == probes + 3  # smart-log, id-ctrl, the read
+    loop = SimpleNamespace(
+        target=SimpleNamespace(spec=SimpleNamespace(kind="block"), fio_filename="/dev/loop9"),
+        identity=SimpleNamespace(kind="loop", transport="", smartctl_device_type=""),
+        probes=DriveProbes())
+    assert drive_temperature(loop, 1.0).source is None  # type: ignore[arg-type]
+    assert loop.probes.temperature == "/dev/loop9: a loop device has no temperature sensor"
