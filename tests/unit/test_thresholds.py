@@ -18,8 +18,6 @@ from pytest_ssdqual.thresholds.loader import ThresholdSet
 from pytest_ssdqual.thresholds.profile import DriveFacts, ResolvedLimits, ThresholdProfile
 from pytest_ssdqual.thresholds.schema_check import schema
 
-from ..conftest import cases_dir
-
 GOOD = """\
 version: 1
 profiles:
@@ -247,10 +245,10 @@ def test_missing_required_key_says_what_to_add(tmp_path: Path) -> None:
     assert err.fix is not None and "source:" in err.fix
 
 
-def test_each_missing_required_key_is_reported_once() -> None:
+def test_each_missing_required_key_is_reported_once(found_cases: Path) -> None:
     """jsonschema gives one ``required`` error per missing key, each naming the whole list:
     a file missing both top-level keys got each reported twice (found/t3)."""
-    path = cases_dir() / "found" / "t3" / "foreign-thresholds-folder" / "thresholds" / "limits.yaml"
+    path = found_cases / "t3" / "foreign-thresholds-folder" / "thresholds" / "limits.yaml"
     messages = [f"{e.key}: {e.message}" if e.key else e.message for e in load_errors(path)]
     assert sorted(messages) == ["cpu: unknown key 'cpu'", "missing required key 'profiles'",
                                 "missing required key 'version'"]
