@@ -36,6 +36,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   if [[ " ${need_apt[*]} " == *" openssh-server "* ]] && [ -d /run/systemd/system ]; then
     $SUDO systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
   fi
+  # likewise the PostgreSQL cluster Debian's package creates and starts (port 5432): the tests
+  # start throwaway clusters of their own
+  if [[ " ${need_apt[*]} " == *" postgresql "* ]] && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now postgresql.service >/dev/null 2>&1 || true
+  fi
 fi
 
 # Reports (`ssdqual report`): Node.js and the Allure 3 command-line tool in tools/ (pinned by
