@@ -132,6 +132,8 @@ class ChangeWatch:
     Args:
         path: the device node (``--drive``). name: its kernel name (``sdb``).
         sysfs, mountinfo, swaps: where to read (as ``DriveTarget.open``'s).
+        transport: the identity's (``DriveIdentity.transport``): a ``'USB'`` drive is
+            identified again before every run (:meth:`medium`).
         max_age_s: a full check older than this is not reused.
         clock: seconds, monotonic (tests pass their own).
         prober: ``device -> SignatureProbe | None``; ``signatures.probe_signatures`` by default.
@@ -139,12 +141,14 @@ class ChangeWatch:
 
     def __init__(self, path: str, name: str, *, sysfs: Path, mountinfo: Path, swaps: Path,
                  max_age_s: float = MAX_AGE_S, clock: Callable[[], float] = time.monotonic,
-                 prober: Callable[[str], SignatureProbe | None] = probe_signatures) -> None:
+                 prober: Callable[[str], SignatureProbe | None] = probe_signatures,
+                 transport: str = "") -> None:
         self._read = lambda: read_stamp(path, name, sysfs=sysfs, mountinfo=mountinfo,
                                         swaps=swaps)
         self._disk = Path(sysfs) / "block" / name
         self._path = path
-        self._identified: tuple[tuple[int, str], float] | None = None
+        self._transport = transport
+        self._identified: tuple[tuple[object, ...], float] | None = None
         self._max_age_s = max_age_s
         self._clock = clock
         self._prober = prober
@@ -199,18 +203,41 @@ class ChangeWatch:
         self._reusing = False
         self._identified = None
 
-    def medium(self) -> tuple[int, str] | None:
-        """The device node's ``st_rdev`` and the disk's ``diskseq`` (a new number for every
-        medium the kernel attaches: a drive swapped behind the same ``/dev`` name has another);
-        None when either cannot be read (no ``diskseq`` before Linux 5.15)."""
+    def medium(self) -> tuple[object, ...] | None:
+        """What names the drive behind the device node, read now: the node's ``st_rdev``, the
+        disk's ``diskseq`` (a new number for every medium the kernel attaches), ``size`` (512-byte
+        sectors), where its ``device`` link leads (the SCSI device or NVMe controller in sysfs)
+        and the drive's own names there: ``device/wwid``, ``wwid`` (an NVMe namespace's) and
+        ``device/vpd_pg80`` (the SCSI unit serial page, as the kernel read it), each None when
+        absent or unreadable.
+
+        None -- the drive is identified again before every run -- when ``diskseq`` or the node
+        cannot be read (no ``diskseq`` before Linux 5.15), or the kernel can keep the disk while
+        the drive in it changes: the identity's transport is USB (a USB-SATA bridge is the disk;
+        a drive swapped in its dock need not give a new ``diskseq``) or ``removable`` is not
+        ``0`` (a slot of removable media: sysfs ``removable``, unreadable counts as not 0)."""
+        removable = _text(self._disk / "removable")
+        if self._transport == "USB" or removable is None or removable.strip() != "0":
+            return None
         try:
             rdev = os.stat(self._path).st_rdev
         except OSError:
             return None
         seq = _text(self._disk / "diskseq")
-        return (rdev, seq.strip()) if seq and seq.strip() else None
+        if not seq or not seq.strip():
+            return None
+        try:
+            device: str | None = os.path.realpath(self._disk / "device", strict=True)
+        except OSError:
+            device = None
+        try:
+            serial_page: bytes | None = (self._disk / "device" / "vpd_pg80").read_bytes()
+        except OSError:
+            serial_page = None
+        return (rdev, seq.strip(), _text(self._disk / "size"), device,
+                _text(self._disk / "device" / "wwid"), _text(self._disk / "wwid"), serial_page)
 
-    def same_medium(self, medium: tuple[int, str] | None) -> bool:
+    def same_medium(self, medium: tuple[object, ...] | None) -> bool:
         """True when ``medium`` (:meth:`medium`, read now) is the one of this test's last
         :meth:`identified`, at most ``max_age_s`` ago: the drive need not be identified again
         (its serial cannot have changed)."""
@@ -218,7 +245,7 @@ class ChangeWatch:
                 and self._identified[0] == medium
                 and self._clock() - self._identified[1] <= self._max_age_s)
 
-    def identified(self, medium: tuple[int, str] | None) -> None:
+    def identified(self, medium: tuple[object, ...] | None) -> None:
         """The drive was identified and found the same; ``medium`` was read just before."""
         self._identified = (medium, self._clock()) if medium is not None else None
 
@@ -226,9 +253,11 @@ class ChangeWatch:
 def identify_between_runs(watch: ChangeWatch | None, recheck: Callable[[], None]) -> None:
     """Before a fio run: ``recheck()`` (``DriveTarget.recheck_identity``: identify the drive
     again, refuse for good if its serial changed), skipped while the device node still names
-    the medium identified last in this test (:meth:`ChangeWatch.same_medium`: device number
-    and ``diskseq``, read before the identity). A real drive's identity is a smartctl or
-    nvme-cli call -- 55 ms on this project's virtio disk -- and was read before every run.
+    the medium identified last in this test, at most ``max_age_s`` ago
+    (:meth:`ChangeWatch.same_medium`: device number, ``diskseq``, size, the sysfs device and
+    the drive's wwid and serial page there, read before the identity) -- never for a USB
+    drive or a removable disk (:meth:`ChangeWatch.medium`). A real drive's identity is a
+    smartctl or nvme-cli call -- 55 ms on this project's virtio disk.
 
     Raises:
         whatever ``recheck`` raises (``DeviceError``: the drive is gone or another one).

@@ -328,6 +328,7 @@ def test_session_runs_reuse_the_check_and_refuse_after_a_foreign_write(
 def test_identity_is_read_again_only_for_another_medium_a_new_test_or_age(fake: Fake) -> None:
     node = fake.disk.parent.parent.parent / "sdb-node"  # st_rdev of a regular file: 0
     node.write_text("")
+    (fake.disk / "removable").write_text("0\n")  # a fixed disk (else identified every run)
     fake.watch = ChangeWatch(str(node), "sdb", sysfs=fake.disk.parent.parent,
                              mountinfo=fake.mountinfo, swaps=fake.swaps, clock=lambda: fake.now)
     reads: list[int] = []
