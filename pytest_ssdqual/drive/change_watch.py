@@ -17,20 +17,27 @@ the ``smoke`` profile. :class:`ChangeWatch` keeps the full check's result and a 
 * ``/proc/self/mountinfo`` and ``/proc/swaps``, byte for byte;
 * the disk's write and discard counters (``/sys/block/<disk>/stat`` fields 5, 7, 12 and 14:
   write I/Os, sectors written, discard I/Os, sectors discarded) and its writes in flight
-  (``inflight``), re-read after each of this session's own fio runs (:meth:`ChangeWatch.settle`):
-  a write by anything else between two runs -- a partition table written without a rescan, a
-  file system made and not mounted -- moves them.
+  (``inflight``). After each of this session's own fio runs they become the new reference
+  only when what moved since the last reference is, to the byte, what fio reported writing
+  and trimming (:meth:`ChangeWatch.settle`): a write by anything else -- before, during or
+  after the run: a partition table written without a rescan, a file system made and not
+  mounted -- makes the next check a full one.
 
 The full check runs again when any of those differs, at the first write check of every test
-(:meth:`ChangeWatch.new_test`), after a fio run that did not end cleanly (no ``settle``), and
-when the last full check is older than :data:`MAX_AGE_S` (so runs of minutes, the ``quick`` and
-``full`` profiles, are checked in full before every write as before). The busy check (an
-exclusive open, ``safety.busy_reason``) is not cached: it runs before every write.
+(:meth:`ChangeWatch.new_test`), after a fio run that did not end cleanly or whose bytes are not
+the counters' (no ``settle``; so after every job with a ``ramp_time``, whose ramp I/O fio does
+not count), and when the last full check is older than :data:`MAX_AGE_S` (so runs of minutes,
+the ``quick`` and ``full`` profiles, are checked in full before every write as before). The
+busy check (an exclusive open, ``safety.busy_reason``) is not cached: it runs before every
+write.
 
-What this does not see until the next full check: a write by another program *during* one of
-this session's fio runs that leaves no trace in sysfs or the mount table (its sectors are counted
-with fio's own). A mount or swap-on during a run changes the mount table; a partition table the
-kernel registers changes sysfs; both refuse the next write.
+What a full check sees of another program's write is what it leaves behind: a mount, swap,
+partition, holder, or a signature ``wipefs`` finds (a partition table, a file system). A write
+that leaves none (data over the middle of the drive) is seen by no check; the counters only
+make sure that any write not fio's is followed by a full check before the next write.
+
+The identity check between runs (:func:`identify_between_runs`) is skipped only for a fixed,
+non-USB disk still showing the medium identified last (:meth:`ChangeWatch.medium`).
 
 Sources: Linux ``Documentation/ABI/stable/sysfs-block`` (``diskseq``, ``stat``, ``inflight``,
 ``holders``, ``slaves``, ``ro``), ``Documentation/block/stat.rst`` (the ``stat`` fields), proc(5)
@@ -90,6 +97,12 @@ def write_counters(sysfs_disk: Path) -> tuple[int, ...] | None:
     except (OSError, IndexError, ValueError):
         pass
     return tuple(counts) if counts else None
+
+
+def _sectors(counts: tuple[int, ...]) -> int:
+    """Sectors written plus discarded in :func:`write_counters`' tuple (discards only when
+    the kernel has them: 4 or more entries)."""
+    return counts[1] + (counts[3] if len(counts) >= 4 else 0)
 
 
 def _text(path: Path) -> str | None:
@@ -189,12 +202,43 @@ class ChangeWatch:
         self._probe = (device, found)
         return found
 
-    def settle(self) -> None:
-        """After one of this session's fio runs on the device ended (its I/O complete): take
-        the write counters as they are now, so that only other writers move them before the
-        next check. Only the counters: the rest of the stamp stays the full check's."""
-        if self._stamp is not None:
-            self._stamp = DeviceStamp(self._stamp.layout, write_counters(self._disk))
+    def settle(self, own_bytes: int | None) -> bool:
+        """After one of this session's fio runs on the device ended (its I/O complete): when
+        the disk's sectors written plus discarded since the stamp's counters, times 512, are
+        exactly ``own_bytes`` -- what the run reported writing and trimming (fio JSON
+        ``write`` and ``trim`` ``io_bytes``: ``fio.written.device_bytes``) -- take the write
+        counters as they are now, so that only other writers move them before the next check
+        (only the counters: the rest of the stamp stays the full check's). Otherwise drop the
+        stamp: the next write check is a full one. That is so for a write by another program
+        since the stamp (before, during or after the run), for ``own_bytes`` None (fio's
+        output unreadable), and for a job with ``ramp_time`` (fio counts no ramp I/O).
+
+        No tolerance: on a raw block device with direct I/O the kernel adds no writes of its
+        own, and fio 3.33's ``io_bytes`` equalled the ``stat`` sectors x 512 to the byte (a
+        loop device: 128 KiB writes at QD32 on io_uring, time based; 64 KiB trims); a
+        mismatch costs one full check (8 ms), a tolerance would hide a partition table.
+
+        Returns:
+            True when the counters were taken.
+        """
+        if self._stamp is None:
+            return False
+        now = write_counters(self._disk)
+        if own_bytes is None or now is None or self.moved_bytes(now) != own_bytes:
+            self._stamp = None
+            return False
+        self._stamp = DeviceStamp(self._stamp.layout, now)
+        return True
+
+    def moved_bytes(self, now: tuple[int, ...] | None = None) -> int | None:
+        """Bytes written plus discarded on the disk since the stamp's counters (``stat``
+        sectors x 512), from ``now`` (:func:`write_counters`; read when not given); None
+        without a stamp or when the counters cannot be read."""
+        now = write_counters(self._disk) if now is None else now
+        before = self._stamp.writes if self._stamp is not None else None
+        if now is None or before is None or len(now) != len(before):
+            return None
+        return (_sectors(now) - _sectors(before)) * 512
 
     def new_test(self) -> None:
         """A new test begins: its first write check and identity check are full ones."""

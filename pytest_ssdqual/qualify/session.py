@@ -22,7 +22,7 @@ from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
-from pytest_ssdqual.fio.written import WriteTally
+from pytest_ssdqual.fio.written import WriteTally, device_bytes
 from pytest_ssdqual.methodology.figure_state import (
     STATE_AS_FOUND,
     STATE_PREFILLED,
@@ -370,15 +370,16 @@ class QualSession:
     def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
         by a signal or with job processes left is counted as unknown bytes (``add_unfinished``).
-        A run that ended cleanly settles the drive's change detector (its writes are ours:
-        ``ChangeWatch.settle``); after any other the next write check is a full one."""
+        A run that ended cleanly settles the drive's change detector when the disk's writes
+        and trims since the last check are the run's own (``ChangeWatch.settle``, fio's
+        bytes); after any other the next write check is a full one."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
         if run is None or run.returncode < 0 or run.orphans_killed:
             tally.add_unfinished()
         else:
             tally.add_run(run.raw_output, source=str(run.output_path))
             if ctx.target.watch is not None:
-                ctx.target.watch.settle()
+                ctx.target.watch.settle(device_bytes(run.raw_output, str(run.output_path)))
 
     def ioengine(self) -> str:
         """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""
