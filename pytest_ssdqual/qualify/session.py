@@ -250,13 +250,13 @@ class QualSession:
             SafetyRefusal: the workload writes and the drive refuses writes (checked again here,
                 whatever the test's markers say).
             DeviceError: the drive is gone (loop device detached, file deleted) or its serial
-                changed since it was opened (checked before every workload, reads included).
+                changed since it was opened (``identify_between_runs``: reads included).
             FioError: fio missing, failed, hung, unreadable, or a job reported an error.
         """
         target = ctx.target
         if workload.writes:
             target.assert_write_allowed()
-        # every workload: the drive is still there, and the same one
+        # the drive is still there, and the same one (skipped only for a fixed disk's medium)
         identify_between_runs(target.watch, target.recheck_identity)
         state = ""
         if "read" in workload.directions:
@@ -332,7 +332,7 @@ class QualSession:
     ) -> JobRun:
         """Run an arbitrary fio job (a methodology step; ``methodology.protocol.JobSession``)
         with :meth:`run_workload`'s safety checks (a writing job only after
-        ``target.assert_write_allowed()`` and ``recheck_identity()``; a reading one with fio's
+        ``target.assert_write_allowed()`` and ``identify_between_runs``; a reading one with fio's
         ``--readonly``), fio in the drive's cgroup (an emulated drive's throttle).
 
         Args:
@@ -351,7 +351,7 @@ class QualSession:
         target = ctx.target
         if writes:
             target.assert_write_allowed()
-        # every job: the drive is still there, and the same one
+        # the drive is still there, and the same one (skipped only for a fixed disk's medium)
         identify_between_runs(target.watch, target.recheck_identity)
         job_text = target.before_fio(job_text)
         run: FioRun | None = None
