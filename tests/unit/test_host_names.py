@@ -71,6 +71,36 @@ def test_a_hosts_names_are_its_own_without_loopback_or_link_local(tables) -> Non
     assert bare == ("vm", "192.0.2.2", "192.0.2.9", "fd00::2", "fec0::7")
 
 
+#: /proc/net/route of a host with docker0, libvirt's virbr0, podman's cni-podman0 and a veth
+#: (this VM's kernel's layout: hex in host byte order), next to eth0.
+ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\t"
+         "IRTT\n") + "".join(
+    f"{iface}\t{dest}\t00000000\t0001\t0\t0\t0\t{mask}\t0\t0\t0\n"
+    for iface, dest, mask in (("eth0", "00000000", "00000000"), ("eth0", "000200C0", "00FFFFFF"),
+                              ("docker0", "000011AC", "0000FFFF"),
+                              ("virbr0", "007AA8C0", "00FFFFFF"),
+                              ("cni-podman0", "0000580A", "0000FFFF"),
+                              ("veth1a2b", "000012AC", "0000FFFF")))
+
+
+def test_addresses_of_container_and_vm_bridges_are_left_out(tmp_path: Path) -> None:
+    """docker0's 172.17.0.1, libvirt's 192.168.122.1, podman's 10.88.0.1 are on many hosts:
+    a file recording them would be taken for another host's drive."""
+    trie = FIB_TRIE.replace("Local:", "".join(
+        f"        |-- {a}\n           /32 host LOCAL\n"
+        for a in ("172.17.0.1", "192.168.122.1", "10.88.0.1", "172.18.0.5", "198.51.100.4"))
+        + "Local:")
+    (tmp_path / "fib_trie").write_text(trie)
+    (tmp_path / "route").write_text(ROUTE)
+    (tmp_path / "if_inet6").write_text(
+        IF_INET6 + "fd00dead000000000000000000000001 05 40 00 80  docker0\n"
+        "fd00beef000000000000000000000001 06 40 00 80  virbr0\n")
+    names = local_host_names(hostname="lab-07", fqdn="localhost", fib_trie=tmp_path / "fib_trie",
+                             if_inet6=tmp_path / "if_inet6", route=tmp_path / "route")
+    # 198.51.100.4: no route holds it, kept
+    assert names == ("lab-07", "192.0.2.2", "192.0.2.9", "198.51.100.4", "fd00::2", "fec0::7")
+
+
 def test_missing_kernel_tables_leave_the_names(tmp_path: Path) -> None:
     assert local_host_names(hostname="vm", fqdn="vm.example", fib_trie=tmp_path / "none",
                             if_inet6=tmp_path / "none") == ("vm", "vm.example")
