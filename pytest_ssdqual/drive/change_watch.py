@@ -17,20 +17,27 @@ the ``smoke`` profile. :class:`ChangeWatch` keeps the full check's result and a 
 * ``/proc/self/mountinfo`` and ``/proc/swaps``, byte for byte;
 * the disk's write and discard counters (``/sys/block/<disk>/stat`` fields 5, 7, 12 and 14:
   write I/Os, sectors written, discard I/Os, sectors discarded) and its writes in flight
-  (``inflight``), re-read after each of this session's own fio runs (:meth:`ChangeWatch.settle`):
-  a write by anything else between two runs -- a partition table written without a rescan, a
-  file system made and not mounted -- moves them.
+  (``inflight``). After each of this session's own fio runs they become the new reference
+  only when what moved since the last reference is, to the byte, what fio reported writing
+  and trimming (:meth:`ChangeWatch.settle`): a write by anything else -- before, during or
+  after the run: a partition table written without a rescan, a file system made and not
+  mounted -- makes the next check a full one.
 
 The full check runs again when any of those differs, at the first write check of every test
-(:meth:`ChangeWatch.new_test`), after a fio run that did not end cleanly (no ``settle``), and
-when the last full check is older than :data:`MAX_AGE_S` (so runs of minutes, the ``quick`` and
-``full`` profiles, are checked in full before every write as before). The busy check (an
-exclusive open, ``safety.busy_reason``) is not cached: it runs before every write.
+(:meth:`ChangeWatch.new_test`), after a fio run that did not end cleanly or whose bytes are not
+the counters' (no ``settle``; so after every job with a ``ramp_time``, whose ramp I/O fio does
+not count), and when the last full check is older than :data:`MAX_AGE_S` (so runs of minutes,
+the ``quick`` and ``full`` profiles, are checked in full before every write as before). The
+busy check (an exclusive open, ``safety.busy_reason``) is not cached: it runs before every
+write.
 
-What this does not see until the next full check: a write by another program *during* one of
-this session's fio runs that leaves no trace in sysfs or the mount table (its sectors are counted
-with fio's own). A mount or swap-on during a run changes the mount table; a partition table the
-kernel registers changes sysfs; both refuse the next write.
+What a full check sees of another program's write is what it leaves behind: a mount, swap,
+partition, holder, or a signature ``wipefs`` finds (a partition table, a file system). A write
+that leaves none (data over the middle of the drive) is seen by no check; the counters only
+make sure that any write not fio's is followed by a full check before the next write.
+
+The identity check between runs (:func:`identify_between_runs`) is skipped only for a fixed,
+non-USB disk still showing the medium identified last (:meth:`ChangeWatch.medium`).
 
 Sources: Linux ``Documentation/ABI/stable/sysfs-block`` (``diskseq``, ``stat``, ``inflight``,
 ``holders``, ``slaves``, ``ro``), ``Documentation/block/stat.rst`` (the ``stat`` fields), proc(5)
@@ -92,6 +99,12 @@ def write_counters(sysfs_disk: Path) -> tuple[int, ...] | None:
     return tuple(counts) if counts else None
 
 
+def _sectors(counts: tuple[int, ...]) -> int:
+    """Sectors written plus discarded in :func:`write_counters`' tuple (discards only when
+    the kernel has them: 4 or more entries)."""
+    return counts[1] + (counts[3] if len(counts) >= 4 else 0)
+
+
 def _text(path: Path) -> str | None:
     try:
         return path.read_text(errors="surrogateescape")
@@ -132,6 +145,8 @@ class ChangeWatch:
     Args:
         path: the device node (``--drive``). name: its kernel name (``sdb``).
         sysfs, mountinfo, swaps: where to read (as ``DriveTarget.open``'s).
+        transport: the identity's (``DriveIdentity.transport``): a ``'USB'`` drive is
+            identified again before every run (:meth:`medium`).
         max_age_s: a full check older than this is not reused.
         clock: seconds, monotonic (tests pass their own).
         prober: ``device -> SignatureProbe | None``; ``signatures.probe_signatures`` by default.
@@ -139,12 +154,14 @@ class ChangeWatch:
 
     def __init__(self, path: str, name: str, *, sysfs: Path, mountinfo: Path, swaps: Path,
                  max_age_s: float = MAX_AGE_S, clock: Callable[[], float] = time.monotonic,
-                 prober: Callable[[str], SignatureProbe | None] = probe_signatures) -> None:
+                 prober: Callable[[str], SignatureProbe | None] = probe_signatures,
+                 transport: str = "") -> None:
         self._read = lambda: read_stamp(path, name, sysfs=sysfs, mountinfo=mountinfo,
                                         swaps=swaps)
         self._disk = Path(sysfs) / "block" / name
         self._path = path
-        self._identified: tuple[tuple[int, str], float] | None = None
+        self._transport = transport
+        self._identified: tuple[tuple[object, ...], float] | None = None
         self._max_age_s = max_age_s
         self._clock = clock
         self._prober = prober
@@ -185,12 +202,43 @@ class ChangeWatch:
         self._probe = (device, found)
         return found
 
-    def settle(self) -> None:
-        """After one of this session's fio runs on the device ended (its I/O complete): take
-        the write counters as they are now, so that only other writers move them before the
-        next check. Only the counters: the rest of the stamp stays the full check's."""
-        if self._stamp is not None:
-            self._stamp = DeviceStamp(self._stamp.layout, write_counters(self._disk))
+    def settle(self, own_bytes: int | None) -> bool:
+        """After one of this session's fio runs on the device ended (its I/O complete): when
+        the disk's sectors written plus discarded since the stamp's counters, times 512, are
+        exactly ``own_bytes`` -- what the run reported writing and trimming (fio JSON
+        ``write`` and ``trim`` ``io_bytes``: ``fio.written.device_bytes``) -- take the write
+        counters as they are now, so that only other writers move them before the next check
+        (only the counters: the rest of the stamp stays the full check's). Otherwise drop the
+        stamp: the next write check is a full one. That is so for a write by another program
+        since the stamp (before, during or after the run), for ``own_bytes`` None (fio's
+        output unreadable), and for a job with ``ramp_time`` (fio counts no ramp I/O).
+
+        No tolerance: on a raw block device with direct I/O the kernel adds no writes of its
+        own, and fio 3.33's ``io_bytes`` equalled the ``stat`` sectors x 512 to the byte (a
+        loop device: 128 KiB writes at QD32 on io_uring, time based; 64 KiB trims); a
+        mismatch costs one full check (8 ms), a tolerance would hide a partition table.
+
+        Returns:
+            True when the counters were taken.
+        """
+        if self._stamp is None:
+            return False
+        now = write_counters(self._disk)
+        if own_bytes is None or now is None or self.moved_bytes(now) != own_bytes:
+            self._stamp = None
+            return False
+        self._stamp = DeviceStamp(self._stamp.layout, now)
+        return True
+
+    def moved_bytes(self, now: tuple[int, ...] | None = None) -> int | None:
+        """Bytes written plus discarded on the disk since the stamp's counters (``stat``
+        sectors x 512), from ``now`` (:func:`write_counters`; read when not given); None
+        without a stamp or when the counters cannot be read."""
+        now = write_counters(self._disk) if now is None else now
+        before = self._stamp.writes if self._stamp is not None else None
+        if now is None or before is None or len(now) != len(before):
+            return None
+        return (_sectors(now) - _sectors(before)) * 512
 
     def new_test(self) -> None:
         """A new test begins: its first write check and identity check are full ones."""
@@ -199,18 +247,41 @@ class ChangeWatch:
         self._reusing = False
         self._identified = None
 
-    def medium(self) -> tuple[int, str] | None:
-        """The device node's ``st_rdev`` and the disk's ``diskseq`` (a new number for every
-        medium the kernel attaches: a drive swapped behind the same ``/dev`` name has another);
-        None when either cannot be read (no ``diskseq`` before Linux 5.15)."""
+    def medium(self) -> tuple[object, ...] | None:
+        """What names the drive behind the device node, read now: the node's ``st_rdev``, the
+        disk's ``diskseq`` (a new number for every medium the kernel attaches), ``size`` (512-byte
+        sectors), where its ``device`` link leads (the SCSI device or NVMe controller in sysfs)
+        and the drive's own names there: ``device/wwid``, ``wwid`` (an NVMe namespace's) and
+        ``device/vpd_pg80`` (the SCSI unit serial page, as the kernel read it), each None when
+        absent or unreadable.
+
+        None -- the drive is identified again before every run -- when ``diskseq`` or the node
+        cannot be read (no ``diskseq`` before Linux 5.15), or the kernel can keep the disk while
+        the drive in it changes: the identity's transport is USB (a USB-SATA bridge is the disk;
+        a drive swapped in its dock need not give a new ``diskseq``) or ``removable`` is not
+        ``0`` (a slot of removable media: sysfs ``removable``, unreadable counts as not 0)."""
+        removable = _text(self._disk / "removable")
+        if self._transport == "USB" or removable is None or removable.strip() != "0":
+            return None
         try:
             rdev = os.stat(self._path).st_rdev
         except OSError:
             return None
         seq = _text(self._disk / "diskseq")
-        return (rdev, seq.strip()) if seq and seq.strip() else None
+        if not seq or not seq.strip():
+            return None
+        try:
+            device: str | None = os.path.realpath(self._disk / "device", strict=True)
+        except OSError:
+            device = None
+        try:
+            serial_page: bytes | None = (self._disk / "device" / "vpd_pg80").read_bytes()
+        except OSError:
+            serial_page = None
+        return (rdev, seq.strip(), _text(self._disk / "size"), device,
+                _text(self._disk / "device" / "wwid"), _text(self._disk / "wwid"), serial_page)
 
-    def same_medium(self, medium: tuple[int, str] | None) -> bool:
+    def same_medium(self, medium: tuple[object, ...] | None) -> bool:
         """True when ``medium`` (:meth:`medium`, read now) is the one of this test's last
         :meth:`identified`, at most ``max_age_s`` ago: the drive need not be identified again
         (its serial cannot have changed)."""
@@ -218,7 +289,7 @@ class ChangeWatch:
                 and self._identified[0] == medium
                 and self._clock() - self._identified[1] <= self._max_age_s)
 
-    def identified(self, medium: tuple[int, str] | None) -> None:
+    def identified(self, medium: tuple[object, ...] | None) -> None:
         """The drive was identified and found the same; ``medium`` was read just before."""
         self._identified = (medium, self._clock()) if medium is not None else None
 
@@ -226,9 +297,11 @@ class ChangeWatch:
 def identify_between_runs(watch: ChangeWatch | None, recheck: Callable[[], None]) -> None:
     """Before a fio run: ``recheck()`` (``DriveTarget.recheck_identity``: identify the drive
     again, refuse for good if its serial changed), skipped while the device node still names
-    the medium identified last in this test (:meth:`ChangeWatch.same_medium`: device number
-    and ``diskseq``, read before the identity). A real drive's identity is a smartctl or
-    nvme-cli call -- 55 ms on this project's virtio disk -- and was read before every run.
+    the medium identified last in this test, at most ``max_age_s`` ago
+    (:meth:`ChangeWatch.same_medium`: device number, ``diskseq``, size, the sysfs device and
+    the drive's wwid and serial page there, read before the identity) -- never for a USB
+    drive or a removable disk (:meth:`ChangeWatch.medium`). A real drive's identity is a
+    smartctl or nvme-cli call -- 55 ms on this project's virtio disk.
 
     Raises:
         whatever ``recheck`` raises (``DeviceError``: the drive is gone or another one).

@@ -5,7 +5,8 @@ fio runs there through fio's own client/server mode (``fio --server`` on the hos
 over SSH (``drive.ssh``, the system ssh client with the engineer's keys and config): its
 identity and every safety check (mounted, partitions, holders, system disk, signatures, busy)
 by ``ssdqual identify --json`` run there -- the same code a local run uses, on the host's own
-sysfs, smartctl and nvme-cli -- at open and again before every workload; the drive lock on the
+sysfs, smartctl and nvme-cli -- at open and again before every fio job (a reading at most
+``_FRESH_S`` old); the drive lock on the
 host (``drive.remote_lock``); its health (smartctl, nvme-cli) there too (:meth:`RemoteTarget.
 run_tool`). Writes need ``--confirm-destroy`` for the serial, as locally.
 
@@ -16,9 +17,12 @@ that fails or is stopped (lost server, timeout, Ctrl-C) is followed by stopping 
 the host that still has the drive open (:meth:`RemoteTarget.stop_leftover_fio`, over SSH).
 
 fio opens the drive's own ``/dev/disk/by-id`` link when its identity names one
-(``drive.by_id``), with ``allow_file_create=0``: another drive in the slot has no such link,
-and fio fails to open it rather than write that drive (or a file of that name). A file is
-taken only for a host among its ``host_names`` (``drive.identity_match``).
+(``drive.by_id``: a link made from the drive's serial or world-wide name, never a USB bridge's
+or one that NVMe namespaces share), with ``allow_file_create=0``: another drive put in the
+slot has another link, and fio fails to open this one rather than write that drive (or a file
+of that name). With SSH, before every job the host's ``ssdqual identify`` must find the same
+link still resolving to the device (:meth:`RemoteTarget.recheck_identity`). A file is taken
+only for a host among its ``host_names`` (``drive.identity_match``).
 """
 
 from __future__ import annotations
@@ -98,6 +102,7 @@ class RemoteTarget(DriveTarget):
         self.host_label = label
         self.identity_source = identity_source
         self._doc = doc
+        self._by_id = doc.by_id  #: the link fio opens (re-checked over SSH: recheck_identity)
         self._read_at = time.monotonic()
         self._engine = doc.ioengine
         self.fio_server = FioServer(spec.host, spec.port, on_failure=self.stop_leftover_fio)
@@ -145,20 +150,31 @@ class RemoteTarget(DriveTarget):
         return self.write_refusals
 
     def recheck_identity(self) -> None:
-        """Identify the drive on the host again (over SSH; nothing to re-read without it).
+        """Identify the drive on the host again (over SSH; nothing to re-read without it):
+        the same serial, and -- when fio opens a by-id link -- the host's ``ssdqual identify``
+        finds that same link for the device (it resolves there, ``os.path.realpath`` on the
+        host, and is still the drive's own: ``drive.by_id``).
 
         Raises:
-            DeviceError: the serial changed, or the host could not be read.
+            DeviceError: the serial or the by-id link changed, or the host could not be read.
         """
         before = self.identity.serial
         try:
-            after = self._read_host().identity.serial
+            doc = self._read_host()
         except DeviceError as exc:
             self._refuse(f"{self.device} could not be identified again ({exc}): refusing writes")
             raise
+        after = doc.identity.serial
+        message = ""
         if after != before:
             message = (f"{self.device} now has serial {after or '(none)'}, was "
                        f"{before or '(none)'} at start: refusing to continue")
+        elif self.ssh is not None and self._by_id and doc.by_id != self._by_id:
+            message = (f"{self._by_id}, which fio opens, is no longer {doc.device}'s own by-id "
+                       f"link on {self.host_label} (ssdqual identify there finds "
+                       f"{doc.by_id or 'none'}): udev moved it or the drive changed; refusing "
+                       "to continue")
+        if message:
             self._refuse(message)
             raise DeviceError(message)
 
@@ -254,17 +270,24 @@ def query_identity(ssh: SshRunner, spec: DriveSpec, *, engine: bool = False) -> 
 
 def drive_recheck_note(doc: RemoteIdentity, label: str, *, ssh: bool) -> str:
     """The report fact saying what makes sure fio opens the drive that was identified: its
-    by-id link (another drive in the slot has none: fio fails to open it), or nothing but the
-    path (a loop device, zram, a file, or a legacy identity file); with SSH the serial is also
-    read again before every workload."""
-    again = ("; its serial is read again over SSH before every workload" if ssh else
-             "; without SSH nothing else re-checks which drive it is")
+    by-id link, made from its serial or world-wide name (another drive in the slot has another
+    link: fio fails to open this one), or nothing but the path (a loop device, zram, a file, a
+    drive with only links of its slot -- a USB bridge's -- or shared by NVMe namespaces, or a
+    legacy identity file); with SSH the serial, and the link, are also read again over SSH
+    before every fio job."""
     if doc.by_id:
-        return (f"fio opens {doc.by_id} on {label}, the drive's own by-id link: another "
-                f"drive in its place has no such link and fio fails to open it{again}")
+        again = ("; its serial is read again over SSH before every fio job, and the link must "
+                 "still resolve to the device there" if ssh else
+                 "; without SSH nothing else re-checks which drive it is")
+        return (f"fio opens {doc.by_id} on {label}, the drive's own by-id link (made from its "
+                f"serial or world-wide name): another drive in its place has another link and "
+                f"fio fails to open this one{again}")
+    again = ("; its serial is read again over SSH before every fio job" if ssh else
+             "; without SSH nothing else re-checks which drive it is")
     why = ("the identity file is of an older ssdqual and records no by-id link" if doc.legacy
-           else f"{doc.device} has no /dev/disk/by-id link on {label} (a loop device, zram, "
-           "a file, or no udev)")
+           else f"{doc.device} has no by-id link of its own on {label} (a loop device, zram, "
+           "a file, no udev, or only links of its slot -- a USB bridge's -- or shared by "
+           "NVMe namespaces)")
     return f"not re-checkable by fio: {why}, so fio opens {doc.fio_filename} by path{again}"
 
 

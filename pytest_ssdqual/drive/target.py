@@ -225,10 +225,9 @@ class DriveTarget:
                         else smartctl_types.identify(fn, spec, kind=kind, sysfs=sysfs))
             refuse_if_locked(spec.path, identity.transport,
                              getattr(identity, "smartctl_device_type", ""), ata_security_fn)
-            fio_filename = os.path.realpath(spec.path)
             target = cls(
                 identity=identity,
-                fio_filename=fio_filename,
+                fio_filename=os.path.realpath(spec.path),
                 size_bytes=disk_size_bytes(state.name, sysfs=sysfs),
                 write_refusals=(),
                 created_file=False,
@@ -237,7 +236,8 @@ class DriveTarget:
                 **common,
             )
             target.watch = ChangeWatch(spec.path, state.name, sysfs=Path(sysfs),
-                                       mountinfo=Path(mountinfo), swaps=Path(swaps))
+                                       mountinfo=Path(mountinfo), swaps=Path(swaps),
+                                       transport=identity.transport)
             target.write_refusals = target._block_refusals(state)
             return target
         if spec.kind == "file":

@@ -115,10 +115,12 @@ def parse_fio_file(path: str | os.PathLike[str]) -> WorkloadResult:
     return parse_fio_output(data.decode("utf-8", errors="replace"), source=source)
 
 
-def written_bytes(text: str, *, source: str = "fio output") -> int:
+def written_bytes(text: str, *, source: str = "fio output",
+                  directions: tuple[str, ...] = ("write",)) -> int:
     """Bytes one fio run wrote: ``write.io_bytes`` summed over its job entries (client/server
     aggregates skipped; fio 2.x KiB converted), counting jobs that failed too -- what reached
-    the drive, not whether the run succeeded.
+    the drive, not whether the run succeeded. ``directions=("write", "trim")`` adds the bytes
+    it trimmed. I/O during a job's ``ramp_time`` is in no ``io_bytes`` (fio 3.33).
 
     Raises:
         FioOutputError: no JSON document in ``text`` (see ``extract_json_document``), or job
@@ -134,10 +136,12 @@ def written_bytes(text: str, *, source: str = "fio output") -> int:
         for index, job in enumerate(jobs):
             if not isinstance(job, dict):
                 raise _Malformed(f"jobs[{index}] is a {json_kind(job)}, not an object")
-            raw = job.get("write")
-            if str(job.get("jobname", "")) in AGGREGATE_JOB_NAMES or not isinstance(raw, dict):
+            if str(job.get("jobname", "")) in AGGREGATE_JOB_NAMES:
                 continue
-            total += _io_bytes(raw, f"jobs[{index}].write")
+            for direction in directions:
+                raw = job.get(direction)
+                if isinstance(raw, dict):
+                    total += _io_bytes(raw, f"jobs[{index}].{direction}")
         return total
     except _Malformed as exc:
         raise FioOutputError(f"{label}: {exc}", raw_output=text) from None

@@ -18,7 +18,19 @@ from typing import Any
 from pytest_ssdqual.errors import FioOutputError
 from pytest_ssdqual.fio.parse import written_bytes
 
-__all__ = ["WriteTally", "format_bytes"]
+__all__ = ["WriteTally", "device_bytes", "format_bytes"]
+
+
+def device_bytes(raw_output: str, source: str = "fio output") -> int | None:
+    """Bytes one fio run wrote and trimmed (``write`` plus ``trim`` ``io_bytes`` of its job
+    entries, ``parse.written_bytes``), or None when its output holds no readable JSON: what
+    its device's sysfs ``stat`` should show moved (``ChangeWatch.settle``). ``source`` names
+    the output, as in :meth:`WriteTally.add_run` (the document read there is not decoded
+    again)."""
+    try:
+        return written_bytes(raw_output, source=source, directions=("write", "trim"))
+    except FioOutputError:
+        return None
 
 
 def format_bytes(count: int) -> str:

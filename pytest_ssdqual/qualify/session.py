@@ -22,7 +22,7 @@ from pytest_ssdqual.fio.check import check_run
 from pytest_ssdqual.fio.job import PREFILL_NAME, JobPlan, render_job, render_prefill
 from pytest_ssdqual.fio.result import WorkloadResult
 from pytest_ssdqual.fio.runner import TIMEOUT_MARGIN_S, FioRun, FioRunner
-from pytest_ssdqual.fio.written import WriteTally
+from pytest_ssdqual.fio.written import WriteTally, device_bytes
 from pytest_ssdqual.methodology.figure_state import (
     STATE_AS_FOUND,
     STATE_PREFILLED,
@@ -250,13 +250,13 @@ class QualSession:
             SafetyRefusal: the workload writes and the drive refuses writes (checked again here,
                 whatever the test's markers say).
             DeviceError: the drive is gone (loop device detached, file deleted) or its serial
-                changed since it was opened (checked before every workload, reads included).
+                changed since it was opened (``identify_between_runs``: reads included).
             FioError: fio missing, failed, hung, unreadable, or a job reported an error.
         """
         target = ctx.target
         if workload.writes:
             target.assert_write_allowed()
-        # every workload: the drive is still there, and the same one
+        # the drive is still there, and the same one (skipped only for a fixed disk's medium)
         identify_between_runs(target.watch, target.recheck_identity)
         state = ""
         if "read" in workload.directions:
@@ -332,7 +332,7 @@ class QualSession:
     ) -> JobRun:
         """Run an arbitrary fio job (a methodology step; ``methodology.protocol.JobSession``)
         with :meth:`run_workload`'s safety checks (a writing job only after
-        ``target.assert_write_allowed()`` and ``recheck_identity()``; a reading one with fio's
+        ``target.assert_write_allowed()`` and ``identify_between_runs``; a reading one with fio's
         ``--readonly``), fio in the drive's cgroup (an emulated drive's throttle).
 
         Args:
@@ -351,7 +351,7 @@ class QualSession:
         target = ctx.target
         if writes:
             target.assert_write_allowed()
-        # every job: the drive is still there, and the same one
+        # the drive is still there, and the same one (skipped only for a fixed disk's medium)
         identify_between_runs(target.watch, target.recheck_identity)
         job_text = target.before_fio(job_text)
         run: FioRun | None = None
@@ -370,15 +370,16 @@ class QualSession:
     def count_run(self, ctx: DriveUnderTest, run: FioRun | None) -> None:
         """Add a run's writes to ``written``; a run with no ``FioRun`` (timeout, Ctrl-C), killed
         by a signal or with job processes left is counted as unknown bytes (``add_unfinished``).
-        A run that ended cleanly settles the drive's change detector (its writes are ours:
-        ``ChangeWatch.settle``); after any other the next write check is a full one."""
+        A run that ended cleanly settles the drive's change detector when the disk's writes
+        and trims since the last check are the run's own (``ChangeWatch.settle``, fio's
+        bytes); after any other the next write check is a full one."""
         tally = self.written.setdefault(ctx.target.spec.raw, WriteTally())
         if run is None or run.returncode < 0 or run.orphans_killed:
             tally.add_unfinished()
         else:
             tally.add_run(run.raw_output, source=str(run.output_path))
             if ctx.target.watch is not None:
-                ctx.target.watch.settle()
+                ctx.target.watch.settle(device_bytes(run.raw_output, str(run.output_path)))
 
     def ioengine(self) -> str:
         """fio's best I/O engine here (probed once): ``io_uring``, ``libaio`` or ``psync``."""

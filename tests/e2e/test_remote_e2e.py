@@ -325,7 +325,7 @@ def _first_bytes(device: str) -> bytes:
 def test_without_ssh_fio_writes_through_the_drives_by_id_link(lab: RemoteLab,
                                                                tmp_path: Path) -> None:
     """fio opens the drive's own /dev/disk/by-id link on the host (a loop device has none: the
-    lab makes one, as udev would for a drive): another drive in the slot has no such link, and
+    lab makes one, as udev would for a drive): another drive in the slot has another link, and
     fio's server fails to open it instead of writing that drive. A legacy file (no by_id, no
     host_names) is good for reads only."""
     server = lab.servers["127.0.0.2"]

@@ -145,8 +145,9 @@ def test_a_new_test_and_age_make_a_full_check(fake: Fake) -> None:
 
 def test_settle_takes_the_sessions_own_writes_and_nothing_else(fake: Fake) -> None:
     assert fake.check() == 1
-    fake.counters(writes=50, sectors=4000)  # this session's fio run
-    fake.watch.settle()
+    fake.counters(writes=50, sectors=4000)  # this session's fio run: 3920 sectors
+    assert fake.watch.moved_bytes() == 3920 * 512
+    assert fake.watch.settle(3920 * 512)
     assert fake.check() == 1
     # without a settle (a run killed before it ended cleanly) its writes refresh in full
     fake.counters(writes=60, sectors=5000)
@@ -154,8 +155,28 @@ def test_settle_takes_the_sessions_own_writes_and_nothing_else(fake: Fake) -> No
     # settle keeps the layout of the full check: a mount during the run is still seen
     fake.counters(writes=70, sectors=6000)
     CHANGES["a mount"](fake)
-    fake.watch.settle()
+    assert fake.watch.settle(1000 * 512)
     assert fake.check() == 3
+
+
+def test_a_write_fio_did_not_report_makes_the_next_check_full(fake: Fake) -> None:
+    """The counters moved by more than the run's own bytes (a foreign write before, during
+    or after it, or ramp I/O fio does not count), by less, or the run's bytes are unknown:
+    the stamp is dropped, and the next check is a full one."""
+    assert fake.check() == 1
+    fake.counters(writes=51, sectors=4008)  # fio's 3920 sectors, and 8 more of a GPT write
+    assert not fake.watch.settle(3920 * 512)
+    assert fake.check() == 2
+    fake.counters(writes=60, sectors=5000, discards=2, dsectors=2048)  # fio's write + trim
+    assert fake.watch.settle((992 + 2048) * 512)
+    assert fake.check() == 2
+    fake.counters(writes=61, sectors=5100, discards=2, dsectors=2048)
+    assert not fake.watch.settle(101 * 512)  # fio reported more than the disk shows
+    assert fake.check() == 3
+    fake.counters(writes=62, sectors=5108, discards=2, dsectors=2048)
+    assert not fake.watch.settle(None)  # fio's output unreadable
+    assert fake.check() == 4
+    assert fake.check() == 4
 
 
 def test_write_counters_read_the_write_and_discard_fields(fake: Fake) -> None:
@@ -259,7 +280,8 @@ def test_partitions_the_kernel_registers_between_two_runs_are_refused(tmp_path: 
         assert_reused(target.assert_write_allowed, target.watch)
         checks = target.watch.full_checks
         _write_mbr_to(device, tmp_path / "mbr.bin")
-        target.watch.settle()  # as if the table came with this session's own fio writes
+        # as if the table came with this session's own fio writes
+        assert target.watch.settle(target.watch.moved_bytes())
         # partx adds it from user space (BLKPG): this project's VMs' kernels have no MS-DOS
         # partition parser, and a kernel rescan would find nothing
         subprocess.run(["partx", "--add", device], check=True, capture_output=True)
@@ -278,7 +300,8 @@ def test_a_mount_between_two_runs_is_refused(loop: tuple[str, Path], tmp_path: P
     assert target.watch is not None
     target.assert_write_allowed()
     subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
-    target.watch.settle()  # the file system counted as this session's own writes
+    # the file system counted as this session's own writes
+    assert target.watch.settle(target.watch.moved_bytes())
     # what the watch cannot see: writes inside a run (module docstring)
     assert_reused(target.assert_write_allowed, target.watch)
     checks = target.watch.full_checks
@@ -332,6 +355,7 @@ def test_session_runs_reuse_the_check_and_refuse_after_a_foreign_write(
 def test_identity_is_read_again_only_for_another_medium_a_new_test_or_age(fake: Fake) -> None:
     node = fake.disk.parent.parent.parent / "sdb-node"  # st_rdev of a regular file: 0
     node.write_text("")
+    (fake.disk / "removable").write_text("0\n")  # a fixed disk (else identified every run)
     fake.watch = ChangeWatch(str(node), "sdb", sysfs=fake.disk.parent.parent,
                              mountinfo=fake.mountinfo, swaps=fake.swaps, clock=lambda: fake.now)
     reads: list[int] = []

@@ -6,6 +6,7 @@ on lab-08 for /dev/sdb must not unlock writes on lab-07's /dev/sdb. The document
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -111,9 +112,9 @@ def test_fio_opens_the_drives_by_id_link(tmp_path: Path) -> None:
                           identity_source=f"file {path}", file_refusals=refusals)
     assert target.fio_filename == BY_ID and target.write_refusals == ()
     assert dict(target.report_facts)["drive re-check"] == (
-        f"fio opens {BY_ID} on lab-08, the drive's own by-id link: another drive in its place "
-        "has no such link and fio fails to open it; without SSH nothing else re-checks which "
-        "drive it is")
+        f"fio opens {BY_ID} on lab-08, the drive's own by-id link (made from its serial or "
+        "world-wide name): another drive in its place has another link and fio fails to open "
+        "this one; without SSH nothing else re-checks which drive it is")
     # a loop device has no by-id link: opened by path, and the report says so
     path, doc, _ = _pick("fio://lab-08/dev/loop3",
                          _write(tmp_path, "loop.json", by_id=None, device="/dev/loop3"))
@@ -121,8 +122,55 @@ def test_fio_opens_the_drives_by_id_link(tmp_path: Path) -> None:
                         confirmed_serials=(doc.identity.serial,), identity_source="file")
     assert loop.fio_filename == "/dev/loop3" and loop.write_refusals == ()
     assert dict(loop.report_facts)["drive re-check"].startswith(
-        "not re-checkable by fio: /dev/loop3 has no /dev/disk/by-id link on lab-08 (a loop "
-        "device, zram, a file, or no udev), so fio opens /dev/loop3 by path")
+        "not re-checkable by fio: /dev/loop3 has no by-id link of its own on lab-08 (a loop "
+        "device, zram, a file, no udev, or only links of its slot -- a USB bridge's -- or "
+        "shared by NVMe namespaces), so fio opens /dev/loop3 by path")
+
+
+class _Host:
+    """An ``SshRunner`` stand-in: ``ssdqual identify --json`` answers with ``doc`` (as the
+    host's ssdqual prints it) and counts the calls."""
+
+    def __init__(self, doc: dict) -> None:
+        self.doc, self.calls = doc, 0
+
+    def ssdqual(self, *args: str) -> list[str]:
+        return ["ssdqual", *args]
+
+    def run(self, words: list[str], *, timeout_s: float) -> subprocess.CompletedProcess:
+        self.calls += 1
+        return subprocess.CompletedProcess(words, 0, json.dumps(self.doc), "")
+
+
+def test_with_ssh_the_by_id_link_is_checked_again_before_every_job(tmp_path: Path) -> None:
+    """Over SSH, the host's ``ssdqual identify`` before each job must find the link fio opens
+    (it records the by-id link that resolves to /dev/X there, ``drive.by_id``)."""
+    doc = json.loads(Path(_write(tmp_path, "sdb.json")).read_text())
+    host = _Host(doc)
+    spec = parse_drive_option("fio://lab-08/dev/sdb")
+    target = RemoteTarget(spec, read_identity_document(json.dumps(doc), "ssh"),
+                          ssh=host, confirmed_serials=(doc["identity"]["serial"],),  # type: ignore[arg-type]
+                          identity_source="ssh")
+    assert target.fio_filename == BY_ID
+    assert "the link must still resolve to the device there" in dict(
+        target.report_facts)["drive re-check"]
+    target._read_at = -1e9  # as if the last reading were old: read the host again
+    target.recheck_identity()
+    assert host.calls == 1 and target.write_refusals == ()
+    # udev now points the link elsewhere: the host finds another link (or none) for /dev/sdb
+    host.doc = {**doc, "by_id": "/dev/disk/by-id/wwn-0x5001b444a7b3f0a1"}
+    target._read_at = -1e9
+    with pytest.raises(DeviceError) as info:
+        target.recheck_identity()
+    assert str(info.value) == (
+        f"{BY_ID}, which fio opens, is no longer /dev/sdb's own by-id link on lab-08 (ssdqual "
+        "identify there finds /dev/disk/by-id/wwn-0x5001b444a7b3f0a1): udev moved it or the "
+        "drive changed; refusing to continue")
+    assert target.write_refusals == (str(info.value),)
+    host.doc = {**doc, "by_id": None}
+    target._read_at = -1e9
+    with pytest.raises(DeviceError, match="ssdqual identify there finds none"):
+        target.recheck_identity()
 
 
 def test_hand_edited_host_names_are_refused(tmp_path: Path) -> None:
