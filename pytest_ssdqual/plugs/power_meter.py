@@ -132,9 +132,21 @@ class CmdMeter:
             err.close()
 
     def stop(self) -> PowerSamples:
+        """The rows the command printed since ``start``. A command that has printed no whole
+        line yet is given ``CSV_GRACE_S`` to print one or to end (a meter slower to start than
+        a short workload: its failure is seen, not cut off by the stop).
+
+        Raises:
+            DeviceError: the command ended by itself with a non-zero status, or printed no
+                reading at all while measuring.
+        """
         proc, folder = self._proc, self._folder
         if proc is None or folder is None:
             raise DeviceError(f"{self.source}: stop() without start()")
+        deadline = time.monotonic() + CSV_GRACE_S
+        while (proc.poll() is None and b"\n" not in (folder / "stdout.csv").read_bytes()
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
         ended_by_itself = proc.poll() is not None
         if not ended_by_itself:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -154,6 +166,10 @@ class CmdMeter:
             text = text[:text.rfind(b"\n") + 1] if proc.returncode == 0 else text
             rows = parse_power_rows(text.decode(errors="replace").splitlines(),
                                     where=f"the output of {self.source}")
+            if not rows:
+                raise DeviceError(f"the power meter command {self.source} printed no reading "
+                                  f"while measuring (none within {CSV_GRACE_S:g} s of the "
+                                  "workload's end)")
         finally:
             for name in ("stdout.csv", "stderr.txt"):
                 (folder / name).unlink(missing_ok=True)

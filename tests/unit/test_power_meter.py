@@ -145,6 +145,26 @@ def test_cmd_meter_that_fails_breaks_the_test(tmp_path: Path,
         meter.stop()
 
 
+def test_cmd_meter_that_fails_after_a_short_workload_still_breaks_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped at once (a workload shorter than the meter's start-up; found in CI: a 20 ms fio
+    stand-in run on a loaded host), its failure is still seen, not cut off by the stop."""
+    meter = _cmd_meter(tmp_path, monkeypatch, mode="fail")
+    meter.start()
+    with pytest.raises(DeviceError, match="ended with status 3 while measuring"):
+        meter.stop()
+
+
+def test_cmd_meter_that_prints_nothing_breaks_the_test(tmp_path: Path) -> None:
+    meter = CmdMeter(["sleep", "30"], source="cmd:sleep 30")
+    meter.start()
+    started = time.monotonic()
+    with pytest.raises(DeviceError, match=r"printed no reading while measuring \(none within "
+                       r"2 s of the workload's end\)"):
+        meter.stop()
+    assert 1.9 < time.monotonic() - started < 10
+
+
 def test_cmd_meter_printing_garbage_names_the_line(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     meter = _cmd_meter(tmp_path, monkeypatch, mode="garbage")
