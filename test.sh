@@ -69,7 +69,8 @@ unit_mark=()
 # e2e-twin: the seed twin's smoke-profile half (tests marked e2e_beside_unit), one at a time. Its
 # figures are paced by blkio caps and need CPU promptly, not the host alone: when the unit+plugin
 # tier runs too, it runs beside it, and that tier at nice 19 gives it the CPUs the moment it asks
-# (two twins at equal priority failed on CPU; measured 2026-12-06: ... ). Its output comes after.
+# (two twins at equal priority failed on CPU; measured 2026-12-06: the E12 half 136-148 s, passed,
+# beside the unit+plugin tier, which took 244-293 s instead of 222 s alone). Its output comes after.
 twins_mark="e2e_solo and e2e_beside_unit and not e2e_twins_all"  # SSDQUAL_ALL_TWINS=1: all six
 [ "${SSDQUAL_ALL_TWINS:-0}" = 1 ] && twins_mark="e2e_solo and e2e_beside_unit"
 twin_pid=""
