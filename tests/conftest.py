@@ -300,18 +300,73 @@ def _record_idle(asked: list[tuple[str, float]], workload_id: str, seconds: floa
     asked.append((workload_id, seconds))
 
 
-def make_loop_device(image: Path, size_bytes: int) -> str:
-    """Create an allocated image file and attach it as a direct-I/O loop device."""
+#: The cgroup-v1 blkio hierarchy (throttled test set-ups: ``--fio-cgroup``).
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+#: The caps (cgroup-v1 blkio throttle: I/Os and bytes per second, each direction) the tests'
+#: RAM loop devices get by default, for fio started in this process's blkio cgroup (a
+#: ``--fio-cgroup`` session's fio runs in that cgroup's caps instead: v1 rules do not nest).
+#: Why: uncapped, a RAM loop device's smoke workloads run as fast as the CPUs let them, so three
+#: end-to-end tests at once kept 2 CPUs busy (measured 2026-12-06: fio and the loop workers
+#: 450 of the e2e tier's 665 CPU-seconds) and their figures rose and fell with each other's
+#: load. Capped, a time-based run waits on the cap: its figures sit at (or under) the cap
+#: whatever else runs, and the CPUs are left for more tests at once. 4x above the loop
+#: profile's highest floors (thresholds/virtual.yaml: 5,000 4 KiB QD32 read IOPS, 50 MB/s).
+RAM_LOOP_CAPS = {"read_iops": 20_000, "write_iops": 20_000,
+                 "read_bps": 400_000_000, "write_bps": 400_000_000}
+_CAP_FILES = {key: f"blkio.throttle.{key}_device" for key in RAM_LOOP_CAPS}
+
+
+def own_blkio_group() -> Path | None:
+    """This process's cgroup-v1 blkio folder (``/proc/self/cgroup``), or ``None`` when the host
+    has no blkio throttling there."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "blkio" in controllers.split(","):
+            group = BLKIO / path.lstrip("/")
+            if all((group / name).exists() for name in _CAP_FILES.values()):
+                return group
+    return None
+
+
+def set_device_caps(dev: str, caps: dict[str, int] | None) -> None:
+    """Set (``caps``: ``RAM_LOOP_CAPS``' keys, values per second) or lift (``None``) the blkio
+    throttle rules of ``dev`` in this process's blkio cgroup; nothing where there is none."""
+    group = own_blkio_group()
+    if group is None:
+        return
+    st = os.stat(dev)
+    rule = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    for key, name in _CAP_FILES.items():
+        with contextlib.suppress(OSError):  # a rule to lift that was never set
+            (group / name).write_text(f"{rule} {(caps or {}).get(key, 0)}")
+
+
+def make_loop_device(image: Path, size_bytes: int,
+                     caps: dict[str, int] | None = RAM_LOOP_CAPS) -> str:
+    """Create an allocated image file and attach it as a direct-I/O loop device, capped at
+    ``caps`` (``RAM_LOOP_CAPS`` unless given; ``None``: uncapped) for fio run without
+    ``--fio-cgroup``; ``detach_loop_device`` lifts the caps."""
     with open(image, "wb") as fh:
         os.posix_fallocate(fh.fileno(), 0, size_bytes)
     out = subprocess.run(
         ["losetup", "-f", "--show", "--direct-io=on", str(image)],
         check=True, capture_output=True, text=True,
     )
-    return out.stdout.strip()
+    dev = out.stdout.strip()
+    set_device_caps(dev, caps)  # always written: a rule a crashed test left on the number goes
+    return dev
 
 
 def detach_loop_device(dev: str) -> None:
+    """Lift ``dev``'s caps (``make_loop_device``) and detach it."""
+    with contextlib.suppress(OSError):
+        set_device_caps(dev, None)
     subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
 
 
@@ -378,10 +433,6 @@ def loop_device(tmp_path: Path) -> Iterator[str]:
             yield dev
         finally:
             detach_loop_device(dev)
-
-
-#: The cgroup-v1 blkio hierarchy (throttled test set-ups: ``--fio-cgroup``).
-BLKIO = Path("/sys/fs/cgroup/blkio")
 
 
 @contextmanager
