@@ -254,7 +254,9 @@ def limit_table(limits: list[Limit]) -> list[str]:
         where = limit.provenance
         rows.append((limit.workload, str(limit), "WARN" if limit.severity == "warn" else "fail",
                      marginal_band(limit), f'{where.location} profile "{where.profile}"'))
-    widths = [22, 40, 8, max(len(row[3]) for row in rows)]
+    # each column as wide as its longest cell, so the severity and marginal columns line up
+    widths = [max(len(row[col]) for row in rows) for col in range(4)]
+    indent = widths[0] + 1
     lines = []
     for row in rows:
         head = " ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
@@ -262,8 +264,8 @@ def limit_table(limits: list[Limit]) -> list[str]:
             lines.append(head + " " + row[4])
         else:  # the provenance on a line of its own, under the limit
             lines += [head.rstrip(), *textwrap.wrap(row[4], LIMIT_TABLE_WIDTH,
-                                                    initial_indent=" " * 23,
-                                                    subsequent_indent=" " * 25,
+                                                    initial_indent=" " * indent,
+                                                    subsequent_indent=" " * (indent + 2),
                                                     break_long_words=False)]
     return [lines[0], LIMIT_TABLE_LEGEND, *lines[1:]]
 

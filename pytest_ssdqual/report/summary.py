@@ -138,8 +138,31 @@ def format_summary(rows: list[SummaryRow], width: int = TABLE_WIDTH) -> list[str
 _NOTE_VERDICTS = frozenset({"SKIPPED", "BROKEN", HEALTH_NOT_READ})
 
 
+def _by_group(rows: list[SummaryRow]) -> list[SummaryRow]:
+    """``rows`` with each workload's rows of one drive state together (the states in the order
+    they first appear, the rows of a state in their own order), so each ``workload @ state``
+    heading is printed once: a PTS test's figures, sorted by name, alternate between the
+    steady-state and the not-steady ones."""
+    first: dict[tuple[str, str], int] = {}
+    for r in rows:
+        first.setdefault((r.workload, r.state), len(first))
+    workload_first = {w: i for i, (w, _s) in reversed(list(enumerate(first)))}
+    return sorted(rows, key=lambda r: (workload_first[r.workload], first[(r.workload, r.state)]))
+
+
+#: A bound's integer part of four digits or more (``5000``, ``1000000.5``), not part of a name.
+_LONG_INTEGER = re.compile(r"(?<![\w.,])(\d{4,})(?![\w,])")
+
+
+def grouped_bound(bound: str) -> str:
+    """``bound`` (``Limit``'s text, ``>= 5000``) with thousands separators, as the measured
+    column prints its figures: ``>= 5,000``, ``10 <= x <= 1,000,000``."""
+    return _LONG_INTEGER.sub(lambda m: f"{int(m.group(1)):,}", bound)
+
+
 def _judged_block(rows: list[SummaryRow], width: int) -> list[str]:
-    cells = [(r.metric, measured_beside(r.measured, r.limit), r.limit,
+    rows = _by_group(rows)
+    cells = [(r.metric, measured_beside(r.measured, r.limit), grouped_bound(r.limit),
               f"{r.margin_pct:+.1f} %" if r.margin_pct is not None else "-",
               verdict_word(r.verdict, r.state)) for r in rows]
     header = ("workload @ state / metric", "measured", "limit", "margin", "verdict")

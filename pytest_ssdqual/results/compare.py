@@ -37,6 +37,13 @@ from pytest_ssdqual.thresholds.verdict import format_number
 __all__ = ["DEFAULT_NOISE_PCT", "Delta", "FORMATS", "compare_runs", "noise_band", "render"]
 
 FORMATS = ("md", "html", "json")
+#: Under the table when rows were called better or worse on ``DEFAULT_NOISE_PCT`` alone.
+DEFAULT_BAND_HINT = (
+    "%(n)d change(s) called better or worse on the default noise band alone: neither run "
+    "measured its run-to-run spread, and two runs of one build on one drive often differ by "
+    "more than 1 %% -- run both with --repeat=3 (their spread becomes the band) or gate B on A "
+    "(--baseline) before reading them as a difference"
+)
 #: The noise band of a metric neither run repeated (no spread) and B's gate gave no limit for.
 DEFAULT_NOISE_PCT = 1.0
 #: What ``Delta.noise_from`` says, and the legend under the table.
@@ -222,6 +229,10 @@ def render(a: StoredRun, b: StoredRun, deltas: Sequence[Delta], notes: Sequence[
         warn.append(f"profiles differ ({a.profile} vs {b.profile}): figures are not comparable")
     if any(d.status == "within noise" for d in deltas):
         warn.append(NOISE_LEGEND)
+    guessed = sum(d.status in ("better", "worse") and d.noise_from == NOISE_DEFAULT
+                  for d in deltas)
+    if guessed:
+        warn.append(DEFAULT_BAND_HINT % {"n": guessed})
     if fmt == "html":
         colors = {"regressed": "#f8c9c9", "inconclusive": "#f8c9c9", "worse": "#fbe9d0",
                   "better": "#d6f0d6"}

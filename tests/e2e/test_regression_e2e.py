@@ -111,7 +111,7 @@ def test_a_throttled_build_fails_the_gate_and_a_fast_one_passes(
     assert re.search(r"seq_write_128k_qd32\s+write\.bw_mbps @ as found \(not purged, not "
                      r"preconditioned\)\s+[\d.]+\s+>= 50\s+\+\S+ %\s+PASS", flat_verdicts(out))
     assert re.search(r"seq_write_128k_qd32\s+write\.lat_p99_us @ as found \(not purged, not "
-                     r"preconditioned\)\s+[\d,]+\s+<= 1000000\s+\+\S+ %"
+                     r"preconditioned\)\s+[\d,]+\s+<= 1,000,000\s+\+\S+ %"
                      r"\s+PASS", flat_verdicts(out))
     assert "limit(s) violated" not in out
 

@@ -53,7 +53,7 @@ def test_a_pattern_below_its_limit_fails_with_the_limit(pytester: pytest.Pyteste
     out = flat_verdicts(result.stdout.str())
     assert _rows(out)[("rand_read_4k_qd4", "read.iops")] == "FAIL"
     assert "rand_read_4k_qd4: 1 limit(s) violated" in out
-    assert "read.iops" in out and ">= 1000" in out
+    assert "read.iops" in out and ">= 1,000" in out  # the table groups thousands
     warned = re.findall(r"WARNING: limits under (fio:\w+) \((\S+)\) judged nothing", out)
     assert [(key, where.rsplit("/", 1)[-1]) for key, where in warned] == [
         ("fio:rand_w30_8k_qd16", "lab.yaml:12"), ("fio:seq_read_1m_qd8_t2", "lab.yaml:11")]

@@ -149,7 +149,7 @@ def test_the_suite_runs_wsat_with_its_verdicts_and_charts(
     result.assert_outcomes(passed=1)
     out = flat_verdicts(result.stdout.str())
     row = next(line for line in out.splitlines() if line.startswith("pts_wsat  iops_steady @ "))
-    assert "@ write saturation" in row and row.endswith("22,500  >= 20000  +12.5 %  PASS")
+    assert "@ write saturation" in row and row.endswith("22,500  >= 20,000  +12.5 %  PASS")
     (res,) = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
     names = [a["name"] for a in res["attachments"]]
     assert {"chart: WSAT IOPS vs time", "chart: WSAT IOPS vs TGBW", "curves"} <= set(names)

@@ -65,7 +65,7 @@ def test_repeats_are_merged_by_their_summed_histograms(
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "read.lat_p99_us 399.4 > max 300" in out, out
-    assert re.search(r"read\.lat_tail_ios +6,000 +>= 3001 .*PASS", out), out
+    assert re.search(r"read\.lat_tail_ios +6,000 +>= 3,001 .*PASS", out), out
     assert ("latency percentiles of 2 runs from their merged fio histograms (read 6,000 I/Os)"
             in out), out
     (folder,) = ResultsStore(pytester.path / "results").complete_runs()

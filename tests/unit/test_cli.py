@@ -93,6 +93,26 @@ def test_thresholds_show_gives_each_limits_severity_and_marginal_band(
     assert "WARN: it is reported, the test passes" in capsys.readouterr().out
 
 
+def test_thresholds_show_lines_its_columns_up_whatever_the_limits_length(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial (2026-12-06): limits longer than 40 characters pushed the severity
+    column of their rows to the right. Every row's severity and marginal band now start under
+    their headings, and no line is wider than 120 columns."""
+    assert main(["thresholds", "show", str(REPO / "thresholds"), "--controller",
+                 "linux-loop"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("workload "))
+    severity_at, marginal_at = header.index("severity"), header.index("marginal")
+    rows = [line for line in lines if re.match(r"^[a-z]\w+ +\S.* (fail|WARN) ", line)]
+    assert len(rows) > 60  # the loop profile's and the generic floors
+    assert any(len(line.split()[1]) > 40 for line in rows)  # a long limit is among them
+    for line in rows:
+        assert line[severity_at:severity_at + 4] in ("fail", "WARN"), line
+        assert line[marginal_at - 1] == " " and line[marginal_at] != " ", line
+    assert max(len(line) for line in lines if not line.startswith("      source:")) <= 120
+
+
 def test_marginal_band_of_an_upper_and_of_a_two_sided_limit() -> None:
     from pytest_ssdqual.cli.main import marginal_band
     from pytest_ssdqual.thresholds.verdict import Limit, Provenance

@@ -148,14 +148,20 @@ def test_compare_calls_a_change_inside_the_noise_band_within_noise(tmp_path: Pat
     text = render(a, tiny, [row], [], "md")
     assert "| \u22120.1 % | - | \u00b11 % (default) | within noise |" in text
     assert "within noise: the change is inside the noise band" in text
-    assert [d.status for d in compare_runs(a, _run(store, 3, "B", 980.0))[0]] == ["worse"]
+    assert "called better or worse on the default noise band alone" not in text
+    worse = compare_runs(a, _run(store, 3, "B", 980.0))[0]
+    assert [d.status for d in worse] == ["worse"]
+    # no measured spread: a newcomer's two back-to-back dry runs read as better and worse
+    assert ("1 change(s) called better or worse on the default noise band alone: neither run "
+            "measured its run-to-run spread") in render(a, tiny, worse, [], "md")
     # repeated runs: their measured spread is the band (the larger of the two)
     spread_a = _run(store, 4, "A", 1000.0, spread=1.5)
     spread_b = _run(store, 5, "B", 1030.0, spread=4.0)
     [row] = compare_runs(spread_a, spread_b)[0]
     assert (row.status, row.noise_pct, row.noise_from) == ("within noise", 4.0, "spread")
-    assert [d.status for d in compare_runs(spread_a, _run(store, 6, "B", 1050.0,
-                                                           spread=4.0))[0]] == ["better"]
+    better = compare_runs(spread_a, _run(store, 6, "B", 1050.0, spread=4.0))[0]
+    assert [d.status for d in better] == ["better"]
+    assert "default noise band alone" not in render(spread_a, spread_b, better, [], "md")
     # gated on another run, no spread: B's regression limit is the band; beyond it: regressed
     gated = {"baseline_run": "20261130T000000.000001Z-other0", "comparisons": [
         {"metric": "write.bw_mbps", "status": "within limit", "limit_pct": 5.0}]}

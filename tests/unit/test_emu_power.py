@@ -103,3 +103,57 @@ def test_metered_throttle_logs_the_models_watts_at_the_drives_rate(tmp_path: Pat
     assert [r[0] for r in rows] == pytest.approx([start + 0.05, start + 1.35, start + 3.1])
     assert [r[1] for r in rows] == pytest.approx([1.8 + 0.002367 * 3000, 0.0018, 1.8])
     assert [r[3] for r in rows] == [30_000_000] * 3  # cumulative write bytes at each poll end
+
+
+class _PreemptedClock(_Clock):
+    """A clock a read can be preempted in: once ``stall`` is set, that many seconds pass
+    between the next reading (before the counters) and the one after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stall = 0.0
+        self._armed = False
+
+    def __call__(self) -> float:
+        if self.stall and self._armed:  # the reading after the counters
+            self.now += self.stall
+            self.stall, self._armed = 0.0, False
+        elif self.stall:  # the reading before them
+            self._armed = True
+        return self.now
+
+
+def test_a_read_preempted_between_its_clock_readings_ends_no_interval(tmp_path: Path) -> None:
+    """CI (2026-12-06): under load the E12 twin at its write cap drew 9.6 W, over the model's
+    8.9 W: a clock read late by 10 ms cut the next 0.1 s interval short of the bytes it counted.
+    Now a read whose clock readings are over ``MAX_READ_S`` apart ends no interval: the next
+    read's row covers both, at the true rate."""
+    for name in THROTTLE_FILES.values():
+        (tmp_path / name).write_text("")
+    _counters(tmp_path, 0, 0)
+    log_path = tmp_path / "power.csv"
+    clock = _PreemptedClock()
+    with log_path.open("a") as log:
+        throttle = MeteredThrottle(tmp_path, (7, 3), load_model(E12), log, log_path, clock)
+        meter = EmulatedPowerMeter(log_path, "phison-e12-960g")
+        meter.start()
+        throttle.counters()  # the baseline
+        clock.now += 0.1
+        _counters(tmp_path, 0, 30_000_000)  # 300 MB/s over 0.1 s (the drive's 3,000)
+        clock.stall = 0.01  # read, then preempted before the clock: its time 10 ms late
+        throttle.counters()
+        clock.now += 0.09
+        _counters(tmp_path, 0, 60_000_000)
+        throttle.counters()
+        clock.now += 1.5  # a read preempted after MAX_GAP_S still ends its interval
+        clock.stall = 0.01
+        throttle.counters()
+    rows = meter.rows()
+    start = 1_800_000_000.0
+    assert len(rows) == 2, rows
+    # one row for 0.2 s at 300 MB/s: 1.8 + 0.002367 x 3000 W, never the 3,333 MB/s a 0.09 s
+    # interval holding 0.1 s of bytes would give
+    assert rows[0][0] == pytest.approx(start + 0.1)
+    assert rows[0][1] == pytest.approx(1.8 + 0.002367 * 3000)
+    assert rows[1][0] == pytest.approx(start + 0.2 + (1.5 + 0.005) / 2)
+    assert rows[1][1] == pytest.approx(1.8)

@@ -11,6 +11,7 @@ from pytest_ssdqual.report.summary import (
     final_line,
     format_drives,
     format_summary,
+    grouped_bound,
     measured_beside,
 )
 
@@ -81,6 +82,41 @@ def test_table_lists_judged_rows_counts_the_rest_and_explains_skips() -> None:
                                       "/dev/sdc is mounted at /mnt"]
     assert lines[-1] == ("0 limits passed, 1 failed, 0 missing; "
                          "1 measured metrics had no limit (not judged)")
+
+
+def test_each_workload_and_state_heading_is_printed_once() -> None:
+    """A newcomer's trial (2026-12-06): ``pts_throughput @ not steady`` was printed on both
+    sides of the steady-state heading, the test's figures sorted by name alternating between
+    the two states."""
+    steady, unsteady = "steady state (rounds 3-7)", "not steady (steady state not reached)"
+    rows = [SummaryRow("/dev/sdb", "pts_throughput", metric, 100.0, ">= 50", "PASS", 100.0,
+                       "t.yaml:1", state)
+            for metric, state in (("seq_read_1m.bw_mbps", unsteady),
+                                  ("seq_read_64k.bw_mbps", steady),
+                                  ("seq_write_1m.bw_mbps", unsteady),
+                                  ("steady_state_reached", steady))]
+    rows.append(SummaryRow("/dev/sdb", "seq_read_128k_qd32", "read.bw_mbps", 500.0, ">= 50",
+                           "PASS", 900.0, "t.yaml:2", "FOB"))
+    lines = format_summary(rows)
+    headings = [line.strip() for line in lines if " @ " in line and "metric" not in line]
+    assert headings == [f"pts_throughput @ {unsteady}", f"pts_throughput @ {steady}",
+                        "seq_read_128k_qd32 @ FOB"]
+    body = [line.split()[0] for line in lines[3:8]]
+    assert body == ["seq_read_1m.bw_mbps", "seq_write_1m.bw_mbps", "pts_throughput",
+                    "seq_read_64k.bw_mbps", "steady_state_reached"], lines
+
+
+def test_limits_print_with_thousands_separators_as_the_measured_figures_do() -> None:
+    """A newcomer's trial (2026-12-06): ``19,993  >= 2000`` side by side."""
+    assert grouped_bound(">= 2000") == ">= 2,000"
+    assert grouped_bound("<= 1000000") == "<= 1,000,000"
+    assert grouped_bound("10 <= x <= 20000.5") == "10 <= x <= 20,000.5"
+    assert grouped_bound(">= 139.5") == ">= 139.5" and grouped_bound("<= 0.0125") == "<= 0.0125"
+    assert grouped_bound("waived (0 or 1 passes)") == "waived (0 or 1 passes)"
+    rows = [SummaryRow("/dev/sdb", "rand_read_4k_qd32", "read.iops", 19993.0, ">= 2000", "PASS",
+                       899.7, "t.yaml:1", "FOB")]
+    assert format_summary(rows)[3].split() == ["read.iops", "19,993", ">=", "2,000", "+899.7",
+                                               "%", "PASS"]
 
 
 def test_a_warned_limit_is_counted_apart_from_the_passed_and_failed() -> None:
