@@ -78,11 +78,11 @@ class MeteredThrottle(BlkioThrottle):
         row unless ``MAX_GAP_S`` passed since the last one: its time is not known, and the
         next interval would be cut short of the bytes it counted (CI, 2026-12-06: a clock read
         late under load drew the E12 twin 9.6 W at its write cap, the model's 8.9 W)."""
-        before = self.clock()
+        read_from = self.clock()
         counters = super().counters()
-        after = self.clock()
-        now = (before + after) / 2
-        if (after - before > MAX_READ_S and self._last is not None
+        read_to = self.clock()
+        now = (read_from + read_to) / 2
+        if (read_to - read_from > MAX_READ_S and self._last is not None
                 and now - self._last[0] < MAX_GAP_S):
             return counters  # the next read's row covers this interval too
         if self._last is not None and now > self._last[0]:
