@@ -3,9 +3,10 @@
 # e2e (the end-to-end tests, three at a time: each paces its own devices with blkio caps or
 # judges them on loose floors), e2e-twin beside it (one half of a seed twin's whole-profile run,
 # picked by the commit, or both halves of SSDQUAL_TWIN=NAME; the others, marked e2e_twins_all,
-# only with SSDQUAL_ALL_TWINS=1; at nice -5 when root) and unit+plugin (pytest-xdist -n 3, slowest
-# tests first, at nice 19: the CPU the end-to-end tests leave). Then those marked e2e_solo one at
-# a time (an emulated power cut frees its loop device: no other test may take it). End-to-end
+# only with SSDQUAL_ALL_TWINS=1; at nice -5, or after the e2e tier where that is not allowed)
+# and unit+plugin (pytest-xdist -n 3, slowest tests first, at nice 19: the CPU the end-to-end
+# tests leave). Then those marked e2e_solo one at a time (an emulated power cut frees its loop
+# device: no other test may take it). Ctrl-C or SIGTERM stops the background tiers too. End-to-end
 # tests need root (they skip otherwise). Options (-k, -m, -ra, --durations=N, ...) are passed to
 # every pytest run (a -m is combined with each end-to-end tier's own); test paths select:
 # ./test.sh tests/unit/test_summary.py runs that file only (in the unit+plugin tier, at normal
@@ -85,6 +86,16 @@ twin_cmd=(.venv/bin/pytest "${e2e_paths[@]}" -m "$(with_user_mark "$twins_mark")
 e2e_cmd=(.venv/bin/pytest "${e2e_paths[@]}" -n 3 --maxschedchunk=1 -m "$(with_user_mark "$e2e_mark")" "${options[@]}")
 background=()  # "NAME OUTPUT-FILE PID" of each tier started in the background
 trap 'for entry in "${background[@]}"; do read -r _ out _ <<<"$entry"; rm -f "$out" "$out.rc"; done' EXIT
+stop_background() {  # an interrupt: stop the background tiers (their pytest ends its fio) too
+  local entry name out pid
+  for entry in "${background[@]}"; do
+    read -r name out pid <<<"$entry"
+    pkill -TERM -P "$pid" 2>/dev/null
+  done
+  wait
+}
+trap 'stop_background; exit 130' INT
+trap 'stop_background; exit 143' TERM
 start_background() {  # start_background NAME COMMAND...: its output and exit code to a file
   local name=$1 out
   shift
@@ -104,11 +115,16 @@ finish_background() {  # wait for each background tier, print its output under i
   done
 }
 if [ ${#e2e_paths[@]} -gt 0 ] && [ ${#unit_paths[@]} -gt 0 ]; then
-  twin_nice=()
-  [ "$(id -u)" = 0 ] && twin_nice=(nice -n -5)
-  start_background "e2e-twin" "${twin_nice[@]}" "${twin_cmd[@]}"
+  twin_later=0
+  if [ "$(nice -n -5 nice 2>/dev/null)" = "$(( $(nice) - 5 ))" ]; then
+    start_background "e2e-twin" nice -n -5 "${twin_cmd[@]}"
+  else  # not allowed a higher priority: after the e2e tier, beside the unit tier alone
+    echo "test.sh: the e2e-twin tier may not run at nice -5 here: it runs after the e2e tier" >&2
+    twin_later=1
+  fi
   start_background "unit+plugin" nice -n 19 "${unit_cmd[@]}"
   run_tier "e2e" "${e2e_cmd[@]}"
+  [ $twin_later = 1 ] && run_tier "e2e-twin" "${twin_cmd[@]}"
   finish_background
 elif [ ${#e2e_paths[@]} -gt 0 ]; then
   run_tier "e2e-twin" "${twin_cmd[@]}"

@@ -44,8 +44,8 @@ EMULATED_RATE_HZ = 10.0
 #: power interval (reading two small sysfs files takes ~0.05 ms; 2 ms: 2 % of the 0.1 s period).
 MAX_READ_S = 0.002
 #: Seconds after which an imprecise read ends an interval all the same (a host so loaded that
-#: every read is preempted still gets rows, at most this far apart).
-MAX_GAP_S = 1.0
+#: every read is preempted still gets rows, at most about this far apart).
+MAX_GAP_S = 0.5
 
 
 class MeteredThrottle(BlkioThrottle):
@@ -75,16 +75,17 @@ class MeteredThrottle(BlkioThrottle):
         the last read that made one: the rates are the bytes moved over the time between the
         two reads, each read's time the middle of the clock readings around it. A read the
         thread was preempted in (the two clock readings over ``MAX_READ_S`` apart) makes no
-        row unless ``MAX_GAP_S`` passed since the last one: its time is not known, and the
+        row unless ``MAX_GAP_S`` passed since the last one (nor is it the first read, the
+        baseline): its time is not known, and the
         next interval would be cut short of the bytes it counted (CI, 2026-12-06: a clock read
         late under load drew the E12 twin 9.6 W at its write cap, the model's 8.9 W)."""
         read_from = self.clock()
         counters = super().counters()
         read_to = self.clock()
         now = (read_from + read_to) / 2
-        if (read_to - read_from > MAX_READ_S and self._last is not None
-                and now - self._last[0] < MAX_GAP_S):
-            return counters  # the next read's row covers this interval too
+        if read_to - read_from > MAX_READ_S and (self._last is None
+                                                  or now - self._last[0] < MAX_GAP_S):
+            return counters  # the next read's row covers this interval too (or is the first)
         if self._last is not None and now > self._last[0]:
             then, before = self._last
             dt = now - then
@@ -138,7 +139,9 @@ class EmulatedPowerMeter:
     def stop(self) -> EmulatedSamples:
         stopped = time.time()
         rows = self.rows()
-        deadline = time.monotonic() + 1.0  # the next poll stamps a sample after the stop
+        # a later poll stamps a sample after the stop: rows are stamped mid-interval, and an
+        # interval may stretch to MAX_GAP_S on a loaded host
+        deadline = time.monotonic() + 1.0 + 2 * MAX_GAP_S
         while (not rows or rows[-1][0] < stopped) and time.monotonic() < deadline:
             time.sleep(0.05)
             rows = self.rows()

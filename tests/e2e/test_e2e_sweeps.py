@@ -32,6 +32,7 @@ from ..conftest import (
     RAM_LOOP_CAPS,
     REPO,
     detach_loop_device,
+    device_caps,
     make_loop_device,
     need_root,
     ram_folder,
@@ -51,10 +52,10 @@ SUITES = [str(REPO / "suites" / f"test_{name}.py")
 def plain_and_4kn(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     """A 320 MiB direct-I/O loop device with 512-byte sectors over ``tmp_path / "plain.img"``
     (``tmp_path`` in RAM: ``tmp_path_in_ram``) and a 64 MiB one with 4096-byte sectors over a
-    file in RAM (``ram_folder``), both capped at ``RAM_LOOP_CAPS``: (plain device, 4Kn device,
-    the 4Kn image: its serial). The two
-    run at once (-n 2); on one host disk the 4Kn device's 16 threads at QD32 queued the other's
-    QD1 reads (CI: 39 IOPS, 25 ms mean). Detached and removed afterwards."""
+    file in RAM (``ram_folder``), both capped at ``RAM_LOOP_CAPS`` where this host has blkio
+    throttling: (plain device, 4Kn device, the 4Kn image: its serial). The two run at once
+    (-n 2); on one host disk the 4Kn device's 16 threads at QD32 queued the other's QD1 reads
+    (CI: 39 IOPS, 25 ms mean). Detached and removed afterwards."""
     need_root("losetup")
     devices: list[str] = []
     with tmp_path_in_ram(tmp_path, 2 * 1024**3), ram_folder(tmp_path, 64 * 1024 * 1024) as ram:
@@ -91,6 +92,7 @@ def test_sweeps_and_presets_on_loop_devices(
 ) -> None:
     _need_fio()
     plain, k4, k4_image = plain_and_4kn
+    capped = device_caps(plain).get("read_iops") == RAM_LOOP_CAPS["read_iops"]
     s_plain, s_k4 = str(tmp_path / "plain.img"), str(k4_image)
     alluredir, results = tmp_path / "allure", tmp_path / "results"
     result = pytester.runpytest_subprocess(
@@ -132,10 +134,14 @@ def test_sweeps_and_presets_on_loop_devices(
         (curve,) = [c for c in curves[(s_plain, "qd_scaling")]
                     if c["name"] == pattern and c["y_name"] == f"{d}.iops"]
         assert curve["points"] == [[q, v] for q, v in zip(qds, iops, strict=True)]
-    # the device's read cap (RAM_LOOP_CAPS) sets the top of the curve: 32 commands in flight
-    # keep it there (uncapped, the figures only told how busy the 2 CPUs were)
-    cap = RAM_LOOP_CAPS["read_iops"]
-    assert 0.8 * cap <= m["rand_read_4k_qd32.read.iops"] <= 1.02 * cap, m
+    # the device's read cap (RAM_LOOP_CAPS) bounds the curve: no queue depth passes it (how
+    # near they come tells only how busy the 2 CPUs were: no speed floor here); where this
+    # host gave the device no cap, 32 commands in flight beat one
+    if capped:
+        cap = RAM_LOOP_CAPS["read_iops"]
+        assert all(0 < m[f"rand_read_4k_qd{q}.read.iops"] <= 1.02 * cap for q in qds), m
+    else:
+        assert m["rand_read_4k.scaling_ratio"] > 1.5
     assert m["rand_read_4k_qd32.read.lat_p99_us"] > 0
 
     # mixed sweeps: the write share is what fio was asked for; the copy is timed

@@ -198,7 +198,7 @@ def test_the_two_halves_run_every_suite_a_review_can_judge_once() -> None:
 #: e2e_solo: one twin at a time. Two at once failed here on the host's CPU, not the model (an
 #: A19 board beside the L85C: QD1 read 7,213 < 9,350 IOPS, QD32 write 59,897 < 66,300).
 @pytest.mark.e2e_solo
-@pytest.mark.e2e_beside_unit  # beside the unit+plugin tier, which ./test.sh runs at nice 19
+@pytest.mark.e2e_beside_unit  # ./test.sh: at nice -5 beside the e2e and unit+plugin tiers
 @pytest.mark.parametrize("twin,half", [
     (t, h) if (t, h) in twins_of_this_run() else
     pytest.param(t, h, marks=pytest.mark.e2e_twins_all)
@@ -208,7 +208,7 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite_of_one_half(
         tmp_path: Path, twin: str, half: str) -> None:
     """One twin, one half (``twin_suites``) of every suite a seed review can judge (all but
     ``NO_REVIEW_FIGURE_ANY``), ``--ssd-profile=smoke``, in a pytest session of its own on a
-    fresh twin (``-n 0``; ./test.sh runs these one at a time, in its e2e_solo tier): every limit
+    fresh twin (``-n 0``; ./test.sh runs these one at a time, in its e2e-twin tier): every limit
     of its threshold profile passes (a ``warn`` limit may warn), no test fails, and every suite
     it runs is judged by a limit of the twin's own profiles but those its review has nothing on
     (``REVIEW_SUITES``)."""
@@ -238,6 +238,7 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite_of_one_half(
     assert not missing, f"{twin}: no limit of its review judged on {missing}"
 
 
+@pytest.mark.e2e_paced
 @pytest.mark.parametrize("twin,removed,edit,suite,metric,expected", ABLATIONS,
                          ids=[f"{a[0]}-{a[1]}" for a in ABLATIONS])
 def test_a_twin_without_one_behaviour_fails_the_limit_that_catches_it(

@@ -137,6 +137,9 @@ def test_a_read_preempted_between_its_clock_readings_ends_no_interval(tmp_path: 
         throttle = MeteredThrottle(tmp_path, (7, 3), load_model(E12), log, log_path, clock)
         meter = EmulatedPowerMeter(log_path, "phison-e12-960g")
         meter.start()
+        clock.stall = 0.01
+        throttle.counters()  # preempted: no baseline
+        clock.now += 0.03
         throttle.counters()  # the baseline
         clock.now += 0.1
         _counters(tmp_path, 0, 30_000_000)  # 300 MB/s over 0.1 s (the drive's 3,000)
@@ -145,7 +148,7 @@ def test_a_read_preempted_between_its_clock_readings_ends_no_interval(tmp_path: 
         clock.now += 0.09
         _counters(tmp_path, 0, 60_000_000)
         throttle.counters()
-        clock.now += 1.5  # a read preempted after MAX_GAP_S still ends its interval
+        clock.now += 0.6  # a read preempted MAX_GAP_S after the last row still ends one
         clock.stall = 0.01
         throttle.counters()
     rows = meter.rows()
@@ -153,7 +156,8 @@ def test_a_read_preempted_between_its_clock_readings_ends_no_interval(tmp_path: 
     assert len(rows) == 2, rows
     # one row for 0.2 s at 300 MB/s: 1.8 + 0.002367 x 3000 W, never the 3,333 MB/s a 0.09 s
     # interval holding 0.1 s of bytes would give
-    assert rows[0][0] == pytest.approx(start + 0.1)
+    begin = start + 0.04  # the baseline: the first read made in time
+    assert rows[0][0] == pytest.approx(begin + 0.1)
     assert rows[0][1] == pytest.approx(1.8 + 0.002367 * 3000)
-    assert rows[1][0] == pytest.approx(start + 0.2 + (1.5 + 0.005) / 2)
+    assert rows[1][0] == pytest.approx(begin + 0.2 + (0.6 + 0.005) / 2)
     assert rows[1][1] == pytest.approx(1.8)
