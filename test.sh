@@ -118,6 +118,7 @@ if [ ${#e2e_paths[@]} -gt 0 ] && [ ${#unit_paths[@]} -gt 0 ]; then
   twin_later=0
   if [ "$(nice -n -5 nice 2>/dev/null)" = "$(( $(nice) - 5 ))" ]; then
     start_background "e2e-twin" nice -n -5 "${twin_cmd[@]}"
+    export SSDQUAL_E2E_NICE=10  # the e2e tests not marked e2e_paced (tests/e2e/conftest.py)
   else  # not allowed a higher priority: after the e2e tier, beside the unit tier alone
     echo "test.sh: the e2e-twin tier may not run at nice -5 here: it runs after the e2e tier" >&2
     twin_later=1

@@ -127,7 +127,9 @@ def test_e12_twin_energy_matches_its_model_within_2_pct(tmp_path: Path) -> None:
             assert m["energy_j"] == pytest.approx(expected_j, rel=0.02)
             assert m["power_avg_w"] == pytest.approx(m["energy_j"] / (end - start))
             assert m[efficiency] == pytest.approx(m[base] / m["power_avg_w"])
-            assert power.idle_w < m["power_avg_w"] <= m["power_peak_w"] <= 8.9 * 1.05
+            # the peak: one 0.1 s sample; blkio dispatches the capped writes in bursts, and
+            # under load a sample measured up to 5.5 % over the model's 8.9 W (CI, 2026-12-06)
+            assert power.idle_w < m["power_avg_w"] <= m["power_peak_w"] <= 8.9 * 1.10
             assert outcome.result.extra_unmeasured == {}
     finally:
         session.close()
