@@ -418,6 +418,11 @@ def test_a_loop_device_attached_again_between_two_runs_is_identified_again(
         medium = target.watch.medium()
         assert medium is not None and target.watch.same_medium(medium)
         subprocess.run(["losetup", "-d", device], check=True)
+        # a detach while udev still probes the device is deferred to its last close (slow on
+        # a loaded host): attach the other image once it is gone
+        assert wait_for(lambda: not Path(f"/sys/block/{Path(device).name}/loop").exists()
+                        or not Path(f"/sys/block/{Path(device).name}/loop/backing_file")
+                        .exists(), 30)
         subprocess.run(["losetup", "--direct-io=on", device, str(other)], check=True)
         assert not target.watch.same_medium(target.watch.medium())  # diskseq moved on
         with pytest.raises(DeviceError, match=f"now has serial {other}, was {image} at start"):

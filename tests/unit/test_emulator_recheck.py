@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,6 +33,14 @@ def test_a_loop_device_without_backing_file_is_refused(tmp_path: Path) -> None:
     assert "refusing to continue" in target.write_refusals[0]
 
 
+def _backing_file(loop: str) -> str:
+    """The file behind ``loop`` (sysfs), or "" when there is none."""
+    try:
+        return Path(f"/sys/block/{Path(loop).name}/loop/backing_file").read_text().strip()
+    except OSError:
+        return ""
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("losetup"), reason="needs root")
 def test_the_loop_device_must_still_back_the_image(tmp_path: Path) -> None:
     image, other = tmp_path / "image.img", tmp_path / "other.img"
@@ -51,5 +60,10 @@ def test_the_loop_device_must_still_back_the_image(tmp_path: Path) -> None:
             mismatch.assert_write_allowed()
     finally:
         subprocess.run(["losetup", "-d", loop], check=False)
+    # losetup -d of a device something still has open (udev's probe of the change, slow on a
+    # loaded host: CI, 2026-12-06) only marks it to clear on the last close: wait for that
+    deadline = time.monotonic() + 30
+    while _backing_file(loop) == str(image) and time.monotonic() < deadline:
+        time.sleep(0.05)
     with pytest.raises(DeviceError, match=f"{loop} (has no backing file|now has)"):
         target.recheck_identity()
