@@ -81,11 +81,7 @@ unit_mark=()
 twins_mark="e2e_solo and e2e_beside_unit and not e2e_twins_all"  # SSDQUAL_ALL_TWINS=1: all six
 [ "${SSDQUAL_ALL_TWINS:-0}" = 1 ] && twins_mark="e2e_solo and e2e_beside_unit"
 e2e_mark="not e2e_solo"
-unit_workers=3
-# beside the e2e tier, a fourth worker: its tests wait too (time-outs, sub-processes), and the
-# CPU they leave idle then goes to another unit test at nice 19 rather than to nobody
-[ ${#e2e_paths[@]} -gt 0 ] && [ ${#unit_paths[@]} -gt 0 ] && unit_workers=4
-unit_cmd=(.venv/bin/pytest "${unit_paths[@]}" -n "$unit_workers" --maxschedchunk=1 "${unit_mark[@]}" "${options[@]}")
+unit_cmd=(.venv/bin/pytest "${unit_paths[@]}" -n 3 --maxschedchunk=1 "${unit_mark[@]}" "${options[@]}")
 twin_cmd=(.venv/bin/pytest "${e2e_paths[@]}" -m "$(with_user_mark "$twins_mark")" "${options[@]}")
 e2e_cmd=(.venv/bin/pytest "${e2e_paths[@]}" -n 3 --maxschedchunk=1 -m "$(with_user_mark "$e2e_mark")" "${options[@]}")
 background=()  # "NAME OUTPUT-FILE PID" of each tier started in the background
