@@ -22,12 +22,8 @@ MARKERS = {
                      "one of the L85C 128 GB, the JMF612 and the E12 per commit, or both halves "
                      "of the SSDQUAL_TWIN names; every twin is in an ablation)",
     "e2e_beside_unit": "an e2e_solo test whose figures need CPU time promptly but not the "
-                       "host's devices alone (a seed twin's profile half): ./test.sh runs these "
-                       "one at a time at nice -5, beside the e2e tier and the unit+plugin tier "
-                       "(at nice 19)",
-    "e2e_paced": "an end-to-end test whose figures are paced by an emulated drive's caps and "
-                 "need CPU time promptly: the e2e tier starts these after the others (by then "
-                 "the e2e-twin tier's nice -5 has ended; the others are judged on loose floors)",
+                       "host's devices alone (a seed twin's profile half): ./test.sh runs it "
+                       "beside the unit+plugin tier, which it runs at nice 19",
     "e2e_solo": "end-to-end test that needs the host to itself (timings, time-outs or the process "
                 "table): ./test.sh runs these one at a time, after the other end-to-end tests ran "
                 "three at a time",

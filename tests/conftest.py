@@ -207,13 +207,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slowest tests first (``tests/slowest.py``), for ./test.sh's xdist workers; in the
-    e2e tier the tests marked ``e2e_paced`` after all the others (each group slowest first):
-    CI, 2026-12-06, two of them started at once beside the e2e-twin tier at nice -5 failed
-    their figures (a seed model's QD32 reads, HIR's shortest-wait recovery); the others are
-    judged on loose floors or their own caps, and take the ~150 s the twin runs."""
+    """The slowest tests first (``tests/slowest.py``), for ./test.sh's two xdist workers."""
     slowest_first(items)
-    items.sort(key=lambda item: item.get_closest_marker("e2e_paced") is not None)
 
 
 @pytest.fixture

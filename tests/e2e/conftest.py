@@ -13,49 +13,17 @@ stdout, Allure results and stored records.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
-import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ..conftest import REPO, detach_loop_device, make_loop_device, need_root, ram_folder
-
-#: The nice value ./test.sh asks for (``SSDQUAL_E2E_NICE``) for the end-to-end tests that are
-#: not marked ``e2e_paced`` or ``e2e_solo``, while the e2e-twin tier runs beside them.
-E2E_NICE_ENV = "SSDQUAL_E2E_NICE"
-
-
-@pytest.fixture(autouse=True)
-def _yield_cpu_unless_paced(request: pytest.FixtureRequest) -> Iterator[None]:
-    """With ``$SSDQUAL_E2E_NICE`` set (./test.sh, as root, when the e2e-twin tier runs beside
-    the e2e tier), a test that is not marked ``e2e_paced`` runs at that nice value (its pytest
-    and fio inherit it), and the worker gets its own back afterwards. Why: CI, 2026-12-06,
-    three such tests at once at nice 0 (RAM loop devices and zram running as fast as the CPUs
-    let them) beside the twin at nice -5 took its QD1 reads from 7,140 to 6,733 IOPS. Their
-    figures are judged on loose floors or their own caps; the paced ones and the twin need the
-    CPU promptly."""
-    wanted = os.environ.get(E2E_NICE_ENV, "")
-    node = request.node
-    if (not wanted.isdigit() or node.get_closest_marker("e2e_paced") is not None
-            or node.get_closest_marker("e2e_solo") is not None):
-        yield
-        return
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    os.setpriority(os.PRIO_PROCESS, 0, max(before, int(wanted)))
-    try:
-        yield
-    finally:
-        with contextlib.suppress(PermissionError):  # lowering it again needs root
-            os.setpriority(os.PRIO_PROCESS, 0, before)
-
 
 #: A limit no loop device meets, so the shared run has a failed test next to the passed ones.
 IMPOSSIBLE = """

@@ -26,7 +26,7 @@ from pytest_ssdqual.results.store import ResultsStore, StoredRun
 
 from ..conftest import REPO
 
-pytestmark = [pytest.mark.e2e, pytest.mark.e2e_paced]
+pytestmark = pytest.mark.e2e
 
 NOTE = "limit scaled x0.1 for the emulated twin (figures_scale)"
 

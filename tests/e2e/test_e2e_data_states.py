@@ -133,7 +133,6 @@ FILLS_MODEL = MODEL_HEAD.format(source="test: slows down as it fills", name="FIL
 FILLS_LIMITS = limits_yaml({"drive_with_data": {"worst_ratio": {"min": 0.6}}}, **EMU_PROFILE)
 
 
-@pytest.mark.e2e_paced
 def test_drive_with_data_catches_an_emulated_drive_that_slows_down_as_it_fills(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

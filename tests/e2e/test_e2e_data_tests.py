@@ -234,7 +234,6 @@ BURST_MODELS = {
 }
 
 
-@pytest.mark.e2e_paced
 def test_burst_suite_tells_a_cache_refilled_by_idle_from_a_flat_drive(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

@@ -280,7 +280,6 @@ EMU_LIMITS = limits_yaml({
 }, **EMU_PROFILE)
 
 
-@pytest.mark.e2e_paced
 def test_emulated_drives_slc_cache_sustained_bandwidth_and_recovery(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

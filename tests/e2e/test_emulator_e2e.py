@@ -87,7 +87,6 @@ def _seq_write(drive: EmulatedDrive, workdir: Path, runtime_s: float) -> tuple[f
     return result.metrics()["write.bw_mbps"], workdir
 
 
-@pytest.mark.e2e_paced
 def test_slc_cache_cliff_at_the_cache_size_then_the_post_cache_cap(
     emulated: list[EmulatedDrive], tmp_path: Path
 ) -> None:
@@ -115,7 +114,6 @@ def test_slc_cache_cliff_at_the_cache_size_then_the_post_cache_cap(
     assert fob == pytest.approx(400, rel=0.10)
 
 
-@pytest.mark.e2e_paced
 def test_dirty_cap_lifted_half_then_fully_by_idle_time(
     emulated: list[EmulatedDrive], tmp_path: Path
 ) -> None:
@@ -242,7 +240,6 @@ def _pytest_argv(tmp_path: Path, *args: str) -> list[str]:
     ]
 
 
-@pytest.mark.e2e_paced
 def test_seed_models_pass_their_profiles_and_20_percent_slower_copies_fail(
     emu_dir: Path, tmp_path: Path
 ) -> None:

@@ -67,7 +67,6 @@ def _message(found: dict[str, Any]) -> str:
     return str((found.get("statusDetails") or {}).get("message", ""))
 
 
-@pytest.mark.e2e_paced
 def test_a_good_build_passes_and_so_does_going_back(pytester: pytest.Pytester,
                                                     tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path, f"--firmware-image={_image(tmp_path, 'DEMO2')}",
@@ -84,7 +83,6 @@ def test_a_good_build_passes_and_so_does_going_back(pytester: pytest.Pytester,
     assert re.search(r"verify_mismatches\s+0\s+<= 0", out)
 
 
-@pytest.mark.e2e_paced
 def test_a_build_10_percent_slower_fails_on_exactly_that_figure(pytester: pytest.Pytester,
                                                                 tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path,
@@ -99,7 +97,6 @@ def test_a_build_10_percent_slower_fails_on_exactly_that_figure(pytester: pytest
     assert "1 limit(s) violated" in message, message
 
 
-@pytest.mark.e2e_paced
 def test_a_build_that_does_not_activate_is_broken_with_the_reason(pytester: pytest.Pytester,
                                                                   tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path,
@@ -111,7 +108,6 @@ def test_a_build_that_does_not_activate_is_broken_with_the_reason(pytester: pyte
     assert "the controller reset that activates slot 2 (commit action 1) failed" in message
 
 
-@pytest.mark.e2e_paced
 def test_a_build_that_corrupts_data_fails_integrity_at_its_offset(pytester: pytest.Pytester,
                                                                   tmp_path: Path) -> None:
     result, found = _run(pytester, tmp_path,
@@ -151,7 +147,6 @@ NEW_FIRMWARE_LIMITS = """
 """
 
 
-@pytest.mark.e2e_paced
 def test_the_tests_after_an_update_name_and_judge_the_new_firmware(pytester: pytest.Pytester,
                                                                    tmp_path: Path) -> None:
     emulated_models(tmp_path / "models", {})  # skips unless emulated drives can be built here

@@ -78,7 +78,6 @@ def _at(times: list[float], values: list[float], t: float) -> float:
         times[i] - times[i - 1])
 
 
-@pytest.mark.e2e_paced
 def test_e12_twin_energy_matches_its_model_within_2_pct(tmp_path: Path) -> None:
     _needs_emulation()
     limits = tmp_path / "limits.yaml"
@@ -144,7 +143,6 @@ def test_write(qualify):
 """
 
 
-@pytest.mark.e2e_paced
 def test_power_figures_are_stored_and_judged_by_limits(tmp_path: Path) -> None:
     _needs_emulation()
     (tmp_path / "test_power_suite.py").write_text(SUITE)
@@ -188,7 +186,6 @@ def test_power_figures_are_stored_and_judged_by_limits(tmp_path: Path) -> None:
     assert judged["energy_j"].measured == pytest.approx(metrics["energy_j"])
 
 
-@pytest.mark.e2e_paced
 def test_idle_power_on_the_e12_twin_and_a_twin_without_a_power_model(tmp_path: Path) -> None:
     """Active idle = the model's 1.8 W (APST off), idle with APST = PS4's 1.8 mW once the
     twin has been idle past its 2.5 s APST timeout, both judged by limits and compared with the

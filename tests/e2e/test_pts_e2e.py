@@ -155,7 +155,6 @@ def _report_page(tmp_path: Path, alluredir: Path) -> None:
     _keep([png])
 
 
-@pytest.mark.e2e_paced
 def test_pts_smoke_on_an_emulated_drive_sits_at_its_write_cap(tmp_path: Path) -> None:
     need_emulation()
     limits = tmp_path / "demo.yaml"

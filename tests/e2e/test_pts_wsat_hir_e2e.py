@@ -31,7 +31,7 @@ from ..conftest import (
     ram_folder,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.e2e_paced]
+pytestmark = pytest.mark.e2e
 
 SUITE = str(REPO / "suites" / "test_pts_wsat_hir.py")
 FRESH_IOPS, DIRTY_IOPS = 20000, 2000

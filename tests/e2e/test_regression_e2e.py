@@ -23,7 +23,7 @@ from pytest_ssdqual.results.store import ResultsStore
 
 from ..conftest import REPO, blkio_write_cap, flat_verdicts, unwrapped
 
-pytestmark = [pytest.mark.e2e, pytest.mark.e2e_paced]
+pytestmark = pytest.mark.e2e
 
 MINUS = "\u2212"
 

@@ -57,7 +57,6 @@ def _records(results: Path) -> dict[str, dict]:
     return out
 
 
-@pytest.mark.e2e_paced
 def test_a_hot_drive_fails_its_temperature_limits_and_a_cool_one_passes(tmp_path: Path) -> None:
     hot = (REPO / "emulated" / "demo-hot.yaml").read_text()
     cool = (hot.replace("c_per_mbps: 0.133", "c_per_mbps: 0.03")

@@ -198,7 +198,7 @@ def test_the_two_halves_run_every_suite_a_review_can_judge_once() -> None:
 #: e2e_solo: one twin at a time. Two at once failed here on the host's CPU, not the model (an
 #: A19 board beside the L85C: QD1 read 7,213 < 9,350 IOPS, QD32 write 59,897 < 66,300).
 @pytest.mark.e2e_solo
-@pytest.mark.e2e_beside_unit  # ./test.sh: at nice -5 beside the e2e and unit+plugin tiers
+@pytest.mark.e2e_beside_unit  # beside the unit+plugin tier, which ./test.sh runs at nice 19
 @pytest.mark.parametrize("twin,half", [
     (t, h) if (t, h) in twins_of_this_run() else
     pytest.param(t, h, marks=pytest.mark.e2e_twins_all)
@@ -238,7 +238,6 @@ def test_a_seed_twin_passes_every_limit_on_every_smoke_suite_of_one_half(
     assert not missing, f"{twin}: no limit of its review judged on {missing}"
 
 
-@pytest.mark.e2e_paced
 @pytest.mark.parametrize("twin,removed,edit,suite,metric,expected", ABLATIONS,
                          ids=[f"{a[0]}-{a[1]}" for a in ABLATIONS])
 def test_a_twin_without_one_behaviour_fails_the_limit_that_catches_it(

@@ -1,6 +1,6 @@
-"""``./test.sh`` routes test paths and -m to its tiers (e2e-twin and unit+plugin -n 3 beside
-e2e -n 3, then e2e-solo one at a time), collecting only (``--collect-only``): what each tier
-would run is what it prints."""
+"""``./test.sh`` routes test paths and -m to its tiers (e2e-twin beside unit+plugin -n 3, e2e
+-n 3, e2e-solo one at a time), collecting only (``--collect-only``): what each tier would run
+is what it prints."""
 
 from __future__ import annotations
 
@@ -50,19 +50,18 @@ def test_a_unit_path_runs_in_the_unit_tier_only() -> None:
     assert "e2e" not in proc.stderr
 
 
-def test_the_twin_and_unit_tiers_run_beside_the_e2e_tier_and_their_output_follows() -> None:
-    """With unit and e2e paths, the e2e-twin and unit+plugin tiers run in the background beside
-    the e2e tier (the unit tier reniced to 19), and their output is printed after it, each under
-    its name; the twin test is in no other tier."""
+def test_the_twin_tier_runs_beside_the_unit_tier_and_its_output_follows() -> None:
+    """With unit and e2e paths, the e2e-twin tier runs in the background beside the unit+plugin
+    tier (reniced to 19), and its output is printed after it, under its name; the twin test is
+    in no other tier."""
     proc = _test_sh("tests/unit/test_layout.py", "tests/e2e/test_twins_e2e.py",
                     "tests/e2e/test_power_loss_e2e.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    e2e_end = proc.stdout.index("test_refusals_skip_before_the_switch_is_touched")
-    twin_head = proc.stdout.index("test.sh: the e2e-twin tier (it ran beside the e2e tier)")
-    unit_head = proc.stdout.index("test.sh: the unit+plugin tier (it ran beside the e2e tier)")
-    assert e2e_end < twin_head < unit_head
+    unit_end = proc.stdout.index("test_layout.py")
+    twin_head = proc.stdout.index("test.sh: the e2e-twin tier (it ran beside the unit+plugin tier)")
+    assert unit_end < twin_head
+    twin_part = proc.stdout[twin_head:]
     twin_ids = [line for line in proc.stdout.splitlines()
                 if "test_a_seed_twin_passes_every_limit" in line]
-    assert len(twin_ids) == 1 and twin_ids[0] in proc.stdout[twin_head:unit_head], twin_ids
-    assert "test_layout.py" in proc.stdout[unit_head:]
+    assert len(twin_ids) == 1 and twin_ids[0] in twin_part, twin_ids
     assert "test_an_emulated_cut_kills_the_running_fio" in proc.stdout
