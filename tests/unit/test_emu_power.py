@@ -3,6 +3,8 @@ known byte counts, the APST idle state, bad model files, and the E12 twin's figu
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,18 +79,28 @@ def _counters(folder: Path, read: int, write: int) -> None:
     (folder / "blkio.throttle.io_serviced").write_text("7:3 Total 0\n")
 
 
+@contextlib.contextmanager
+def _metered_e12(folder: Path, clock: _Clock) -> Iterator[tuple[MeteredThrottle,
+                                                               EmulatedPowerMeter]]:
+    """The E12 twin's metered throttle over blank counters in ``folder`` (log ``power.csv``,
+    time from ``clock``) and its meter, started."""
+    for name in THROTTLE_FILES.values():
+        (folder / name).write_text("")
+    _counters(folder, 0, 0)
+    log_path = folder / "power.csv"
+    with log_path.open("a") as log:
+        throttle = MeteredThrottle(folder, (7, 3), load_model(E12), log, log_path, clock)
+        meter = EmulatedPowerMeter(log_path, "phison-e12-960g")
+        meter.start()
+        yield throttle, meter
+
+
 def test_metered_throttle_logs_the_models_watts_at_the_drives_rate(tmp_path: Path) -> None:
     """The E12 twin (figures_scale 0.1) writing 30 MB in 0.1 s (300 MB/s, the drive's 3,000)
     draws 1.8 + 0.002367 x 3000 W; idle 2.5 s later, PS4's 1.8 mW; with APST off, 1.8 W."""
-    for name in THROTTLE_FILES.values():
-        (tmp_path / name).write_text("")
-    _counters(tmp_path, 0, 0)
-    log_path = tmp_path / "power.csv"
     clock = _Clock()
-    with log_path.open("a") as log:
-        throttle = MeteredThrottle(tmp_path, (7, 3), load_model(E12), log, log_path, clock)
-        meter = EmulatedPowerMeter(log_path, "phison-e12-960g")
-        meter.start()
+    with _metered_e12(tmp_path, clock) as (throttle, meter):
+        log_path = tmp_path / "power.csv"
         throttle.counters()  # the baseline: no row
         clock.now += 0.1
         _counters(tmp_path, 0, 30_000_000)
@@ -128,15 +140,8 @@ def test_a_read_preempted_between_its_clock_readings_ends_no_interval(tmp_path: 
     8.9 W: a clock read late by 10 ms cut the next 0.1 s interval short of the bytes it counted.
     Now a read whose clock readings are over ``MAX_READ_S`` apart ends no interval: the next
     read's row covers both, at the true rate."""
-    for name in THROTTLE_FILES.values():
-        (tmp_path / name).write_text("")
-    _counters(tmp_path, 0, 0)
-    log_path = tmp_path / "power.csv"
     clock = _PreemptedClock()
-    with log_path.open("a") as log:
-        throttle = MeteredThrottle(tmp_path, (7, 3), load_model(E12), log, log_path, clock)
-        meter = EmulatedPowerMeter(log_path, "phison-e12-960g")
-        meter.start()
+    with _metered_e12(tmp_path, clock) as (throttle, meter):
         clock.stall = 0.01
         throttle.counters()  # preempted: no baseline
         clock.now += 0.03
