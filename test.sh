@@ -3,7 +3,7 @@
 # twin's whole-profile run (picked by the commit, or both halves of SSDQUAL_TWIN=NAME; the others,
 # marked e2e_twins_all, only with SSDQUAL_ALL_TWINS=1), beside unit+plugin on 2 CPUs (pytest-xdist,
 # -n 3, slowest tests first, at nice 19 while the twin runs); the end-to-end tests on 2 CPUs too
-# (three at a time: each paces its own devices with blkio caps or judges them on loose floors);
+# (four at a time: each paces its own devices with blkio caps or judges them on loose floors);
 # then those marked e2e_solo one at a time (an emulated power cut frees its loop device: no other
 # test may take it). End-to-end tests need root (they skip otherwise). Options (-k, -m, -ra,
 # --durations=N, ...) are passed to every pytest run (a -m is combined with each end-to-end tier's
@@ -14,6 +14,13 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh || exit $?
+# Python writes its bytecode caches (__pycache__/, git-ignored) even where the environment says
+# not to: the tests start well over a thousand Python processes (inner pytest sessions, the
+# emulated drives' controllers), and without the caches each one compiles the package again and
+# pytest rewrites the test modules' asserts in every worker (measured 2026-12-06 in a fresh
+# clone: the unit+plugin tier 260 s and 452 CPU-seconds with PYTHONDONTWRITEBYTECODE=1, 207 s
+# and 345 without).
+unset PYTHONDONTWRITEBYTECODE
 
 options=() unit_paths=() e2e_paths=() prev="" mark=""
 for arg in "$@"; do
@@ -95,10 +102,10 @@ if [ -n "$twin_pid" ]; then
   cat "$twin_out"
   tier_result "e2e-twin" "$(cat "$twin_out.rc" 2>/dev/null || echo 1)"
 fi
-# e2e: three at a time too (more than half of its test time waits on throttled devices and timed
-# fio runs; measured 2026-12-05: 361 s at -n 3, the host 91 % busy, every figure check passed,
-# against 494 s at -n 2 in collection order)
-[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 3 --maxschedchunk=1 -m "$(with_user_mark "not e2e_solo")" "${options[@]}"
+# e2e: four at a time (most of its test time waits on throttled devices and timed fio runs;
+# measured 2026-12-06, 60 tests: 480 s at -n 3 with the host 70 % busy, 390 s at -n 4 with it
+# 83 % busy, every figure check passed; 2026-12-05: 494 s at -n 2 in collection order)
+[ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 4 --maxschedchunk=1 -m "$(with_user_mark "not e2e_solo")" "${options[@]}"
 solo_mark="e2e_solo and not e2e_beside_unit"
 [ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(with_user_mark "$solo_mark")" "${options[@]}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -1,9 +1,10 @@
 """``./test.sh`` routes test paths and -m to its tiers (e2e-twin beside unit+plugin -n 3, e2e
--n 3, e2e-solo one at a time), collecting only (``--collect-only``): what each tier would run
+-n 4, e2e-solo one at a time), collecting only (``--collect-only``): what each tier would run
 is what it prints."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from ..conftest import REPO
@@ -65,3 +66,21 @@ def test_the_twin_tier_runs_beside_the_unit_tier_and_its_output_follows() -> Non
                 if "test_a_seed_twin_passes_every_limit" in line]
     assert len(twin_ids) == 1 and twin_ids[0] in twin_part, twin_ids
     assert "test_an_emulated_cut_kills_the_running_fio" in proc.stdout
+
+
+def test_python_keeps_its_bytecode_caches_where_the_environment_says_not_to() -> None:
+    """``PYTHONDONTWRITEBYTECODE=1`` (set on some CI hosts) would make each of the tests' many
+    Python processes compile the package again and pytest rewrite every test module's asserts
+    in each worker: ``./test.sh`` unsets it, so the rewritten test module is cached."""
+    cache = REPO / "tests" / "unit" / "__pycache__"
+    pattern = "test_dio_align.cpython-*-pytest-*.pyc"
+    for old in cache.glob(pattern):
+        old.unlink()
+    proc = subprocess.run(
+        ["./test.sh", "tests/unit/test_dio_align.py", "--collect-only", "-q",
+         "-p", "no:cacheprovider"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "test_dio_align.py" in proc.stdout
+    assert list(cache.glob(pattern)), sorted(p.name for p in cache.glob("*.pyc"))[:5]
