@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_ssdqual.fio.histogram import LatencyHistogram
 from pytest_ssdqual.fio.result import WorkloadResult
-from pytest_ssdqual.report.plots import _figure, _no_data, _png, _title
+from pytest_ssdqual.report.chart_figure import new_figure, no_data, set_title, to_png
 
 __all__ = ["CHART_EXCEEDANCE", "exceedance_chart", "exceedance_points", "merged_histograms"]
 
@@ -71,7 +71,7 @@ def exceedance_chart(histograms: Mapping[str, LatencyHistogram], *, title: str,
     Returns:
         PNG bytes ("no data" when no direction has two buckets).
     """
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     drawn = False
     for name, hist in histograms.items():
         xs, ys = exceedance_points(hist)
@@ -89,9 +89,9 @@ def exceedance_chart(histograms: Mapping[str, LatencyHistogram], *, title: str,
         ax.set_yscale("log")
         ax.legend(fontsize="small")
     else:
-        _no_data(ax)
+        no_data(ax)
     ax.set_xlabel("completion latency (µs)")
     ax.set_ylabel("fraction of I/Os slower")
-    _title(ax, title)
+    set_title(ax, title)
     ax.grid(True, which="both", alpha=0.3)
-    return _png(fig)
+    return to_png(fig)

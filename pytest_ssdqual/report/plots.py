@@ -24,19 +24,14 @@ Charts:
 
 from __future__ import annotations
 
-import io
 import math
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
-#: Pixel size of a chart at ``DPI``: wide enough for a report column, small enough to attach.
-WIDTH_IN, HEIGHT_IN, DPI = 9.0, 4.2, 100
+from pytest_ssdqual.report.chart_figure import new_figure, no_data, set_title, to_png
 
 #: (times in seconds, values) of one line.
 Line = tuple[Sequence[float], Sequence[float]]
@@ -76,29 +71,6 @@ def _secondary(ax: Axes, secondary: tuple[str, Line, Mapping[str, float]]) -> No
     ax2.legend(loc="upper right", fontsize="small")
 
 
-def _figure(rows: int = 1) -> tuple[Figure, list[Axes]]:
-    height = HEIGHT_IN if rows == 1 else 2.9 * rows
-    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(rows, 1, i + 1) for i in range(rows)]
-    return fig, axes
-
-
-def _png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _title(ax: Axes, title: str) -> None:
-    """Set a title, wrapped at 90 characters (drive paths make long ones)."""
-    ax.set_title("\n".join(textwrap.wrap(title, 90)) or title)
-
-
-def _no_data(ax: Axes, text: str = "no data") -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
-
-
 def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
     """Figures per second over the run, one panel each, limits as dashed lines, baseline
     figures as dash-dot lines.
@@ -115,7 +87,7 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
     """
     if not panels:
         raise ValueError("over_time_chart needs at least one panel")
-    fig, axes = _figure(len(panels))
+    fig, axes = new_figure(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         drawn = False
         for label, (t_s, values) in panel.lines.items():
@@ -127,7 +99,7 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
         for label, value in panel.baselines.items():
             ax.axhline(value, linestyle="-.", color="navy", linewidth=2, label=label)
         if not drawn:
-            _no_data(ax)
+            no_data(ax)
         ax.set_ylabel(panel.ylabel)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
@@ -138,8 +110,8 @@ def over_time_chart(panels: Sequence[Panel], *, title: str) -> bytes:
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1].set_xlabel("time (s)")
-    _title(axes[0], title)
-    return _png(fig)
+    set_title(axes[0], title)
+    return to_png(fig)
 
 
 def qd_scaling_chart(
@@ -162,7 +134,7 @@ def qd_scaling_chart(
     Returns:
         PNG bytes ("no data" when no curve has a point).
     """
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     qds: set[float] = set()
     for label, points in curves.items():
         pts = sorted(points)
@@ -184,14 +156,15 @@ def qd_scaling_chart(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: tick(x)))
         if log_y:
             ax.set_yscale("log")
+        ax.margins(x=0.1)  # room for the last point's value label inside the axes
         ax.legend(fontsize="small")
     else:
-        _no_data(ax)
+        no_data(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    _title(ax, title)
+    set_title(ax, title)
     ax.grid(True, which="both", alpha=0.3)
-    return _png(fig)
+    return to_png(fig)
 
 
 def nines(percentile: float) -> float:
@@ -223,7 +196,7 @@ def latency_percentile_chart(
     Returns:
         PNG bytes ("no data" when no curve has a point).
     """
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     ticks: set[float] = set()
     for label, points in curves.items():
         pts = sorted((p, v) for p, v in points.items() if v is not None and v > 0)
@@ -241,12 +214,12 @@ def latency_percentile_chart(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"p{_from_nines(x):g}"))
         ax.legend(fontsize="small")
     else:
-        _no_data(ax)
+        no_data(ax)
     ax.set_xlabel("percentile")
     ax.set_ylabel("completion latency (µs)")
-    _title(ax, title)
+    set_title(ax, title)
     ax.grid(True, which="both", alpha=0.3)
-    return _png(fig)
+    return to_png(fig)
 
 
 def _from_nines(x: float) -> float:
@@ -299,7 +272,7 @@ def steady_state_chart(
             sum((x - mean_x) * (y - avg) for x, y in zip(win_x, win_y, strict=True)) / sxx
             if sxx else 0.0
         )
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     ax.plot(rounds, list(values), marker="o", color="steelblue", label=ylabel)
     ax.axvspan(window_first_round - 0.5, window_last_round + 0.5, color="gold", alpha=0.2,
                label=f"window rounds {window_first_round}-{window_last_round}")
@@ -312,14 +285,14 @@ def steady_state_chart(
     ax.plot(fit_x, [avg + slope_per_round * (x - mean_x) for x in fit_x], color="crimson",
             linewidth=2, label=f"least-squares fit ({slope_per_round:+.3g}/round)")
     state = f"steady at round {reached_round}" if reached_round else "steady state not reached"
-    _title(ax, f"{title} — {state}")
+    set_title(ax, f"{title} — {state}")
     ax.set_xlabel("round")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.xaxis.set_major_locator(FixedLocator(rounds if len(rounds) <= 25 else rounds[::5]))
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
-    return _png(fig)
+    return to_png(fig)
 
 
 def bar_chart(
@@ -340,7 +313,7 @@ def bar_chart(
     Returns:
         PNG bytes ("no data" when ``bars`` is empty).
     """
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     labels = list(bars)
     values = [bars[k] for k in labels]
     if labels:
@@ -350,7 +323,7 @@ def bar_chart(
         rects = ax.bar(labels, values, color=colors)
         ax.bar_label(rects, labels=[_short(v) for v in values], fontsize="small")
     else:
-        _no_data(ax)
+        no_data(ax)
     if reference is not None:
         ax.axhline(reference[1], color="grey", linewidth=1, label=reference[0])
     if limit is not None:
@@ -358,10 +331,10 @@ def bar_chart(
     if limit is not None or reference is not None:
         ax.legend(fontsize="small")
     ax.set_ylabel(ylabel)
-    _title(ax, title)
+    set_title(ax, title)
     ax.set_ylim(bottom=0)
     ax.grid(True, axis="y", alpha=0.3)
-    return _png(fig)
+    return to_png(fig)
 
 
 def fill_state_chart(states: Mapping[str, float], *, ylabel: str, title: str,

@@ -32,9 +32,9 @@ Line = tuple[str | None, Sequence[tuple[float, float]], str | None]
 def _line_chart(lines: Sequence[Line], *, xlabel: str, title: str,
                 spans: Sequence[tuple[float, float, str]] = ()) -> bytes:
     """IOPS against ``xlabel``, one line each; ``spans`` (start, end, name) shaded and named."""
-    from pytest_ssdqual.report.plots import _figure, _no_data, _png, _title
+    from pytest_ssdqual.report.chart_figure import new_figure, no_data, set_title, to_png
 
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     drawn = False
     for i, (start, end, name) in enumerate(spans):
         ax.axvspan(start, end, color="grey", alpha=0.08 if i % 2 else 0.16, linewidth=0)
@@ -49,13 +49,13 @@ def _line_chart(lines: Sequence[Line], *, xlabel: str, title: str,
     if drawn:
         ax.legend(fontsize="small", loc="lower right")
     else:
-        _no_data(ax)
+        no_data(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("IOPS")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    _title(ax, title)
-    return _png(fig)
+    set_title(ax, title)
+    return to_png(fig)
 
 
 def _hir_chart(hir: Sequence[Curve], *, title: str) -> bytes:

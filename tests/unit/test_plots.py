@@ -4,13 +4,16 @@ drawn where there is one, series read from fio's per-second logs in the project'
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 from matplotlib.image import imread
 
-from pytest_ssdqual.report import chart_data, plots
+from pytest_ssdqual.fio.histogram import LatencyHistogram
+from pytest_ssdqual.report import chart_data, chart_figure, exceedance, plots
 from pytest_ssdqual.results.record import LimitVerdict
 from pytest_ssdqual.results.stored import LOG_CSV_HEADER
 
@@ -232,3 +235,57 @@ def test_methodology_panels_break_lines_between_rounds_and_draw_the_limits() -> 
     assert list(charts) == [chart_data.CHART_OVER_TIME, chart_data.CHART_STEADY_STATE,
                             chart_data.CHART_FILL_STATE, chart_data.CHART_PHASES]
     assert all(_size(png) in ((900, 420), (900, 580)) for png in charts.values())
+
+
+LONG_TITLE = ("128 KiB sequential write, QD32 -- /dev/disk/by-id/nvme-Samsung_SSD_980_PRO_2TB_"
+              "S6B0NL0W123456 (emu-jmf667h-l85c-128g) firmware DEMO2 after 3 repeats of the "
+              "whole suite on the lab's second host")
+
+
+def test_every_text_of_every_chart_kind_is_inside_the_image_and_panels_do_not_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fixed margins (``chart_figure.fixed_layout``, no constrained layout) leave room for
+    seven-digit ticks, a three-line title, a second y-axis and the x label: each axes' tight
+    box (ticks, labels, title) lies inside the image, and a panel's box ends above the next."""
+    drawn: list[Figure] = []
+    real = chart_figure.to_png
+
+    def keep(fig: Figure) -> bytes:
+        png = real(fig)
+        drawn.append(fig)
+        return png
+
+    monkeypatch.setattr(plots, "to_png", keep)
+    monkeypatch.setattr(exceedance, "to_png", keep)
+    t = list(range(1, 31))
+    plots.over_time_chart([
+        plots.Panel("bandwidth (MB/s)", {"write": (t, [2400.0 + i for i in t])},
+                    {"write.bw_mbps >= 2000": 2000.0},
+                    secondary=("temperature (°C)", (t, [40.0 + i for i in t]), {"WCTEMP": 70.0})),
+        plots.Panel("IOPS", {"write": (t, [1_250_000.0 + i for i in t])}),
+        plots.Panel("IOPS", {"read": (t, [9_000_000.0 + i for i in t])})], title=LONG_TITLE)
+    plots.qd_scaling_chart({"4 KiB random read": [(1, 12_000.0), (32, 1_250_000.0)]},
+                           ylabel="IOPS", title=LONG_TITLE)
+    plots.latency_percentile_chart({"read": {50: 80.0, 99.99: 2_500_000.0}}, title=LONG_TITLE,
+                                   limits={"read.lat_p99_us <= 400": (99, 400.0)})
+    plots.steady_state_chart([1_250_000.0, 1_100_000.0, 1_000_000.0], window_first_round=1,
+                             window_last_round=3, ylabel="IOPS", title=LONG_TITLE)
+    plots.recovery_chart({"fresh": 1_250_000.0, "degraded": 210_000.0}, ylabel="IOPS",
+                         title=LONG_TITLE, limit=("floor", 630_000.0))
+    exceedance.exceedance_chart(
+        {"read": LatencyHistogram({100_000: 900, 200_000: 90, 400_000: 9, 800_000: 1})},
+        title=LONG_TITLE)
+    assert len(drawn) == 6
+    for fig in drawn:
+        renderer = fig.canvas.get_renderer()
+        width, height = fig.canvas.get_width_height()
+        boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
+        for ax, box in zip(fig.axes, boxes, strict=True):
+            where = (ax.get_ylabel(), ax.get_title()[:30])
+            assert box.x0 >= 0 and box.y0 >= 0, where
+            assert box.x1 <= width and box.y1 <= height, (where, box, width, height)
+        panels = [box for ax, box in zip(fig.axes, boxes, strict=True)
+                  if ax.yaxis.get_label_position() == "left"]
+        for upper, lower in itertools.pairwise(panels):
+            assert upper.y0 > lower.y1, (upper, lower)
