@@ -454,7 +454,7 @@ def tmp_path_in_ram(tmp_path: Path, size_bytes: int) -> Iterator[Path]:
     """``tmp_path`` itself in RAM: a tmpfs of at most ``size_bytes`` mounted on it while the
     test runs (lazily unmounted afterwards: what the test wrote there is gone), so a loop
     device over ``tmp_path / "loop.img"`` keeps that path (its serial) and shares no host disk
-    with the tests running next to it (``./test.sh`` runs end-to-end tests three at a time:
+    with the tests running next to it (``./test.sh`` runs end-to-end tests four at a time:
     measured, QD1 random reads of a disk-backed loop device fell to 15 IOPS beside another
     test). Falls back to the host disk, with a warning, when ``tmp_path`` is not empty or the
     mount fails."""

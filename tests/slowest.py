@@ -1,11 +1,12 @@
-"""The project's own slowest tests, started first: longest-first order for ``./test.sh``'s three
+"""The project's own slowest tests, started first: longest-first order for ``./test.sh``'s
 workers, so that no long test starts last while the others have run out of work.
 
-``./test.sh`` runs its two parallel tiers with ``-n 3 --maxschedchunk=1``: pytest-xdist then
-hands each worker one test at a time from the front of the collection order (keeping two queued
-per worker), and ``tests/conftest.py`` puts the tests listed in ``tests/slowest.txt`` at that
-front, slowest first (the longest-processing-time-first rule: the tier then ends at most about
-one short test after its busiest worker). Every other test keeps pytest's own order after them.
+``./test.sh`` runs its two parallel tiers with ``-n 3`` (unit+plugin) and ``-n 4`` (e2e), each
+``--maxschedchunk=1``: pytest-xdist then hands each worker one test at a time from the front of
+the collection order (keeping two queued per worker), and ``tests/conftest.py`` puts the tests
+listed in ``tests/slowest.txt`` at that front, slowest first (the longest-processing-time-first
+rule: the tier then ends at most about one short test after its busiest worker). Every other
+test keeps pytest's own order after them.
 
 The seconds only order the tests: a stale figure costs wall time, never a result. Re-measure
 (``./test.sh --durations=60``) when a listed test got much faster or a new one takes more than
