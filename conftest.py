@@ -26,7 +26,7 @@ MARKERS = {
                        "beside the unit+plugin tier, which it runs at nice 19",
     "e2e_solo": "end-to-end test that needs the host to itself (timings, time-outs or the process "
                 "table): ./test.sh runs these one at a time, after the other end-to-end tests ran "
-                "three at a time",
+                "four at a time",
 }
 
 #: Folders a bare ``pytest`` or ``pytest .`` here never collects: the qualification suites and

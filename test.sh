@@ -104,7 +104,8 @@ if [ -n "$twin_pid" ]; then
 fi
 # e2e: four at a time (most of its test time waits on throttled devices and timed fio runs;
 # measured 2026-12-06, 60 tests: 480 s at -n 3 with the host 70 % busy, 390 s at -n 4 with it
-# 83 % busy, every figure check passed; 2026-12-05: 494 s at -n 2 in collection order)
+# 83 % busy (367-378 s in clean-clone CI runs), every figure check passed; 2026-12-05: 494 s
+# at -n 2 in collection order)
 [ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e" "${e2e_paths[@]}" -n 4 --maxschedchunk=1 -m "$(with_user_mark "not e2e_solo")" "${options[@]}"
 solo_mark="e2e_solo and not e2e_beside_unit"
 [ ${#e2e_paths[@]} -gt 0 ] && run_tier "e2e-solo" "${e2e_paths[@]}" -m "$(with_user_mark "$solo_mark")" "${options[@]}"

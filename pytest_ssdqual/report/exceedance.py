@@ -6,7 +6,7 @@ the tail's shape and how far it goes: the last point is one I/O in all the test'
 several runs (``--repeat``) the runs' histograms are summed bucket by bucket, as the judged
 percentiles are (``fio.tails.merged_run_figures``), never averaged.
 
-Plain functions, no I/O; matplotlib through ``report.plots``' object API.
+Plain functions, no I/O; matplotlib's object API through ``report.chart_figure``.
 """
 
 from __future__ import annotations

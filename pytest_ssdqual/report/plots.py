@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
-from pytest_ssdqual.report.chart_figure import new_figure, no_data, set_title, to_png
+from pytest_ssdqual.report.chart_figure import (
+    new_figure,
+    no_data,
+    set_title,
+    short_number,
+    to_png,
+)
 
 #: (times in seconds, values) of one line.
 Line = tuple[Sequence[float], Sequence[float]]
@@ -143,7 +149,7 @@ def qd_scaling_chart(
         qds.update(q for q, _ in pts)
         ax.plot([q for q, _ in pts], [v for _, v in pts], marker="o", label=label)
         for q, v in pts:
-            ax.annotate(_short(v), (q, v), textcoords="offset points", xytext=(4, 4),
+            ax.annotate(short_number(v), (q, v), textcoords="offset points", xytext=(4, 4),
                         fontsize="x-small")
     if qds:
         if log2_x:
@@ -278,7 +284,7 @@ def steady_state_chart(
                label=f"window rounds {window_first_round}-{window_last_round}")
     half = data_excursion_limit_pct / 200 * avg
     ax.hlines([avg], win_x[0] - 0.5, win_x[-1] + 0.5, colors="black",
-              label=f"average {_short(avg)}")
+              label=f"average {short_number(avg)}")
     ax.hlines([avg - half, avg + half], win_x[0] - 0.5, win_x[-1] + 0.5, colors="grey",
               linestyles=":", label=f"average ± {data_excursion_limit_pct / 2:g} %")
     fit_x = [win_x[0], win_x[-1]]
@@ -321,7 +327,7 @@ def bar_chart(
         if limit is not None:
             colors = ["steelblue" if v >= limit[1] else "indianred" for v in values]
         rects = ax.bar(labels, values, color=colors)
-        ax.bar_label(rects, labels=[_short(v) for v in values], fontsize="small")
+        ax.bar_label(rects, labels=[short_number(v) for v in values], fontsize="small")
     else:
         no_data(ax)
     if reference is not None:
@@ -351,11 +357,3 @@ def recovery_chart(phases: Mapping[str, float], *, ylabel: str, title: str,
     fresh = next(iter(phases.values()), None)
     reference = ("fresh", fresh) if fresh is not None else None
     return bar_chart(phases, ylabel=ylabel, title=title, limit=limit, reference=reference)
-
-
-def _short(value: float) -> str:
-    """Compact label: 1234567 -> ``1.23M``, 45600 -> ``45.6k``, 12.34 -> ``12.3``."""
-    for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g}{suffix}"
-    return f"{value:.3g}"

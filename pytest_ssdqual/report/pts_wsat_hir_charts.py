@@ -7,7 +7,7 @@
 
 As the PTS reports draw them (SNIA PTS Enterprise 1.1, sections 10 and 11: "IOPS vs Time",
 "IOPS vs TGBW", the HIR's "IOPS vs Time" with its wait states). matplotlib's object API through
-``plots``' figure helpers: no global state. Plain functions of stored data.
+``chart_figure``'s figure helpers: no global state. Plain functions of stored data.
 """
 
 from __future__ import annotations

@@ -359,8 +359,9 @@ def test_real_fio_writes_no_line_for_a_second_without_io(tmp_path: Path) -> None
     io_bytes = json.loads((tmp_path / "out.json").read_text())["jobs"][0]["write"]["io_bytes"]
     # the job's log_avg_msec, as the plugin passes it: three lines two seconds apart leave
     # nothing to infer a window from (a loaded host's fio stamped 1058, 3071, 5090: "2 s").
-    # fio divides a line's bytes by its real interval (1058 ms: 5.5 % less than a second's)
+    # fio divides a line's bytes by its real interval (1058 ms: 5.5 % less than a second's);
+    # the reading this replaced was off by 2x
     bw = bandwidth_series(tmp_path, window_ms=1000)
-    assert sum(bw.bytes_per_interval()) == pytest.approx(io_bytes, rel=0.05)
+    assert sum(bw.bytes_per_interval()) == pytest.approx(io_bytes, rel=0.08)
     assert bw.gaps is not None and bw.gaps.stall_count >= 1 and bw.gaps.longest_stall_s >= 1.0
     assert 0.0 in bw.bw_mbps

@@ -240,13 +240,55 @@ def test_methodology_panels_break_lines_between_rounds_and_draw_the_limits() -> 
 LONG_TITLE = ("128 KiB sequential write, QD32 -- /dev/disk/by-id/nvme-Samsung_SSD_980_PRO_2TB_"
               "S6B0NL0W123456 (emu-jmf667h-l85c-128g) firmware DEMO2 after 3 repeats of the "
               "whole suite on the lab's second host")
+#: Capitals and digits are the widest text; a by-id path is one long unbroken word.
+WIDE_TITLE = ("SAMSUNG MZQL23T8HCLS-00A07 (FW GDC5A02Q, S/N S64HNE0T901234) QD32 RANDOM WRITE "
+              "/dev/disk/by-id/wwn-0x5002538e0000000000000000000000000000000000000000000000001")
 
 
+def _draw_every_chart_kind(title: str) -> None:
+    """One chart of each kind, with figures that have broken the layout: seven- and eight-digit
+    values, narrow ranges on log axes (matplotlib then labels minor ticks "3.325x10^3"), a
+    second y-axis, three panels."""
+    from pytest_ssdqual.methodology.curves import Curve
+    from pytest_ssdqual.report.pts_wsat_hir_charts import pts_charts
+
+    t = list(range(1, 31))
+    plots.over_time_chart([
+        plots.Panel("bandwidth (MB/s)", {"write": (t, [2400.0 + i for i in t])},
+                    {"write.bw_mbps >= 2000": 2000.0},
+                    secondary=("temperature (°C)", (t, [40.0 + i for i in t]), {"WCTEMP": 70.0})),
+        plots.Panel("IOPS", {"write": (t, [1_250_000.0 + i for i in t])}),
+        plots.Panel("completion latency (µs)", {"write": (t, [12_345_678.0 * i for i in t])})],
+        title=title)
+    plots.qd_scaling_chart({"4 KiB random read": [(1, 12_000.0), (32, 1_250_000.0)]},
+                           ylabel="IOPS", title=title)
+    plots.qd_scaling_chart({"128 KiB sequential read": [(1, 3300.0), (8, 3400.0), (32, 3465.0)]},
+                           ylabel="bandwidth (MB/s)", title=title)
+    plots.latency_percentile_chart({"read": {50: 80.0, 99.99: 2_500_000.0}}, title=title,
+                                   limits={"read.lat_p99_us <= 400": (99, 400.0)})
+    plots.latency_percentile_chart({"read": {50: 100.0, 99: 110.0, 99.99: 120.0}}, title=title)
+    plots.steady_state_chart([1_250_000.0, 1_100_000.0, 1_000_000.0], window_first_round=1,
+                             window_last_round=3, ylabel="IOPS", title=title)
+    plots.recovery_chart({"fresh": 1_250_000.0, "degraded": 210_000.0}, ylabel="IOPS",
+                         title=title, limit=("floor", 630_000.0))
+    exceedance.exceedance_chart(
+        {"read": LatencyHistogram({100_000: 900, 200_000: 90, 400_000: 9, 800_000: 1})},
+        title=title)
+    wsat = Curve("wsat", "time_s", "s", "write.iops", "IOPS",
+                 tuple((float(x), 400_000.0 - 1000 * x) for x in range(1, 60)))
+    hir = [Curve(f"hir {name}", "time_s", "s", "write.iops", "IOPS",
+                 tuple((start + float(x), iops) for x in range(10)))
+           for name, start, iops in (("precondition", 0, 90_000.0), ("w5s", 10, 120_000.0),
+                                     ("w5s baseline", 20, 90_000.0))]
+    assert len(pts_charts([wsat, *hir], title=title)) == 2
+
+
+@pytest.mark.parametrize("title", [LONG_TITLE, WIDE_TITLE])
 def test_every_text_of_every_chart_kind_is_inside_the_image_and_panels_do_not_overlap(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, title: str,
 ) -> None:
     """The fixed margins (``chart_figure.fixed_layout``, no constrained layout) leave room for
-    seven-digit ticks, a three-line title, a second y-axis and the x label: each axes' tight
+    the tick labels, a three-line title, a second y-axis and the x label: each axes' tight
     box (ticks, labels, title) lies inside the image, and a panel's box ends above the next."""
     drawn: list[Figure] = []
     real = chart_figure.to_png
@@ -256,36 +298,38 @@ def test_every_text_of_every_chart_kind_is_inside_the_image_and_panels_do_not_ov
         drawn.append(fig)
         return png
 
-    monkeypatch.setattr(plots, "to_png", keep)
-    monkeypatch.setattr(exceedance, "to_png", keep)
-    t = list(range(1, 31))
-    plots.over_time_chart([
-        plots.Panel("bandwidth (MB/s)", {"write": (t, [2400.0 + i for i in t])},
-                    {"write.bw_mbps >= 2000": 2000.0},
-                    secondary=("temperature (°C)", (t, [40.0 + i for i in t]), {"WCTEMP": 70.0})),
-        plots.Panel("IOPS", {"write": (t, [1_250_000.0 + i for i in t])}),
-        plots.Panel("IOPS", {"read": (t, [9_000_000.0 + i for i in t])})], title=LONG_TITLE)
-    plots.qd_scaling_chart({"4 KiB random read": [(1, 12_000.0), (32, 1_250_000.0)]},
-                           ylabel="IOPS", title=LONG_TITLE)
-    plots.latency_percentile_chart({"read": {50: 80.0, 99.99: 2_500_000.0}}, title=LONG_TITLE,
-                                   limits={"read.lat_p99_us <= 400": (99, 400.0)})
-    plots.steady_state_chart([1_250_000.0, 1_100_000.0, 1_000_000.0], window_first_round=1,
-                             window_last_round=3, ylabel="IOPS", title=LONG_TITLE)
-    plots.recovery_chart({"fresh": 1_250_000.0, "degraded": 210_000.0}, ylabel="IOPS",
-                         title=LONG_TITLE, limit=("floor", 630_000.0))
-    exceedance.exceedance_chart(
-        {"read": LatencyHistogram({100_000: 900, 200_000: 90, 400_000: 9, 800_000: 1})},
-        title=LONG_TITLE)
-    assert len(drawn) == 6
+    for module in (plots, exceedance, chart_figure):  # pts charts import it when they draw
+        monkeypatch.setattr(module, "to_png", keep)
+    _draw_every_chart_kind(title)
+    assert len(drawn) == 10
     for fig in drawn:
         renderer = fig.canvas.get_renderer()
         width, height = fig.canvas.get_width_height()
         boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
         for ax, box in zip(fig.axes, boxes, strict=True):
             where = (ax.get_ylabel(), ax.get_title()[:30])
-            assert box.x0 >= 0 and box.y0 >= 0, where
+            assert box.x0 >= 0 and box.y0 >= 0, (where, box)
             assert box.x1 <= width and box.y1 <= height, (where, box, width, height)
         panels = [box for ax, box in zip(fig.axes, boxes, strict=True)
                   if ax.yaxis.get_label_position() == "left"]
         for upper, lower in itertools.pairwise(panels):
             assert upper.y0 > lower.y1, (upper, lower)
+
+
+def test_value_axes_read_as_plain_or_short_numbers() -> None:
+    """No offset or power of ten above an axis, no "3.325x10^3" beside one: plain numbers
+    below ten million on linear axes, short ones (``12.3M``, ``3.4k``) beyond and on log axes."""
+    fig, (ax,) = chart_figure.new_figure()
+    ax.plot([1, 2, 3], [1_250_000, 1_250_010, 1_250_020])
+    fig2, (log_ax,) = chart_figure.new_figure()
+    log_ax.plot([1, 2], [3300, 3465])
+    log_ax.set_yscale("log")
+    chart_figure.to_png(fig)
+    chart_figure.to_png(fig2)
+    linear = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert linear and all(label.replace(".", "").isdigit() for label in linear), linear
+    assert ax.yaxis.get_offset_text().get_text() == ""
+    labels = [t.get_text() for t in [*log_ax.get_yticklabels(), *log_ax.get_yticklabels(
+        minor=True)] if t.get_text()]
+    assert labels and all(label.endswith("k") for label in labels), labels
+    assert chart_figure.short_number(12_345_678) == "12.3M"
