@@ -167,6 +167,8 @@ def test_pts_smoke_on_an_emulated_drive_sits_at_its_write_cap(tmp_path: Path) ->
     assert tp["seq_write_1m.steady_state_reached"] == 1
     assert 8000 <= iops["rand_write_4k.iops"] <= 10800
     assert iops["steady_state_reached"] == 1 and iops["steady_state_round"] == 5
-    # the reads are not capped below the host's speed: far above the writes
-    assert tp["seq_read_1m.bw_mbps"] > 2 * tp["seq_write_1m.bw_mbps"]
+    # the reads at their own cap, 160 MB/s, far above the writes and steady too (at 400 MB/s
+    # a loaded host's reads varied by 17 % between rounds: not steady)
+    assert 130 <= tp["seq_read_1m.bw_mbps"] <= 176
+    assert tp["seq_read_1m.steady_state_reached"] == 1
     assert records["pts_latency"]["metrics"]["rand_write_4k.lat_mean_us"] > 0
