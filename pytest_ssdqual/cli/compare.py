@@ -37,7 +37,7 @@ def run_command(args: argparse.Namespace) -> int:
     if not deltas:
         raise ConfigError(
             f"runs {a.run_id} and {b.run_id} have no figure in common: "
-            + ("; ".join(notes) or "no workload ran in both"), key="A B",
+            + ("; ".join(notes) or "no workload ran in both"), key="runs A and B",
             fix="compare runs of the same drive model, controller and NAND that ran the same "
             "workloads (ssdqual compare pairs drives by those, not by the /dev name)")
     text = render(a, b, deltas, notes, args.format)

@@ -487,7 +487,7 @@ def test_compare_and_trend_across_firmware_builds(
     record.write_text(json.dumps(data))
     assert cli.main(["compare", a.run_id, str(other), *results]) == 4
     err = capsys.readouterr().err
-    assert f"runs {a.run_id} and {b.run_id} have no figure in common" in err, err
+    assert f"runs A and B: runs {a.run_id} and {b.run_id} have no figure in common" in err, err
     assert "fix: compare runs of the same drive model" in err
 
     png = tmp_path / "trend.png"
