@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatterSciNotation, ScalarFormatter
 
 __all__ = ["DPI", "HEIGHT_IN", "WIDTH_IN", "fixed_layout", "new_figure", "no_data", "set_title",
-           "short_number", "to_png"]
+           "short_number", "to_png", "value_formatters"]
 
 #: Pixel size of a chart at ``DPI``: wide enough for a report column, small enough to attach.
 WIDTH_IN, HEIGHT_IN, DPI = 9.0, 4.2, 100
@@ -23,9 +23,9 @@ WIDTH_IN, HEIGHT_IN, DPI = 9.0, 4.2, 100
 #: Margins around the axes, inches: tick labels of up to seven characters and the axis label on
 #: the left (``value_formatters``: no offset or "1e6" text above an axis, no "3.3x10^3" beside
 #: it), a second y-axis's on the right, each title line, the x label, and a panel's x ticks
-#: between panels. Fixed, not matplotlib's constrained
-#: layout: that measures every text in a whole extra draw, half of a chart's time (0.2 s a
-#: chart, measured), and every workload of a run draws three.
+#: between panels. Fixed, not matplotlib's constrained layout: that measures every text in a
+#: whole extra draw, half of a chart's time (0.2 s a chart, measured), and every workload of a
+#: run draws three.
 MARGIN_LEFT_IN, MARGIN_RIGHT_IN, MARGIN_RIGHT_TWIN_IN = 0.95, 0.2, 0.85
 MARGIN_TOP_IN, TITLE_LINE_IN, MARGIN_BOTTOM_IN, XLABEL_IN = 0.12, 0.21, 0.3, 0.22
 PANEL_GAP_IN = 0.35
